@@ -1,0 +1,74 @@
+"""Load a YAML file into a pydantic model; a broken file names the file, the key and the expectation."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from ..paths import ASSETS_DIR, PROFILES_DIR
+from .models import Profile, SourcesCatalog
+
+M = TypeVar("M", bound=BaseModel)
+
+PROFILE_ENV = "SURROGATE_PROFILE"  # the one variable that selects the deployment profile
+
+
+class CatalogError(ValueError):
+    """A catalog or profile file that does not parse or validate."""
+
+
+def _format_validation(path: Path, err: ValidationError) -> str:
+    lines = [f"{path}: {err.error_count()} problem(s)"]
+    for e in err.errors():
+        key = ".".join(str(p) for p in e["loc"]) or "<root>"
+        got = e.get("input")
+        got_s = json.dumps(got, default=str)[:80] if got is not None else "nothing"
+        lines.append(f"  at key '{key}': {e['msg']} (got {got_s})")
+    return "\n".join(lines)
+
+
+def load_yaml_model(path: str | Path, model: type[M]) -> M:
+    """Parse and validate one YAML file, raising CatalogError with file, key and expectation."""
+    path = Path(path)
+    if not path.is_file():
+        raise CatalogError(f"{path}: file not found")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise CatalogError(f"{path}:{where} is not valid YAML: {getattr(e, 'problem', e)}") from e
+    if not isinstance(data, dict):
+        raise CatalogError(f"{path}: expected a mapping at the top level, got {type(data).__name__}")
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        raise CatalogError(_format_validation(path, e)) from e
+
+
+def load_sources(path: str | Path | None = None) -> SourcesCatalog:
+    """The source catalog (assets/sources.yaml by default)."""
+    return load_yaml_model(path or ASSETS_DIR / "sources.yaml", SourcesCatalog)
+
+
+def profile_name() -> str:
+    return os.environ.get(PROFILE_ENV, "local")
+
+
+def load_profile(name_or_path: str | Path | None = None) -> Profile:
+    """A deployment profile by name (resources/<name>.yaml) or path; SURROGATE_PROFILE picks it."""
+    ref = str(name_or_path or profile_name())
+    path = Path(ref) if ref.endswith((".yaml", ".yml")) else PROFILES_DIR / f"{ref}.yaml"
+    return load_yaml_model(path, Profile)
+
+
+def config_hash(obj: BaseModel | dict) -> str:
+    """A short stable hash of a config, used as code_version so edits mark assets stale."""
+    data = obj.model_dump(mode="json") if isinstance(obj, BaseModel) else obj
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]

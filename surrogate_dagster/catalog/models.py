@@ -1,0 +1,150 @@
+"""Pydantic models of the catalog and profile YAML files. Unknown keys are errors (typos bite)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+_REVISION = re.compile(r"^([0-9a-f]{40}|main|refs/[\w./-]+)$")
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# ---------------------------------------------------------------- sources.yaml
+
+class RowFilter(Strict):
+    """A keep-rule applied while mirroring: rows failing it are not mirrored (counted by rule)."""
+
+    column: str
+    op: Literal[">=", ">", "<=", "<", "==", "!=", "in", "truthy"]
+    value: Any = None
+    # Upstream types are inconsistent (OpenCodeInstruct's score is "1" in some shards, 1.0 in
+    # others), so a filter may coerce before comparing; an uncoercible value is quarantined.
+    coerce: Literal["float", "int", "str", "bool", "lower"] | None = None
+    # Some rules hold for one config only (rStar's `is_passed` exists in seed_sft alone).
+    configs: list[str] | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.column}{self.op}{self.value}" if self.op != "truthy" else f"{self.column}"
+
+
+class SourceSpec(Strict):
+    """One upstream dataset as the runbook uses it."""
+
+    name: str = Field(description="partition key, snake_case")
+    family: Literal["code_sft", "tool", "agent", "dpo", "helper"]
+    hf_id: str
+    configs: list[str] = Field(default_factory=lambda: ["default"])
+    splits: list[str] = Field(default_factory=lambda: ["train"])
+    revision: str = "main"
+    cap: int | None = Field(default=None, gt=0, description="the runbook's row cap (a ceiling)")
+    filters: list[RowFilter] = Field(default_factory=list)
+    adapter: str | None = None
+    columns: list[str] | None = Field(default=None, description="project columns when mirroring")
+    license: str | None = None
+    notes: str = ""
+
+    @field_validator("name")
+    @classmethod
+    def _snake(cls, v: str) -> str:
+        if not _NAME.match(v):
+            raise ValueError("must be snake_case: lowercase letters, digits and _")
+        return v
+
+    @field_validator("hf_id")
+    @classmethod
+    def _hf_id(cls, v: str) -> str:
+        if v.count("/") != 1 or not all(v.split("/")):
+            raise ValueError("must be '<org>/<name>'")
+        return v
+
+    @field_validator("revision")
+    @classmethod
+    def _rev(cls, v: str) -> str:
+        if not _REVISION.match(v):
+            raise ValueError("must be a 40-hex commit sha, 'main' or a refs/... name")
+        return v
+
+    @model_validator(mode="after")
+    def _adapter_needed(self) -> "SourceSpec":
+        if self.family != "helper" and not self.adapter:
+            raise ValueError(f"source {self.name}: non-helper sources need an adapter")
+        return self
+
+
+class SourcesCatalog(Strict):
+    sources: list[SourceSpec]
+    helpers: list[SourceSpec] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _unique(self) -> "SourcesCatalog":
+        seen: set[str] = set()
+        for s in [*self.sources, *self.helpers]:
+            if s.name in seen:
+                raise ValueError(f"duplicate source name {s.name!r}")
+            seen.add(s.name)
+        for h in self.helpers:
+            if h.family != "helper":
+                raise ValueError(f"helper {h.name!r} must have family: helper")
+        return self
+
+    def by_name(self, name: str) -> SourceSpec:
+        for s in [*self.sources, *self.helpers]:
+            if s.name == name:
+                return s
+        raise KeyError(f"no source named {name!r} in the catalog")
+
+    @property
+    def names(self) -> list[str]:
+        return [s.name for s in self.sources]
+
+
+# ---------------------------------------------------------------- resources/*.yaml
+
+class LocalStoreConfig(Strict):
+    kind: Literal["local"]
+    root: str
+
+
+class S3StoreConfig(Strict):
+    kind: Literal["s3"]
+    bucket: str
+    prefix: str = ""
+    endpoint_url: str | None = None
+    region: str = "us-east-1"
+    access_key_env: str = "WASABI_ACCESS_KEY"
+    secret_key_env: str = "WASABI_SECRET"
+    max_attempts: int = 8
+
+
+class HubConfig(Strict):
+    """`offline` reads a local mirror laid out like the Hub; `online` streams from the HF Hub."""
+
+    mode: Literal["offline", "online"]
+    mirror_dir: str | None = None
+    token_env: str = "HF_TOKEN"
+    org: str = Field(description="where pushed datasets and models go")
+    push_dir: str | None = Field(default=None, description="offline: where pushes land")
+
+    @model_validator(mode="after")
+    def _offline_dirs(self) -> "HubConfig":
+        if self.mode == "offline" and not (self.mirror_dir and self.push_dir):
+            raise ValueError("offline hub needs mirror_dir and push_dir")
+        return self
+
+
+class Profile(Strict):
+    """A deployment profile. Sections for later phases are free-form until their phase types them."""
+
+    name: str
+    description: str = ""
+    object_store: LocalStoreConfig | S3StoreConfig = Field(discriminator="kind")
+    hub: HubConfig
+    # Phase sections (curation, llm, executor, inference, evals, ...) validated by their phases.
+    phases: dict[str, dict[str, Any]] = Field(default_factory=dict)

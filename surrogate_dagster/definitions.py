@@ -1,0 +1,17 @@
+"""The code location: every asset, check, job, schedule and sensor, with the active profile's resources.
+
+Select the profile with SURROGATE_PROFILE (default `local`, see resources/*.yaml).
+"""
+
+from dagster import Definitions
+
+from .catalog import load_profile
+from .resources import resources_for_profile
+from .sources.assets import helper_rows, normalized_rows, source_rows
+
+PROFILE = load_profile()
+
+defs = Definitions(
+    assets=[source_rows, helper_rows, normalized_rows],
+    resources=resources_for_profile(PROFILE),
+)

@@ -1,0 +1,153 @@
+"""Two implementations of one small Hub interface; no Dagster imports.
+
+Offline mirror layout (one folder per repo, like the Hub's URL space):
+
+    <mirror>/datasets/<org>/<name>/revision.txt            the sha `main` points at
+    <mirror>/datasets/<org>/<name>/<config>/<split>.jsonl  rows, native schema ("default" config)
+    <mirror>/datasets/<org>/<name>/@<sha>/<config>/...     older revisions kept for a pin (optional)
+
+Pushes on the offline hub land in `<push_dir>/{datasets,models}/<org>/<name>/` with a revision.txt
+holding the content hash, so a push is visible and versioned exactly as on the Hub.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ..paths import resolve_repo_path
+
+
+class RevisionNotFound(LookupError):
+    """A pinned revision that the hub (or mirror) does not have."""
+
+
+class HubClient(ABC):
+    @abstractmethod
+    def current_revision(self, hf_id: str, revision: str = "main") -> str:
+        """Resolve `revision` (a branch or sha) of dataset `hf_id` to a commit sha."""
+
+    @abstractmethod
+    def iter_rows(self, hf_id: str, config: str, split: str, revision: str,
+                  columns: list[str] | None = None) -> Iterator[dict[str, Any]]:
+        """Stream rows of one config/split at an exact revision (never a whole-repo download)."""
+
+    @abstractmethod
+    def push_files(self, repo_type: str, repo_name: str, files: dict[str, bytes],
+                   message: str) -> str:
+        """Create (private) or update `<org>/<repo_name>` with `files`; returns a URI with revision."""
+
+
+class OfflineHub(HubClient):
+    def __init__(self, mirror_dir: str | Path, push_dir: str | Path, org: str) -> None:
+        self.mirror_dir = resolve_repo_path(mirror_dir)
+        self.push_dir = resolve_repo_path(push_dir)
+        self.org = org
+
+    def _repo(self, hf_id: str) -> Path:
+        repo = self.mirror_dir / "datasets" / hf_id
+        if not repo.is_dir():
+            raise FileNotFoundError(f"offline hub: no mirror of dataset {hf_id!r} at {repo}")
+        return repo
+
+    def current_revision(self, hf_id: str, revision: str = "main") -> str:
+        repo = self._repo(hf_id)
+        head = (repo / "revision.txt").read_text().strip()
+        if revision in ("main", head):
+            return head
+        if (repo / f"@{revision}").is_dir():
+            return revision
+        raise RevisionNotFound(f"offline hub: {hf_id} has no revision {revision!r} (main is {head})")
+
+    def _revision_root(self, hf_id: str, revision: str) -> Path:
+        repo = self._repo(hf_id)
+        sha = self.current_revision(hf_id, revision)
+        head = (repo / "revision.txt").read_text().strip()
+        return repo if sha == head else repo / f"@{sha}"
+
+    def iter_rows(self, hf_id, config, split, revision, columns=None):
+        path = self._revision_root(hf_id, revision) / config / f"{split}.jsonl"
+        if not path.is_file():
+            raise FileNotFoundError(f"offline hub: {hf_id} has no {config}/{split} at {path}")
+        with path.open(encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as e:
+                    # A row the reader cannot even parse is surfaced, not skipped: the mirror
+                    # quarantines it with this reason.
+                    yield {"__unreadable__": f"{path.name}:{lineno}: {e.msg}", "__line__": line}
+                    continue
+                yield {k: row.get(k) for k in columns} if columns else row
+
+    def push_files(self, repo_type, repo_name, files, message):
+        repo = self.push_dir / f"{repo_type}s" / self.org / repo_name
+        repo.mkdir(parents=True, exist_ok=True)
+        digest = hashlib.sha1()
+        for rel in sorted(files):
+            digest.update(rel.encode() + b"\0" + hashlib.sha256(files[rel]).digest())
+            target = repo / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_name(f".{target.name}.tmp")
+            tmp.write_bytes(files[rel])
+            os.replace(tmp, target)
+        sha = digest.hexdigest()
+        (repo / "revision.txt").write_text(sha + "\n")
+        (repo / "private").write_text("true\n")  # the Hub pushes are private; mirror that
+        return f"hf-offline://{repo_type}s/{self.org}/{repo_name}@{sha}"
+
+
+class OnlineHub(HubClient):
+    """The real Hub: `datasets` streaming for reads, `HfApi` for revisions and pushes."""
+
+    def __init__(self, org: str, token_env: str = "HF_TOKEN") -> None:
+        self.org = org
+        self.token_env = token_env
+
+    def _token(self) -> str | None:
+        return os.environ.get(self.token_env) or None  # public datasets read without a token
+
+    def current_revision(self, hf_id, revision="main"):
+        from huggingface_hub import HfApi
+        from huggingface_hub.errors import RevisionNotFoundError
+
+        try:
+            return HfApi(token=self._token()).dataset_info(hf_id, revision=revision).sha
+        except RevisionNotFoundError as e:
+            raise RevisionNotFound(f"{hf_id}@{revision}: {e}") from e
+
+    def iter_rows(self, hf_id, config, split, revision, columns=None):
+        from datasets import load_dataset
+
+        ds = load_dataset(hf_id, None if config == "default" else config, split=split,
+                          revision=revision, streaming=True, token=self._token())
+        if columns:
+            ds = ds.select_columns(columns)
+        yield from ds
+
+    def push_files(self, repo_type, repo_name, files, message):
+        from huggingface_hub import CommitOperationAdd, HfApi
+
+        token = os.environ.get(self.token_env)
+        if not token:
+            raise RuntimeError(f"pushing to the HF Hub needs a token in ${self.token_env}")
+        api = HfApi(token=token)
+        repo_id = f"{self.org}/{repo_name}"
+        api.create_repo(repo_id, repo_type=repo_type, private=True, exist_ok=True)
+        ops = [CommitOperationAdd(path_in_repo=k, path_or_fileobj=v) for k, v in files.items()]
+        info = api.create_commit(repo_id, ops, commit_message=message, repo_type=repo_type)
+        return f"hf://{repo_type}s/{repo_id}@{info.oid}"
+
+
+def make_hub(cfg) -> HubClient:
+    """Build the hub client for a profile's `hub:` section."""
+    if cfg.mode == "offline":
+        return OfflineHub(cfg.mirror_dir, cfg.push_dir, cfg.org)
+    return OnlineHub(cfg.org, cfg.token_env)

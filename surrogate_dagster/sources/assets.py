@@ -1,0 +1,105 @@
+"""Sources group: `source_rows` and `helper_rows` (mirrors) and `normalized_rows` (adapters)."""
+
+from __future__ import annotations
+
+import json
+
+from dagster import (
+    AllPartitionMapping,
+    AssetDep,
+    AssetExecutionContext,
+    DataVersion,
+    MaterializeResult,
+    MetadataValue,
+    StaticPartitionsDefinition,
+    asset,
+)
+
+from ..catalog import load_sources
+from ..catalog.loader import config_hash
+from ..metadata import counts_table
+from ..resources import HubResource, ObjectStoreResource
+from .mirror import MirrorReport, mirror_fingerprint, mirror_source
+from .normalize import load_helper_questions, normalize_source
+
+CATALOG = load_sources()  # validated at load time: a broken sources.yaml fails definitions
+source_partitions = StaticPartitionsDefinition(CATALOG.names)
+helper_partitions = StaticPartitionsDefinition([h.name for h in CATALOG.helpers])
+# Asset-level code version: the catalog's hash. Per partition, the data version below carries
+# the HF revision plus that entry's fingerprint, so one edited entry re-versions one partition.
+CATALOG_VERSION = config_hash(CATALOG)
+
+
+def _mirror_result(context: AssetExecutionContext, report: MirrorReport, uri: str) -> MaterializeResult:
+    return MaterializeResult(
+        data_version=DataVersion(f"{report.revision}:{report.fingerprint}"),
+        metadata={
+            "revision": report.revision,
+            "rows": report.rows,
+            "cap": report.cap if report.cap is not None else -1,
+            "shortfall": report.shortfall,
+            "bytes": report.bytes,
+            "parts": len(report.parts),
+            "filtered": MetadataValue.md(counts_table(report.filtered, "filter")),
+            "quarantined": sum(report.quarantined.values()),
+            "quarantined_by_reason": MetadataValue.md(counts_table(report.quarantined)),
+            "schema": MetadataValue.json(report.schema),
+            "uri": MetadataValue.url(uri) if uri.startswith("s3://") else uri,
+            "reused_existing_mirror": report.reused,
+            "seconds": report.seconds,
+        },
+    )
+
+
+@asset(group_name="sources", partitions_def=source_partitions, code_version=CATALOG_VERSION,
+       kinds={"parquet", "huggingface"})
+def source_rows(context: AssetExecutionContext, object_store: ObjectStoreResource,
+                hub: HubResource) -> MaterializeResult:
+    """Upstream rows of one source at a pinned HF revision, capped and filtered per the catalog."""
+    spec = CATALOG.by_name(context.partition_key)
+    store = object_store.get_store()
+    report = mirror_source(spec, hub.get_client(), store, log=context.log.info)
+    return _mirror_result(context, report, store.uri(report.prefix))
+
+
+@asset(group_name="sources", partitions_def=helper_partitions, code_version=CATALOG_VERSION,
+       kinds={"parquet", "huggingface"})
+def helper_rows(context: AssetExecutionContext, object_store: ObjectStoreResource,
+                hub: HubResource) -> MaterializeResult:
+    """Problem statements OpenCodeReasoning-2 points at (TACO, APPS, code_contests, codeforces)."""
+    spec = CATALOG.by_name(context.partition_key)
+    store = object_store.get_store()
+    report = mirror_source(spec, hub.get_client(), store, log=context.log.info)
+    return _mirror_result(context, report, store.uri(report.prefix))
+
+
+@asset(group_name="sources", partitions_def=source_partitions, code_version=CATALOG_VERSION,
+       deps=[source_rows, AssetDep(helper_rows, partition_mapping=AllPartitionMapping())],
+       kinds={"parquet"})
+def normalized_rows(context: AssetExecutionContext, object_store: ObjectStoreResource) -> MaterializeResult:
+    """One source in ChatML / Hermes tool calls / DPO pairs; unconvertible rows quarantined."""
+    spec = CATALOG.by_name(context.partition_key)
+    store = object_store.get_store()
+    helpers = None
+    if spec.name == "opencodereasoning_2":
+        helpers = load_helper_questions(store, CATALOG.helpers)
+    report = normalize_source(spec, store, helper_questions=helpers, log=context.log.info)
+    q = sum(report.quarantined.values())
+    return MaterializeResult(
+        data_version=DataVersion(f"{report.revision}:{mirror_fingerprint(spec)}:{spec.adapter}"),
+        metadata={
+            "revision": report.revision,
+            "rows_in": report.rows_in,
+            "rows_out": report.rows_out,
+            "quarantined": q,
+            "quarantined_by_reason": MetadataValue.md(counts_table(report.quarantined)),
+            "quarantine_table": report.quarantine_key or "none",
+            "duplicate_ids_renamed": report.duplicate_ids,
+            "uri": store.uri(report.key),
+            "adapter": spec.adapter or "",
+            "family": spec.family,
+            "seconds": report.seconds,
+            "counts": MetadataValue.json({"in": report.rows_in, "out": report.rows_out,
+                                          "quarantined": report.quarantined}),
+        },
+    )

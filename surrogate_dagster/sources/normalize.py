@@ -1,0 +1,145 @@
+"""Convert a mirrored source to normalized rows with its adapter; quarantine what won't convert.
+
+Pure logic (no Dagster): the `normalized_rows` asset calls `normalize_source`. Output goes to
+normalized/<source>/<revision>/{rows,quarantine}.parquet; the quarantine table keeps the native
+row (as JSON) and the reason, so nothing is lost.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..catalog.models import SourceSpec
+from ..storage.object_store import ObjectStore
+from ..storage.parquet_io import parquet_bytes_to_rows, rows_to_parquet_bytes
+from .adapters import AdapterContext, Quarantine, registry
+from .mirror import read_latest
+
+NORMALIZED_COLUMNS = ("id", "source", "kind", "messages", "prompt", "chosen", "rejected", "tools", "meta")
+
+
+@dataclass
+class NormalizeReport:
+    source: str
+    revision: str
+    rows_in: int
+    rows_out: int
+    quarantined: dict[str, int] = field(default_factory=dict)
+    duplicate_ids: int = 0
+    key: str = ""
+    quarantine_key: str | None = None
+    seconds: float = 0.0
+
+
+def normalized_key(source: str, revision: str) -> str:
+    return f"normalized/{source}/{revision}/rows.parquet"
+
+
+def iter_raw_rows(store: ObjectStore, source: str) -> tuple[str, Iterator[dict]]:
+    """The latest mirrored revision of `source` and an iterator over its rows."""
+    latest = read_latest(store, source)
+    marker = json.loads(store.get_bytes(latest["prefix"] + "_SUCCESS.json"))
+
+    def rows() -> Iterator[dict]:
+        for part in marker["parts"]:
+            yield from parquet_bytes_to_rows(store.get_bytes(part))
+
+    return latest["revision"], rows()
+
+
+def load_helper_questions(store: ObjectStore, helpers: list[SourceSpec]) -> Callable[[str, str, int], str | None]:
+    """Index the helper mirrors (TACO, APPS, ...) for OpenCodeReasoning-2's question rebuild."""
+    from .ocr2_questions import build_question_index
+
+    by_dataset: dict[str, list[dict]] = {}
+    for h in helpers:
+        _, rows = iter_raw_rows(store, h.name)
+        by_dataset[h.hf_id] = list(rows)
+    index = build_question_index(by_dataset)
+    return lambda dataset, split, i: index.get((dataset, split, i))
+
+
+def normalize_source(spec: SourceSpec, store: ObjectStore, ctx_options: dict | None = None,
+                     helper_questions: Callable[[str, str, int], str | None] | None = None,
+                     log: Callable[[str], Any] = print) -> NormalizeReport:
+    """Run `spec.adapter` over the mirrored rows; write rows and quarantine tables."""
+    t0 = time.monotonic()
+    adapters = registry()
+    if spec.adapter not in adapters:
+        raise KeyError(f"source {spec.name}: adapter {spec.adapter!r} is not registered "
+                       f"(known: {', '.join(sorted(adapters))})")
+    adapt = adapters[spec.adapter]
+    revision, rows = iter_raw_rows(store, spec.name)
+    out: list[dict] = []
+    quarantine: list[dict] = []
+    reasons: Counter[str] = Counter()
+    seen_ids: set[str] = set()
+    dup_ids = 0
+    n_in = 0
+    for row in rows:
+        n_in += 1
+        config = row.pop("_config", "default")
+        split = row.pop("_split", "train")
+        index = row.pop("_index", n_in - 1)
+        ctx = AdapterContext(source=spec.name, config=config, options={"split": split, **(ctx_options or {})})
+        if helper_questions is not None:
+            ctx.helper_questions = helper_questions
+        try:
+            norm = adapt(row, ctx)
+            missing = [c for c in NORMALIZED_COLUMNS if c not in norm]
+            if missing:
+                raise Quarantine("adapter_incomplete", f"missing {missing}")
+        except Quarantine as q:
+            reasons[q.reason] += 1
+            quarantine.append({"source": spec.name, "config": config, "split": split, "index": index,
+                               "reason": q.reason, "detail": q.detail[:500],
+                               "row_json": json.dumps(row, default=str, ensure_ascii=False)})
+            continue
+        # Ids must be unique within a partition: later steps key on (source, id).
+        if norm["id"] in seen_ids:
+            dup_ids += 1
+            norm["id"] = f"{norm['id']}#{index}"
+        seen_ids.add(norm["id"])
+        out.append({c: norm[c] for c in NORMALIZED_COLUMNS})
+    key = normalized_key(spec.name, revision)
+    store.put_bytes(key, rows_to_parquet_bytes(out) if out else _empty_table())
+    qkey = None
+    if quarantine:
+        qkey = f"normalized/{spec.name}/{revision}/quarantine.parquet"
+        store.put_bytes(qkey, rows_to_parquet_bytes(quarantine))
+    report = NormalizeReport(source=spec.name, revision=revision, rows_in=n_in, rows_out=len(out),
+                             quarantined=dict(reasons), duplicate_ids=dup_ids, key=key,
+                             quarantine_key=qkey, seconds=round(time.monotonic() - t0, 3))
+    store.put_bytes(f"normalized/{spec.name}/_latest.json", json.dumps(asdict(report)).encode())
+    log(f"{spec.name}: {n_in} rows in, {len(out)} out, {sum(reasons.values())} quarantined {dict(reasons)}")
+    return report
+
+
+def _empty_table() -> bytes:
+    """An empty partition still gets a file with the normalized schema (downstream reads it)."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    msg = pa.list_(pa.struct([("role", pa.string()), ("content", pa.string())]))
+    schema = pa.schema([("id", pa.string()), ("source", pa.string()), ("kind", pa.string()),
+                        ("messages", msg), ("prompt", msg), ("chosen", pa.string()),
+                        ("rejected", pa.string()), ("tools", pa.string()), ("meta", pa.string())])
+    buf = io.BytesIO()
+    pq.write_table(schema.empty_table(), buf)
+    return buf.getvalue()
+
+
+def read_normalized(store: ObjectStore, source: str) -> tuple[str, list[dict]]:
+    """Latest normalized rows of a source (revision, rows)."""
+    key = f"normalized/{source}/_latest.json"
+    if not store.exists(key):
+        raise FileNotFoundError(f"source {source!r} has not been normalized yet (no {key})")
+    latest = json.loads(store.get_bytes(key))
+    return latest["revision"], parquet_bytes_to_rows(store.get_bytes(latest["key"]))
