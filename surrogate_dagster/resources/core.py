@@ -8,7 +8,7 @@ from dagster import ConfigurableResource
 
 from ..catalog.models import HubConfig, Profile
 from ..hub import HubClient, make_hub
-from ..storage.object_store import ObjectStore, make_object_store
+from ..storage import ObjectStore, make_object_store
 
 
 class ObjectStoreResource(ConfigurableResource):
@@ -28,8 +28,11 @@ class ObjectStoreResource(ConfigurableResource):
         from ..paths import resolve_repo_path
 
         cfg = self.model_dump()
-        if cfg.get("root"):
-            cfg["root"] = str(resolve_repo_path(cfg["root"]))
+        if self.kind == "local":
+            if not self.root:
+                raise ValueError("object_store: kind local needs a root directory")
+            return make_object_store({"kind": "local", "root": str(resolve_repo_path(self.root))})
+        cfg.pop("root")
         return make_object_store({k: v for k, v in cfg.items() if v is not None})
 
 

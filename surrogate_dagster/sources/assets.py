@@ -1,6 +1,5 @@
 """Sources group: `source_rows` and `helper_rows` (mirrors) and `normalized_rows` (adapters)."""
 
-from __future__ import annotations
 
 import json
 
@@ -28,6 +27,11 @@ helper_partitions = StaticPartitionsDefinition([h.name for h in CATALOG.helpers]
 # Asset-level code version: the catalog's hash. Per partition, the data version below carries
 # the HF revision plus that entry's fingerprint, so one edited entry re-versions one partition.
 CATALOG_VERSION = config_hash(CATALOG)
+
+
+def _prefix_uri(store, prefix: str) -> str:
+    """The URI of a key prefix (keys themselves may not end in '/')."""
+    return store.uri(prefix + "_SUCCESS.json").rsplit("/", 1)[0] + "/"
 
 
 def _mirror_result(context: AssetExecutionContext, report: MirrorReport, uri: str) -> MaterializeResult:
@@ -59,7 +63,7 @@ def source_rows(context: AssetExecutionContext, object_store: ObjectStoreResourc
     spec = CATALOG.by_name(context.partition_key)
     store = object_store.get_store()
     report = mirror_source(spec, hub.get_client(), store, log=context.log.info)
-    return _mirror_result(context, report, store.uri(report.prefix))
+    return _mirror_result(context, report, _prefix_uri(store, report.prefix))
 
 
 @asset(group_name="sources", partitions_def=helper_partitions, code_version=CATALOG_VERSION,
@@ -70,7 +74,7 @@ def helper_rows(context: AssetExecutionContext, object_store: ObjectStoreResourc
     spec = CATALOG.by_name(context.partition_key)
     store = object_store.get_store()
     report = mirror_source(spec, hub.get_client(), store, log=context.log.info)
-    return _mirror_result(context, report, store.uri(report.prefix))
+    return _mirror_result(context, report, _prefix_uri(store, report.prefix))
 
 
 @asset(group_name="sources", partitions_def=source_partitions, code_version=CATALOG_VERSION,

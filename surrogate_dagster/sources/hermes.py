@@ -322,13 +322,14 @@ def normalize_tool(tool: Any) -> dict:
     if not isinstance(params, dict):
         raise ValueError(f"tool {name!r}: parameters must be an object")
     if not params:
-        schema: dict = {"type": "object", "properties": {}}
+        schema: dict = {"type": "object", "properties": {}, "required": []}
     elif _is_json_schema_params(params):
         params = dict(params)
         if "required" not in params and isinstance(inner.get("required"), list):
             params["required"] = inner["required"]  # When2Call puts it next to "parameters"
         schema = normalize_json_schema(params)
         schema.setdefault("properties", {})
+        schema.setdefault("required", [])
         if schema.get("type") != "object":
             raise ValueError(f"tool {name!r}: parameters type is {schema.get('type')!r}, not object")
     else:

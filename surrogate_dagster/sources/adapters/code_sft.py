@@ -22,7 +22,7 @@ _LANG_ALIASES = {"py": "python", "python3": "python", "c++": "cpp", "cxx": "cpp"
                  "rs": "rust", "cs": "csharp", "c#": "csharp"}
 
 
-def _language(*texts: str) -> str | None:
+def fence_language(*texts: str) -> str | None:
     """Language of the first fenced code block with an info string in ``texts``."""
     for text in texts:
         for m in _FENCE.finditer(text or ""):
@@ -89,7 +89,7 @@ def to_bool(value: Any) -> bool | None:
 
 def _single_turn(ctx: AdapterContext, row_id: str, user: str, assistant: str, meta: dict) -> dict:
     meta = {k: v for k, v in meta.items() if v is not None}
-    meta.setdefault("language", _language(assistant, user))
+    meta.setdefault("language", fence_language(assistant, user))
     return sft_row(ctx, row_id, [{"role": "user", "content": user},
                                  {"role": "assistant", "content": assistant}], meta=meta)
 
@@ -150,7 +150,7 @@ def adapt_opencodereasoning_2(row: dict, ctx: AdapterContext) -> dict:
         raise Quarantine("empty_question", repr(question)[:40])
     # The language is the OCR-2 split (python | cpp); the lead passes it as options["split"].
     language = ctx.options.get("split") or (ctx.config if ctx.config in _OCR2_LANGS else None)
-    language = language if language in _OCR2_LANGS else _language(answer)
+    language = language if language in _OCR2_LANGS else fence_language(answer)
     user = question
     if language == "cpp":
         # Same problems are answered in both languages; without this the model cannot know which.
@@ -215,7 +215,7 @@ def adapt_ling_coder_sft(row: dict, ctx: AdapterContext) -> dict:
     languages = row.get("languages") if isinstance(row.get("languages"), list) else []
     meta = {"mid": row.get("mid"), "tags": row.get("tags"), "languages": languages,
             "language": _LANG_ALIASES.get(str(languages[0]).lower(), str(languages[0]).lower())
-            if languages else _language(*(m["content"] for m in messages if m["role"] == "assistant"))}
+            if languages else fence_language(*(m["content"] for m in messages if m["role"] == "assistant"))}
     return sft_row(ctx, row.get("mid") or content_id(messages), messages, meta=meta)
 
 

@@ -1,0 +1,38 @@
+# The two commands of the README. Both do all set-up on a fresh machine.
+#   make run   create the environment, then materialize the whole asset graph (local profile)
+#   make test  create the environment, then run the test suite
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: setup run test ui validate bench clean
+
+$(STAMP): pyproject.toml requirements.lock scripts/install_system_deps.sh
+	bash scripts/install_system_deps.sh
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	# torch first, pinned: the CPU wheel on this machine's disk (an unpinned torch pulls CUDA).
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -c requirements.lock -e '.[test]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+run: setup
+	$(BIN)/python -m surrogate_dagster.cli run
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+validate: setup
+	$(BIN)/dagster definitions validate -w workspace.yaml
+
+ui: setup
+	DAGSTER_HOME=$(CURDIR)/var/dagster_home $(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
+
+bench: setup
+	$(BIN)/python benchmarks/run_all.py
+
+clean:
+	rm -rf var

@@ -1,0 +1,224 @@
+"""AST validity: every code block an answer teaches must parse (tree-sitter, offline grammars).
+
+Grammars come from the individual ``tree-sitter-<lang>`` wheels, which carry the compiled grammar
+inside the wheel (tree-sitter-language-pack >= 1.0 downloads grammars at run time and fails
+offline: PITFALLS.md). A block "parses" when its tree has no ERROR or MISSING node
+(``root_node.has_error``).
+
+Chat answers show snippets, not files: a Go statement list or a Java method without its class is a
+correct answer. So a block that fails as a file is retried inside a minimal wrapper for its
+language (``SNIPPET_WRAPPERS``), and TypeScript/C blocks are also tried with the TSX/C++ grammars
+(people tag React components as ``ts`` and C++ as ``c``). Only a block that fails every attempt
+fails the row, with reason ``ast_error_<language>``.
+
+Skipped, never failed (each counted by reason): languages without a grammar, untagged blocks whose
+language is unknown, blocks larger than ``max_parse_bytes`` (a multi-megabyte block is data, not an
+answer; the quality heuristics judge it), and by default blocks whose language was only guessed
+(a failed parse there is as likely a wrong guess as broken code).
+"""
+
+from __future__ import annotations
+
+import importlib
+import textwrap
+import warnings
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from tree_sitter import Language, Parser
+
+from .code_blocks import CodeBlock, answer_texts, extract_code_blocks
+
+# canonical language -> (module, function returning the grammar pointer)
+GRAMMARS: dict[str, tuple[str, str]] = {
+    "python": ("tree_sitter_python", "language"),
+    "javascript": ("tree_sitter_javascript", "language"),
+    "typescript": ("tree_sitter_typescript", "language_typescript"),
+    "tsx": ("tree_sitter_typescript", "language_tsx"),
+    "java": ("tree_sitter_java", "language"),
+    "c": ("tree_sitter_c", "language"),
+    "cpp": ("tree_sitter_cpp", "language"),
+    "go": ("tree_sitter_go", "language"),
+    "rust": ("tree_sitter_rust", "language"),
+    "bash": ("tree_sitter_bash", "language"),
+    "dockerfile": ("tree_sitter_dockerfile", "language"),
+    "yaml": ("tree_sitter_yaml", "language"),
+    "hcl": ("tree_sitter_hcl", "language"),
+    "json": ("tree_sitter_json", "language"),
+}
+
+# Grammars tried in order for a language (the first is the language's own).
+FALLBACK_GRAMMARS: dict[str, tuple[str, ...]] = {
+    "typescript": ("typescript", "tsx"),
+    "c": ("c", "cpp"),
+}
+
+# (prefix, suffix) wrappers that turn a snippet into a file; tried after the bare parse fails.
+SNIPPET_WRAPPERS: dict[str, tuple[tuple[str, str], ...]] = {
+    "java": (("class __Snippet {\n", "\n}\n"), ("class __Snippet { void __f() {\n", "\n} }\n")),
+    "go": (("package main\n", "\n"), ("package main\nfunc __f() {\n", "\n}\n")),
+    "rust": (("fn __f() {\n", "\n}\n"),),
+    "c": (("void __f(void) {\n", "\n}\n"),),
+    "cpp": (("void __f() {\n", "\n}\n"), ("class __Snippet {\n", "\n};\n")),
+    "javascript": (("class __Snippet {\n", "\n}\n"),),   # bare class methods
+    "typescript": (("class __Snippet {\n", "\n}\n"),),
+}
+
+
+def load_language(name: str) -> Language:
+    """The tree-sitter Language for a canonical name (KeyError for languages without a grammar)."""
+    module, func = GRAMMARS[name]
+    pointer = getattr(importlib.import_module(module), func)()
+    with warnings.catch_warnings():
+        # tree-sitter-dockerfile 0.2.0 still returns an int pointer, which tree-sitter 0.26
+        # accepts with a DeprecationWarning; the other wheels return a PyCapsule.
+        warnings.filterwarnings("ignore", "int argument support is deprecated", DeprecationWarning)
+        return Language(pointer)
+
+
+@dataclass
+class AstStats:
+    """Per-language block counts, and per-reason row drops; merge partitions with ``merge``."""
+
+    parsed: Counter = field(default_factory=Counter)
+    failed: Counter = field(default_factory=Counter)
+    skipped: Counter = field(default_factory=Counter)   # "<reason>:<language or unknown>"
+    rows_checked: int = 0
+    rows_dropped: Counter = field(default_factory=Counter)
+
+    def merge(self, other: "AstStats") -> "AstStats":
+        """Add another partition's counts into this one (returns self)."""
+        self.parsed.update(other.parsed)
+        self.failed.update(other.failed)
+        self.skipped.update(other.skipped)
+        self.rows_checked += other.rows_checked
+        self.rows_dropped.update(other.rows_dropped)
+        return self
+
+    def as_metadata(self) -> dict:
+        """Plain dict for asset metadata: totals plus per-language parsed/failed and pass rate."""
+        langs = sorted(set(self.parsed) | set(self.failed))
+        return {
+            "rows_checked": self.rows_checked,
+            "rows_dropped": sum(self.rows_dropped.values()),
+            "dropped_by_reason": dict(sorted(self.rows_dropped.items())),
+            "blocks_parsed": sum(self.parsed.values()),
+            "blocks_failed": sum(self.failed.values()),
+            "blocks_skipped": dict(sorted(self.skipped.items())),
+            "per_language": {
+                lang: {"parsed": self.parsed[lang], "failed": self.failed[lang],
+                       "pass_rate": round(self.parsed[lang] / (self.parsed[lang] + self.failed[lang]), 4)}
+                for lang in langs
+            },
+        }
+
+
+class AstChecker:
+    """Parses code blocks with cached tree-sitter parsers; see the module docstring for policy.
+
+    ``languages`` restricts checking to a subset of ``GRAMMARS`` (others are skipped as
+    ``not_selected``); ``drop_guessed`` makes failed blocks with a guessed language drop the row.
+    """
+
+    def __init__(self, languages: Iterable[str] | None = None, max_parse_bytes: int = 256_000,
+                 drop_guessed: bool = False, use_snippet_wrappers: bool = True) -> None:
+        selected = tuple(languages) if languages is not None else tuple(GRAMMARS)
+        unknown = [lang for lang in selected if lang not in GRAMMARS]
+        if unknown:
+            raise ValueError(f"no tree-sitter grammar for {unknown}; available: {sorted(GRAMMARS)}")
+        self.languages = frozenset(selected)
+        self.max_parse_bytes = max_parse_bytes
+        self.drop_guessed = drop_guessed
+        self.use_snippet_wrappers = use_snippet_wrappers
+        self._parsers: dict[str, Parser] = {}
+
+    def _parser(self, grammar: str) -> Parser:
+        parser = self._parsers.get(grammar)
+        if parser is None:
+            parser = self._parsers[grammar] = Parser(load_language(grammar))
+        return parser
+
+    def _has_error(self, grammar: str, source: bytes) -> bool:
+        return self._parser(grammar).parse(source).root_node.has_error
+
+    def parses(self, code: str, language: str) -> bool:
+        """True when ``code`` parses as ``language`` (bare, then via fallbacks and wrappers)."""
+        # Several grammars (dockerfile at least) reject a last line without its newline.
+        body = code if code.endswith("\n") else code + "\n"
+        # An excerpt copied from inside a class or function keeps its common indentation.
+        bodies = (body, textwrap.dedent(body)) if body[:1] in " \t" else (body,)
+        for candidate in bodies:
+            for grammar in FALLBACK_GRAMMARS.get(language, (language,)):
+                if not self._has_error(grammar, candidate.encode("utf-8", "surrogatepass")):
+                    return True
+        body = bodies[-1]
+        if self.use_snippet_wrappers:
+            for prefix, suffix in SNIPPET_WRAPPERS.get(language, ()):
+                for grammar in FALLBACK_GRAMMARS.get(language, (language,)):
+                    wrapped = (prefix + body + suffix).encode("utf-8", "surrogatepass")
+                    if not self._has_error(grammar, wrapped):
+                        return True
+        return False
+
+    def check_block(self, block: CodeBlock, stats: AstStats | None = None) -> str | None:
+        """None when the block passes or is skipped; ``ast_error_<lang>`` when it fails."""
+        stats = stats if stats is not None else AstStats()
+        lang = block.language
+        if lang is None:
+            stats.skipped["unknown_language:unknown"] += 1
+            return None
+        if lang not in GRAMMARS:
+            stats.skipped[f"no_grammar:{lang}"] += 1
+            return None
+        if lang not in self.languages:
+            stats.skipped[f"not_selected:{lang}"] += 1
+            return None
+        if not block.code.strip():
+            stats.skipped[f"empty:{lang}"] += 1
+            return None
+        if len(block.code.encode("utf-8", "surrogatepass")) > self.max_parse_bytes:
+            stats.skipped[f"too_large:{lang}"] += 1
+            return None
+        if self.parses(block.code, lang):
+            stats.parsed[lang] += 1
+            return None
+        if block.guessed and not self.drop_guessed:
+            stats.skipped[f"guessed_failed:{lang}"] += 1
+            return None
+        stats.failed[lang] += 1
+        return f"ast_error_{lang}"
+
+    def check_text(self, text: str, stats: AstStats | None = None) -> str | None:
+        """Check every block of one answer; returns the first failure's reason (all are counted)."""
+        reason = None
+        for block in extract_code_blocks(text):
+            r = self.check_block(block, stats)
+            reason = reason or r
+        return reason
+
+    def check_row(self, row: dict, stats: AstStats | None = None) -> str | None:
+        """None (keep) or ``ast_error_<lang>`` for a normalized row (SFT answers / DPO chosen)."""
+        stats = stats if stats is not None else AstStats()
+        stats.rows_checked += 1
+        reason = None
+        for text in answer_texts(row):
+            r = self.check_text(text, stats)
+            reason = reason or r
+        if reason:
+            stats.rows_dropped[reason] += 1
+        return reason
+
+
+_DEFAULT: AstChecker | None = None
+
+
+def check_row_code(row: dict, stats: AstStats | None = None,
+                   checker: AstChecker | None = None) -> str | None:
+    """Module-level convenience: ``check_row`` with a shared default checker (parsers cached)."""
+    global _DEFAULT
+    if checker is None:
+        if _DEFAULT is None:
+            _DEFAULT = AstChecker()
+        checker = _DEFAULT
+    return checker.check_row(row, stats)

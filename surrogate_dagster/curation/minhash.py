@@ -1,0 +1,332 @@
+"""Near deduplication: datatrove's MinHash LSH, per-partition signatures, a true-Jaccard check.
+
+Geometry. 256 hashes split into b bands ("buckets") of r rows ("hashes per bucket"), b*r = 256.
+Two documents whose 5-gram shingle sets have Jaccard J share at least one band, i.e. become a
+candidate pair, with probability P(J) = 1 - (1 - J^r)^b. The runbook's threshold is J = 0.7.
+The factorizations of 256 give:
+
+    b x r     P(0.5)  P(0.6)  P(0.7)  P(0.75) P(0.8)  P(0.9)   (1/b)^(1/r)
+    64 x 4    0.984   1.000   1.000   1.000   1.000   1.000    0.354
+    32 x 8    0.118   0.418   0.850   0.966   0.997   1.000    0.648
+    16 x 16   0.000   0.005   0.052   0.149   0.367   0.962    0.841
+    (14 x 8   0.053   0.211   0.565   0.772   0.924   1.000    0.719  datatrove default, 112 hashes)
+
+We use **32 x 8**: its S-curve is steepest around 0.7 of the three; it catches 85% of pairs at
+exactly J=0.7 and >96% from J=0.75 up (28 x 9 would give 68% at 0.7 but needs 252 hashes). Its price, candidates from J=0.5-0.6 (12-42%), is what
+the true-Jaccard check removes: every candidate pair is re-shingled and kept only if its real
+Jaccard is >= 0.7. datatrove itself never checks candidates (its clustering unions every bucket
+collision), so without the check a J=0.6 pair would be dropped 42% of the time. 64 x 4 would
+push recall at 0.7 to ~100% but makes almost every pair above J=0.4 a candidate, and 16 x 16
+misses 95% of the pairs at the threshold. datatrove's default (14 x 8, 112 hashes) catches
+only 57% at J=0.7 (benchmarks/minhash_scurve.py measures both against theory).
+
+Shingles are datatrove's: ``simplify_text`` (lowercase, numbers -> 0, whitespace collapsed) and
+5-grams of a regex word tokenizer ``\\w+|[^\\w\\s]`` (no spaCy). Unlike datatrove's default we
+KEEP punctuation: in code, operators and brackets carry meaning (``a + b`` vs ``a - b``).
+
+Incremental layout. :func:`compute_signatures` writes one partition (one source) into its own
+folder: datatrove's ``bucket_XXX/00000.minhash.sig`` files plus ``manifest.json`` (doc ids in
+signature order and the geometry). Re-curating a source rewrites only that folder.
+:func:`find_near_duplicates` then links every partition's files into a scratch folder (symlinks,
+partition k becoming file ``k``), runs datatrove's bucket stage over all of them, verifies the
+candidate pairs and clusters across sources with union-find. Datatrove's blocks are called via
+``run()`` directly: no executor, so no forkserver re-spawn and no stale ``completions`` skip.
+
+Limit: datatrove emits, per band, only pairs of *adjacent* equal signatures (a, b), (b, c); if
+(a, b) fails the check while (a, c) would pass, that edge can only come from another band.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import tempfile
+import uuid
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
+
+import numpy as np
+from datatrove.data import Document
+from datatrove.pipeline.dedup.minhash import (
+    SENTINEL,
+    MinhashConfig,
+    MinhashDedupBuckets,
+    MinhashDedupSignature,
+)
+from datatrove.utils.binaryio import read_tuples_from_file
+from datatrove.utils.text import TextNormConfig, simplify_text
+from datatrove.utils.word_tokenizers import WordTokenizer
+
+REASON = "near_duplicate"
+THRESHOLD = 0.7
+MANIFEST = "manifest.json"
+
+
+def candidate_probability(jaccard: float, buckets: int, rows: int) -> float:
+    """P(pair becomes a candidate | Jaccard) = 1 - (1 - J^r)^b for b bands of r rows."""
+    return 1.0 - (1.0 - jaccard**rows) ** buckets
+
+
+def geometry_threshold(buckets: int, rows: int) -> float:
+    """The usual S-curve midpoint estimate (1/b)^(1/r)."""
+    return (1.0 / buckets) ** (1.0 / rows)
+
+
+class RegexWordTokenizer(WordTokenizer):
+    """Word/punctuation tokenizer for code and prose; replaces datatrove's spaCy default."""
+
+    _TOKEN = re.compile(r"\w+|[^\w\s]")
+
+    def __init__(self) -> None:
+        super().__init__(language=None)
+
+    def word_tokenize(self, text: str) -> list[str]:
+        return self._TOKEN.findall(text)
+
+    def sent_tokenize(self, text: str) -> list[str]:
+        # MinHash never splits sentences; one "sentence" per document is enough for the interface.
+        return [text]
+
+    def span_tokenize(self, text: str) -> list[tuple[int, int]]:
+        return [m.span() for m in self._TOKEN.finditer(text)]
+
+
+@dataclass(frozen=True)
+class MinhashSpec:
+    """Everything that must be equal for two partitions' signatures to be comparable."""
+
+    n_grams: int = 5
+    buckets: int = 32
+    rows: int = 8
+    seed: int = 1
+    remove_punctuation: bool = False
+
+    @property
+    def num_hashes(self) -> int:
+        return self.buckets * self.rows
+
+    def config(self) -> MinhashConfig:
+        """The datatrove config for this spec (64-bit xxhash, datatrove's default hashing)."""
+        return MinhashConfig(
+            n_grams=self.n_grams,
+            num_buckets=self.buckets,
+            hashes_per_bucket=self.rows,
+            seed=self.seed,
+            norm_config=TextNormConfig(remove_punctuation=self.remove_punctuation),
+        )
+
+
+DEFAULT_SPEC = MinhashSpec()
+
+
+def _signature_block(output_folder: str | Path, spec: MinhashSpec) -> MinhashDedupSignature:
+    return MinhashDedupSignature(output_folder=str(output_folder), config=spec.config(),
+                                 language=RegexWordTokenizer())
+
+
+def shingles(text: str, spec: MinhashSpec = DEFAULT_SPEC,
+             _block: MinhashDedupSignature | None = None) -> np.ndarray:
+    """Sorted unique hashed shingles of ``text``, exactly as the signature stage sees them."""
+    block = _block or _signature_block(tempfile.gettempdir(), spec)
+    return np.unique(block.get_shingles(text).ravel())
+
+
+def jaccard(a: np.ndarray, b: np.ndarray) -> float:
+    """Jaccard of two sorted-unique shingle arrays (0.0 when both are empty)."""
+    inter = np.intersect1d(a, b, assume_unique=True).size
+    union = a.size + b.size - inter
+    return inter / union if union else 0.0
+
+
+@dataclass
+class SignatureStats:
+    """What :func:`compute_signatures` wrote."""
+
+    out_dir: str
+    n_docs: int
+    n_without_shingles: int  # fewer tokens than n_grams: never a candidate
+
+
+def compute_signatures(docs: Iterable[tuple[str, str]], out_dir: Path | str,
+                       spec: MinhashSpec = DEFAULT_SPEC) -> SignatureStats:
+    """Write MinHash signatures of one partition's ``(doc_id, text)`` pairs to ``out_dir``.
+
+    The folder is built beside ``out_dir`` and swapped in at the end, so a failure leaves the
+    previous signatures in place. Doc ids must be unique within the partition.
+    """
+    out_dir = Path(out_dir)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_dir.parent / f".{out_dir.name}.tmp-{uuid.uuid4().hex[:8]}"
+    doc_ids: list[str] = []
+    seen: set[str] = set()
+    empty = 0
+    block = _signature_block(tmp, spec)
+    norm = block.config.norm_config
+
+    def documents() -> Iterator[Document]:
+        nonlocal empty
+        for doc_id, text in docs:
+            if doc_id in seen:
+                raise ValueError(f"duplicate doc id {doc_id!r} in partition {out_dir.name!r}")
+            seen.add(doc_id)
+            doc_ids.append(doc_id)  # list index == datatrove's doc_idx (it enumerates all docs)
+            if len(block.word_tokenizer.word_tokenize(simplify_text(text, norm))) < spec.n_grams:
+                empty += 1
+            yield Document(text=text, id=doc_id)
+
+    try:
+        block.run(documents(), rank=0, world_size=1)
+        manifest = {"spec": asdict(spec), "doc_ids": doc_ids}
+        (tmp / MANIFEST).write_text(json.dumps(manifest))
+        old = out_dir.parent / f".{out_dir.name}.old-{uuid.uuid4().hex[:8]}"
+        if out_dir.exists():
+            out_dir.rename(old)
+        tmp.rename(out_dir)
+        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return SignatureStats(str(out_dir), len(doc_ids), empty)
+
+
+@dataclass(frozen=True)
+class NearDuplicate:
+    """A dropped document and the cluster member kept in its place."""
+
+    partition: str
+    doc_id: str
+    kept_partition: str
+    kept_doc_id: str
+    jaccard: float  # true Jaccard between this doc and the kept one
+    reason: str = REASON
+
+
+@dataclass
+class NearDupResult:
+    """Dropped docs keyed by (partition, doc_id), plus counts for asset metadata."""
+
+    dropped: dict[tuple[str, str], NearDuplicate] = field(default_factory=dict)
+    stats: dict[str, int] = field(default_factory=dict)
+
+
+def _load_manifest(sig_dir: Path) -> dict:
+    path = sig_dir / MANIFEST
+    if not path.is_file():
+        raise FileNotFoundError(f"no MinHash signatures at {sig_dir} (missing {MANIFEST})")
+    return json.loads(path.read_text())
+
+
+def _order_partitions(names: Iterable[str], priority: Sequence[str]) -> list[str]:
+    rank = {p: i for i, p in enumerate(priority)}
+    return sorted(names, key=lambda p: (rank.get(p, len(rank)), p))
+
+
+def find_near_duplicates(
+    partitions: Mapping[str, Path | str],
+    texts: Mapping[tuple[str, str], str] | Callable[[str, str], str],
+    threshold: float = THRESHOLD,
+    priority: Sequence[str] = (),
+    work_dir: Path | str | None = None,
+) -> NearDupResult:
+    """Cluster near duplicates across all partitions' signature folders.
+
+    Args:
+        partitions: partition name -> folder written by :func:`compute_signatures`.
+        texts: ``(partition, doc_id) -> text`` (mapping or callable), used to re-shingle the
+            docs of candidate pairs for the true-Jaccard check.
+        threshold: minimum true Jaccard for a candidate pair to count as a duplicate.
+        priority: partition preference; each cluster keeps its member with the lowest
+            (partition rank, doc_id), unlisted partitions ranking after listed ones by name.
+        work_dir: where the scratch folder goes (system temp by default); always removed.
+    """
+    text_of = texts if callable(texts) else (lambda p, d: texts[(p, d)])
+    names = _order_partitions(partitions, priority)
+    manifests = {p: _load_manifest(Path(partitions[p])) for p in names}
+    specs = {json.dumps(m["spec"], sort_keys=True) for m in manifests.values()}
+    if len(specs) > 1:
+        raise ValueError(f"partitions were signed with different MinHash specs: {sorted(specs)}")
+    spec = MinhashSpec(**manifests[names[0]]["spec"]) if names else DEFAULT_SPEC
+    result = NearDupResult(stats={"partitions": len(names), "docs": sum(len(m["doc_ids"]) for m in manifests.values())})
+    if not names:
+        return result
+
+    scratch = Path(tempfile.mkdtemp(prefix="minhash-", dir=work_dir))
+    try:
+        pairs = _candidate_pairs(names, partitions, spec, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    keys = {(k, d): (names[k], manifests[names[k]]["doc_ids"][d]) for pair in pairs for k, d in pair}
+
+    block = _signature_block(tempfile.gettempdir(), spec)
+    cache: dict[tuple[str, str], np.ndarray] = {}
+
+    def shingle_set(key: tuple[str, str]) -> np.ndarray:
+        if key not in cache:
+            cache[key] = shingles(text_of(*key), spec, block)
+        return cache[key]
+
+    parent: dict[tuple[str, str], tuple[str, str]] = {}
+
+    def find(x: tuple[str, str]) -> tuple[str, str]:
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]  # path halving keeps the trees flat without recursion
+            x = parent[x]
+        return x
+
+    rejected = 0
+    for a, b in sorted(pairs):
+        ka, kb = keys[a], keys[b]
+        if jaccard(shingle_set(ka), shingle_set(kb)) >= threshold:
+            ra, rb = find(ka), find(kb)
+            if ra != rb:
+                parent[max(ra, rb)] = min(ra, rb)
+        else:
+            rejected += 1
+
+    rank = {p: i for i, p in enumerate(names)}
+    clusters: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for key in parent:
+        clusters.setdefault(find(key), []).append(key)
+    n_clusters = 0
+    for members in clusters.values():
+        if len(members) < 2:
+            continue
+        n_clusters += 1
+        kept = min(members, key=lambda k: (rank[k[0]], k[1]))
+        for m in members:
+            if m != kept:
+                result.dropped[m] = NearDuplicate(m[0], m[1], kept[0], kept[1],
+                                                  round(jaccard(shingle_set(m), shingle_set(kept)), 4))
+    result.stats.update(candidate_pairs=len(pairs), rejected_by_jaccard=rejected,
+                        clusters=n_clusters, dropped=len(result.dropped))
+    return result
+
+
+def _candidate_pairs(names: list[str], partitions: Mapping[str, Path | str], spec: MinhashSpec,
+                     scratch: Path) -> set[tuple[tuple[int, int], tuple[int, int]]]:
+    """Run datatrove's bucket stage over all partitions; return ((k, idx), (k, idx)) pairs."""
+    sig_root = scratch / "sigs"
+    for b in range(spec.buckets):
+        bucket_dir = sig_root / f"bucket_{b:03d}"
+        bucket_dir.mkdir(parents=True)
+        for k, name in enumerate(names):
+            src = Path(partitions[name]).resolve() / f"bucket_{b:03d}" / "00000.minhash.sig"
+            if not src.is_file():
+                raise FileNotFoundError(f"partition {name!r} lacks {src}; recompute its signatures")
+            # a symlink, not a copy: the partition's own files are never touched
+            os.symlink(src, bucket_dir / f"{k:05d}.minhash.sig")
+    config = spec.config()
+    for b in range(spec.buckets):
+        MinhashDedupBuckets(input_folder=str(sig_root), output_folder=str(scratch / "dups"),
+                            config=config).run(rank=b, world_size=spec.buckets)
+    pairs: set[tuple[tuple[int, int], tuple[int, int]]] = set()
+    for dup_file in sorted((scratch / "dups").glob("*.dups")):
+        with open(dup_file, "rb") as fh:
+            for f1, d1, f2, d2 in read_tuples_from_file(fh, "4I", lines_to_buffer=4096):
+                if f1 == SENTINEL:  # index matches; we never pass an index folder
+                    continue
+                pairs.add(tuple(sorted(((f1, d1), (f2, d2)))))
+    return pairs

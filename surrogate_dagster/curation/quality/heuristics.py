@@ -1,0 +1,435 @@
+"""OpenCoder-style heuristic quality rules: one named rule per class, each with its own count.
+
+The rules follow the OpenCoder paper's code filters (arXiv 2411.04905, appendix: line lengths,
+character composition, auto-generated markers, encoded data, hex words, placeholder comments,
+duplicated lines), re-implemented here and re-thresholded where needed: OpenCoder filtered whole
+*files* for pre-training, while these rules judge *answers* whose code blocks are often 3-20 lines.
+So size rules need a minimum line count before they fire, a data block (JSON, YAML, console
+output) is exempt from the composition rules, and OpenCoder's "< 10 lines" file rule is not used.
+
+Each rule: ``name``, ``defaults`` (thresholds; any can be overridden from config), ``targets``
+("code": every fenced block; "prose": the answer outside fences; "answer": the whole answer),
+``measure(text) -> float`` and ``check(text, language=None) -> None | "quality_<name>"``.
+``HeuristicFilter`` chains the enabled rules over a row's answers (SFT assistant turns, DPO chosen).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from ..code_blocks import answer_texts, extract_code_blocks, prose_of, strip_non_code_spans
+
+# Blocks that hold data or program output rather than code: exempt from composition rules.
+DATA_LANGUAGES = frozenset({"json", "jsonc", "yaml", "toml", "csv", "text", "console", "diff",
+                            "xml", "ini", "pycon", "sql", "markdown", "html", "latex", "mermaid"})
+
+_COMMENT_LINE = re.compile(r"^\s*(#(?!include|define|if|pragma|!)|//|/\*|\*(?!\*)|--|<!--|;|%)")
+
+
+def _lines(text: str) -> list[str]:
+    return [ln for ln in text.split("\n")]
+
+
+def _nonblank(text: str) -> list[str]:
+    return [ln for ln in text.split("\n") if ln.strip()]
+
+
+class Rule:
+    """Shared plumbing: parameter merge/validation and the drop reason. Subclasses define
+    ``name``, ``defaults``, ``targets``, ``measure`` and ``violates``."""
+
+    name: ClassVar[str] = ""
+    targets: ClassVar[tuple[str, ...]] = ("code",)
+    defaults: ClassVar[dict[str, Any]] = {}
+
+    def __init__(self, **params: Any) -> None:
+        unknown = set(params) - set(self.defaults) - {"enabled", "skip_languages"}
+        if unknown:
+            raise ValueError(f"rule {self.name!r}: unknown parameters {sorted(unknown)}; "
+                             f"known: {sorted(self.defaults)}")
+        self.params = {**self.defaults, **params}
+        self.enabled = bool(self.params.pop("enabled", True))
+        skip = params.get("skip_languages", getattr(self, "default_skip_languages", ()))
+        self.skip_languages = frozenset(skip)
+        self.params.pop("skip_languages", None)
+
+    @property
+    def reason(self) -> str:
+        return f"quality_{self.name}"
+
+    def measure(self, text: str) -> float:  # pragma: no cover - every rule overrides
+        raise NotImplementedError
+
+    def violates(self, value: float, text: str) -> bool:  # pragma: no cover
+        raise NotImplementedError
+
+    def check(self, text: str, language: str | None = None) -> str | None:
+        """None (keep) or ``quality_<name>`` (drop) for one text."""
+        if language is not None and language in self.skip_languages:
+            return None
+        return self.reason if self.violates(self.measure(text), text) else None
+
+
+class MaxLineLength(Rule):
+    """A line longer than ``max_chars``: minified code or inlined data (OpenCoder: 1000)."""
+
+    name = "max_line_length"
+    defaults = {"max_chars": 1000}
+
+    def measure(self, text: str) -> float:
+        return float(max((len(ln) for ln in _lines(text)), default=0))
+
+    def violates(self, value: float, text: str) -> bool:
+        return value > self.params["max_chars"]
+
+
+class MeanLineLength(Rule):
+    """Mean line length outside [min_mean, max_mean] (OpenCoder: 5..100); the lower bound only
+    applies to blocks of at least ``min_lines`` lines (a 2-line ``x = 1`` block is fine)."""
+
+    name = "mean_line_length"
+    defaults = {"max_mean": 100.0, "min_mean": 5.0, "min_lines": 10}
+
+    def measure(self, text: str) -> float:
+        lines = _lines(text.strip("\n"))
+        return sum(len(ln) for ln in lines) / len(lines) if lines else 0.0
+
+    def violates(self, value: float, text: str) -> bool:
+        if value > self.params["max_mean"]:
+            return True
+        return len(_nonblank(text)) >= self.params["min_lines"] and value < self.params["min_mean"]
+
+
+class AlphaFraction(Rule):
+    """Too few alphabetic characters among non-whitespace ones: tables of numbers or symbols."""
+
+    name = "alpha_fraction"
+    defaults = {"min_fraction": 0.35, "min_chars": 80}
+    default_skip_languages = DATA_LANGUAGES
+
+    def measure(self, text: str) -> float:
+        visible = [c for c in text if not c.isspace()]
+        return sum(c.isalpha() for c in visible) / len(visible) if visible else 1.0
+
+    def violates(self, value: float, text: str) -> bool:
+        return len(text) >= self.params["min_chars"] and value < self.params["min_fraction"]
+
+
+class DigitFraction(Rule):
+    """Too many digits: embedded numeric data rather than logic (OpenCoder: > 0.2)."""
+
+    name = "digit_fraction"
+    defaults = {"max_fraction": 0.2, "min_chars": 80}
+    default_skip_languages = DATA_LANGUAGES
+
+    def measure(self, text: str) -> float:
+        return sum(c.isdigit() for c in text) / len(text) if text else 0.0
+
+    def violates(self, value: float, text: str) -> bool:
+        return len(text) >= self.params["min_chars"] and value > self.params["max_fraction"]
+
+
+class WhitespaceFraction(Rule):
+    """Mostly whitespace: padded or broken formatting (OpenCoder: > 0.5)."""
+
+    name = "whitespace_fraction"
+    defaults = {"max_fraction": 0.5, "min_chars": 80}
+    default_skip_languages = DATA_LANGUAGES
+
+    def measure(self, text: str) -> float:
+        return sum(c.isspace() for c in text) / len(text) if text else 0.0
+
+    def violates(self, value: float, text: str) -> bool:
+        return len(text) >= self.params["min_chars"] and value > self.params["max_fraction"]
+
+
+class AutoGenerated(Rule):
+    """An auto-generated file header in the first lines ("Code generated ... DO NOT EDIT",
+    "auto-generated by protoc"). Unlike OpenCoder, a bare "generate" does not count: answers
+    define functions like ``generate_report``."""
+
+    name = "autogenerated"
+    defaults = {"head_chars": 400}
+    _MARKERS = re.compile(
+        r"auto[- ]?generated|automatically generated|generated automatically|"
+        r"this file (is|was) generated|do not edit|generated by (the )?[\w.-]+|"
+        r"@generated\b|generated code\b", re.IGNORECASE)
+
+    def measure(self, text: str) -> float:
+        return 1.0 if self._MARKERS.search(text.lstrip()[: self.params["head_chars"]]) else 0.0
+
+    def violates(self, value: float, text: str) -> bool:
+        return value > 0
+
+
+class EncodedData(Rule):
+    """Base64 runs, hex byte lists or ``\\uXXXX`` runs: one longer than ``max_run_chars`` or all
+    together over ``max_fraction`` of the block (embedded binaries, fonts, keys)."""
+
+    name = "encoded_data"
+    defaults = {"max_run_chars": 1024, "max_fraction": 0.5, "min_chars": 64}
+    _PATTERNS = (
+        re.compile(r"[A-Za-z0-9+/]{64,}={0,2}"),
+        re.compile(r"(?:(?:0x|\\x)[0-9a-fA-F]{2}[,\s]*){16,}"),
+        re.compile(r"(?:\\u[0-9a-fA-F]{4}){8,}"),
+    )
+
+    def _runs(self, text: str) -> list[int]:
+        return [len(m.group(0)) for p in self._PATTERNS for m in p.finditer(text)]
+
+    def measure(self, text: str) -> float:
+        return sum(self._runs(text)) / len(text) if text else 0.0
+
+    def violates(self, value: float, text: str) -> bool:
+        if len(text) < self.params["min_chars"]:
+            return False
+        return value > self.params["max_fraction"] or any(
+            r > self.params["max_run_chars"] for r in self._runs(text))
+
+
+class HexWords(Rule):
+    """Characters inside ``0x..`` literals over ``max_fraction`` (lookup tables, firmware dumps;
+    OpenCoder: > 0.4)."""
+
+    name = "hex_words"
+    defaults = {"max_fraction": 0.4, "min_chars": 80}
+    _HEX = re.compile(r"\b0[xX][0-9a-fA-F]+\b")
+
+    def measure(self, text: str) -> float:
+        return sum(len(m) for m in self._HEX.findall(text)) / len(text) if text else 0.0
+
+    def violates(self, value: float, text: str) -> bool:
+        return len(text) >= self.params["min_chars"] and value > self.params["max_fraction"]
+
+
+class DuplicateLines(Rule):
+    """Share of lines that occur more than once (whitespace-insensitive; 1-2 character lines
+    like ``}`` ignored) over ``max_fraction`` in a block of at least ``min_lines`` lines:
+    copy-paste code and generation loops (OpenCoder: > 0.7)."""
+
+    name = "duplicate_lines"
+    targets = ("code", "prose")
+    defaults = {"max_fraction": 0.6, "min_lines": 10}
+
+    def measure(self, text: str) -> float:
+        lines = ["".join(ln.split()) for ln in _nonblank(text)]
+        lines = [ln for ln in lines if len(ln) > 2]
+        if not lines:
+            return 0.0
+        counts = Counter(lines)
+        return sum(c for c in counts.values() if c > 1) / len(lines)
+
+    def violates(self, value: float, text: str) -> bool:
+        return len(_nonblank(text)) >= self.params["min_lines"] and value > self.params["max_fraction"]
+
+
+class LongStringWords(Rule):
+    """Characters of >20-char words inside string literals (URLs excepted) over ``max_fraction``
+    of the block: blobs pasted into strings (OpenCoder: > 0.4)."""
+
+    name = "long_string_words"
+    defaults = {"max_fraction": 0.4, "min_chars": 80, "word_chars": 20}
+    _STRING = re.compile(r'"""(.*?)"""|\'\'\'(.*?)\'\'\'|"([^"\n]*)"|\'([^\'\n]*)\'', re.DOTALL)
+
+    def measure(self, text: str) -> float:
+        if not text:
+            return 0.0
+        long_chars = 0
+        for m in self._STRING.finditer(text):
+            literal = next(g for g in m.groups() if g is not None)
+            long_chars += sum(len(w) for w in literal.split()
+                              if len(w) > self.params["word_chars"] and "://" not in w)
+        return long_chars / len(text)
+
+    def violates(self, value: float, text: str) -> bool:
+        return len(text) >= self.params["min_chars"] and value > self.params["max_fraction"]
+
+
+class PlaceholderComments(Rule):
+    """Comment lines that leave the work undone ("TODO", "FIXME", "your code here",
+    "rest of the code") over ``max_fraction`` of lines (OpenCoder: > 0.01, i.e. nearly any):
+    an answer that teaches the model to stop early."""
+
+    name = "placeholder_comments"
+    defaults = {"max_fraction": 0.01}
+    _PLACEHOLDER = re.compile(
+        r"\bTODO\b|\bFIXME\b|\bXXX\b|your (code|logic|implementation) (goes )?here|"
+        r"(rest|remainder) of (the|your) (code|implementation)|implement (this|me)\b|"
+        r"\.\.\. ?(existing|other|more|remaining) (code|methods|logic)", re.IGNORECASE)
+
+    def measure(self, text: str) -> float:
+        lines = _nonblank(text)
+        if not lines:
+            return 0.0
+        hits = sum(1 for ln in lines if _COMMENT_LINE.match(ln) and self._PLACEHOLDER.search(ln)
+                   or re.search(r"(#|//|/\*)\s*(TODO|FIXME)\b", ln))
+        return hits / len(lines)
+
+    def violates(self, value: float, text: str) -> bool:
+        return value > self.params["max_fraction"]
+
+
+class CommentFraction(Rule):
+    """Comment lines over ``max_fraction`` of a block of at least ``min_lines``: commented-out
+    code or prose dressed as code (OpenCoder: > 0.8 of characters)."""
+
+    name = "comment_fraction"
+    defaults = {"max_fraction": 0.8, "min_lines": 5}
+    default_skip_languages = DATA_LANGUAGES
+
+    def measure(self, text: str) -> float:
+        lines = _nonblank(text)
+        return sum(1 for ln in lines if _COMMENT_LINE.match(ln)) / len(lines) if lines else 0.0
+
+    def violates(self, value: float, text: str) -> bool:
+        return len(_nonblank(text)) >= self.params["min_lines"] and value > self.params["max_fraction"]
+
+
+class ReplacementChars(Rule):
+    """U+FFFD replacement characters over ``max_fraction``: text that went through a broken
+    decode (OpenCoder: > 0.01)."""
+
+    name = "replacement_chars"
+    targets = ("answer",)
+    defaults = {"max_fraction": 0.01}
+
+    def measure(self, text: str) -> float:
+        return text.count("\ufffd") / len(text) if text else 0.0
+
+    def violates(self, value: float, text: str) -> bool:
+        return value > self.params["max_fraction"]
+
+
+class TooShort(Rule):
+    """An answer with fewer than ``min_chars`` non-whitespace characters (tool calls count: a
+    tool-call-only turn is a real answer)."""
+
+    name = "too_short"
+    targets = ("answer",)
+    defaults = {"min_chars": 2}
+
+    def measure(self, text: str) -> float:
+        return float(sum(not c.isspace() for c in text))
+
+    def violates(self, value: float, text: str) -> bool:
+        return value < self.params["min_chars"]
+
+
+class RepeatedNgrams(Rule):
+    """Share of prose words covered by word 5-grams that occur 3+ times, over ``max_fraction``
+    in prose of at least ``min_words``: the loops of a degenerate generation."""
+
+    name = "repeated_ngrams"
+    targets = ("prose",)
+    defaults = {"max_fraction": 0.5, "min_words": 60, "n": 5, "min_repeats": 3}
+
+    def measure(self, text: str) -> float:
+        words = text.lower().split()
+        n = self.params["n"]
+        if len(words) < n:
+            return 0.0
+        grams = [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
+        counts = Counter(grams)
+        covered = [False] * len(words)
+        for i, g in enumerate(grams):
+            if counts[g] >= self.params["min_repeats"]:
+                covered[i:i + n] = [True] * n
+        return sum(covered) / len(words)
+
+    def violates(self, value: float, text: str) -> bool:
+        return len(text.split()) >= self.params["min_words"] and value > self.params["max_fraction"]
+
+
+class MeanWordLength(Rule):
+    """Prose whose mean word length is outside [min_mean, max_mean] (OpenCoder text rule: 3..10):
+    character soup, base64 in prose, or lists of single letters."""
+
+    name = "mean_word_length"
+    targets = ("prose",)
+    defaults = {"min_mean": 2.5, "max_mean": 12.0, "min_words": 30}
+
+    def measure(self, text: str) -> float:
+        words = text.split()
+        return sum(len(w) for w in words) / len(words) if words else 0.0
+
+    def violates(self, value: float, text: str) -> bool:
+        if len(text.split()) < self.params["min_words"]:
+            return False
+        return not self.params["min_mean"] <= value <= self.params["max_mean"]
+
+
+RULES: tuple[type[Rule], ...] = (
+    TooShort, ReplacementChars, MaxLineLength, MeanLineLength, AlphaFraction, DigitFraction,
+    WhitespaceFraction, AutoGenerated, EncodedData, HexWords, DuplicateLines, LongStringWords,
+    PlaceholderComments, CommentFraction, RepeatedNgrams, MeanWordLength,
+)
+RULES_BY_NAME: dict[str, type[Rule]] = {r.name: r for r in RULES}
+
+
+@dataclass
+class HeuristicStats:
+    """``dropped``: rows by the first failing rule (adds up to rows dropped); ``flagged``: rows
+    each rule would drop on its own (what a threshold change would affect)."""
+
+    rows_checked: int = 0
+    dropped: Counter = field(default_factory=Counter)
+    flagged: Counter = field(default_factory=Counter)
+
+    def merge(self, other: "HeuristicStats") -> "HeuristicStats":
+        self.rows_checked += other.rows_checked
+        self.dropped.update(other.dropped)
+        self.flagged.update(other.flagged)
+        return self
+
+    def as_metadata(self) -> dict:
+        return {"rows_checked": self.rows_checked, "rows_dropped": sum(self.dropped.values()),
+                "dropped_by_rule": dict(sorted(self.dropped.items())),
+                "flagged_by_rule": dict(sorted(self.flagged.items()))}
+
+
+class HeuristicFilter:
+    """All enabled rules over a row. ``config`` maps rule name -> parameter overrides, e.g.
+    ``{"max_line_length": {"max_chars": 2000}, "placeholder_comments": {"enabled": False}}``."""
+
+    def __init__(self, config: dict[str, dict[str, Any]] | None = None) -> None:
+        config = config or {}
+        unknown = set(config) - set(RULES_BY_NAME)
+        if unknown:
+            raise ValueError(f"unknown quality rules {sorted(unknown)}; known: {sorted(RULES_BY_NAME)}")
+        rules = [cls(**(config.get(cls.name) or {})) for cls in RULES]
+        self.rules = [r for r in rules if r.enabled]
+
+    def violations(self, row: dict) -> list[str]:
+        """Every rule that fails on the row, in rule order (deduplicated)."""
+        found: dict[str, None] = {}
+        for answer in answer_texts(row):
+            blocks = extract_code_blocks(answer, guess_untagged=True)
+            prose = prose_of(answer)
+            for rule in self.rules:
+                if rule.reason in found:
+                    continue
+                hit = None
+                if "answer" in rule.targets:
+                    hit = rule.check(answer)
+                if hit is None and "prose" in rule.targets and prose.strip():
+                    hit = rule.check(strip_non_code_spans(prose))
+                if hit is None and "code" in rule.targets:
+                    hit = next((h for b in blocks if (h := rule.check(b.code, b.language))), None)
+                if hit:
+                    found[hit] = None
+        order = {r.reason: i for i, r in enumerate(self.rules)}
+        return sorted(found, key=order.__getitem__)
+
+    def check_row(self, row: dict, stats: HeuristicStats | None = None) -> str | None:
+        """None (keep) or the first failing rule's ``quality_<name>``; all failures are counted
+        in ``stats.flagged``."""
+        hits = self.violations(row)
+        if stats is not None:
+            stats.rows_checked += 1
+            stats.flagged.update(hits)
+            if hits:
+                stats.dropped[hits[0]] += 1
+        return hits[0] if hits else None

@@ -1,0 +1,200 @@
+"""Cost ledger and budget guard for LLM calls.
+
+The ledger counts tokens and dollars per model for one batch (one Dagster partition); its summary
+goes into the partition's metadata and, through :func:`record_batch_spend`, into the object store so
+later batches know what earlier ones spent. The guard stops BEFORE a request could push the total
+past the budget: each request reserves its worst case (estimated input tokens at the input price
+plus ``max_tokens`` at the output price) and the reservation is settled with the real usage.
+
+Spend whose billing is unknown (a timeout or dropped connection after the request was sent, a
+malformed reply) is booked at the worst case as ``uncertain_usd``: the API may have billed it, and
+a budget that ignored it could be overrun.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from .cache import BytesStore, canonical_json
+
+LEDGER_PREFIX = "llm-ledger"
+
+
+@dataclass(frozen=True)
+class Price:
+    """US dollars per million tokens."""
+
+    input_per_mtok: float
+    output_per_mtok: float
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float:
+        """Dollars for the given token counts."""
+        return (input_tokens * self.input_per_mtok + output_tokens * self.output_per_mtok) / 1e6
+
+    @classmethod
+    def parse(cls, model: str, value: Any) -> "Price":
+        """From ``{"input": 15, "output": 75}`` (per MTok) or a Price; clear error otherwise."""
+        if isinstance(value, Price):
+            return value
+        if isinstance(value, dict) and {"input", "output"} <= set(value):
+            inp, out = float(value["input"]), float(value["output"])
+            if inp < 0 or out < 0:
+                raise ValueError(f"price for {model!r} is negative: {value}")
+            return cls(inp, out)
+        raise ValueError(f"price for {model!r} must be {{'input': $/MTok, 'output': $/MTok}}, got {value!r}")
+
+
+class BudgetExceeded(RuntimeError):
+    """The next request could exceed the budget; nothing was sent. Says how far the run got."""
+
+    def __init__(self, message: str, *, spent_usd: float, budget_usd: float, next_worst_usd: float,
+                 progress: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.spent_usd = spent_usd
+        self.budget_usd = budget_usd
+        self.next_worst_usd = next_worst_usd
+        self.progress = dict(progress or {})
+
+
+class CostLedger:
+    """Thread-safe token and dollar counts of one batch, plus a budget guard across batches.
+
+    ``spent_before_usd`` is what earlier batches spent (see :func:`spent_in_store`); the guard
+    compares ``spent_before + billed + uncertain + in-flight reservations + next worst case``
+    with ``budget_usd``.
+    """
+
+    def __init__(self, prices: dict[str, Any], budget_usd: float = 200.0, spent_before_usd: float = 0.0) -> None:
+        if budget_usd <= 0:
+            raise ValueError(f"budget_usd must be positive, got {budget_usd}")
+        self.prices = {m: Price.parse(m, p) for m, p in prices.items()}
+        self.budget_usd = float(budget_usd)
+        self.spent_before_usd = float(spent_before_usd)
+        self._lock = threading.Lock()
+        self._by_model: dict[str, Counter] = {}
+        self._billed_usd = 0.0
+        self._uncertain_usd = 0.0
+        self._reserved_usd = 0.0
+        self.counts: Counter = Counter()  # calls, cache_hits, retries_<status>, malformed, budget_stops
+
+    def price(self, model: str) -> Price:
+        """The configured price of ``model``; a model without a price is a configuration error."""
+        try:
+            return self.prices[model]
+        except KeyError:
+            raise KeyError(f"no price configured for model {model!r}; known: {sorted(self.prices)}") from None
+
+    @property
+    def spent_usd(self) -> float:
+        """Spent so far including earlier batches and uncertain spend (not reservations)."""
+        with self._lock:
+            return self.spent_before_usd + self._billed_usd + self._uncertain_usd
+
+    def reserve(self, model: str, est_input_tokens: int, max_tokens: int, progress: dict | None = None) -> float:
+        """Reserve the worst-case cost of the next request or raise :class:`BudgetExceeded`.
+
+        Returns the reserved amount, to pass to :meth:`settle` / :meth:`release`.
+        """
+        worst = self.price(model).cost(est_input_tokens, max_tokens)
+        with self._lock:
+            committed = self.spent_before_usd + self._billed_usd + self._uncertain_usd + self._reserved_usd
+            if committed + worst > self.budget_usd:
+                self.counts["budget_stops"] += 1
+                raise BudgetExceeded(
+                    f"budget guard: ${committed:.4f} spent or in flight of ${self.budget_usd:.2f}; the next "
+                    f"{model} request could cost up to ${worst:.4f}, so it was not sent",
+                    spent_usd=committed, budget_usd=self.budget_usd, next_worst_usd=worst, progress=progress)
+            self._reserved_usd += worst
+        return worst
+
+    def release(self, reserved: float) -> None:
+        """Drop a reservation whose request was never billed (e.g. a 429 or 529 reply)."""
+        with self._lock:
+            self._reserved_usd = max(0.0, self._reserved_usd - reserved)
+
+    def settle(self, reserved: float, model: str, input_tokens: int, output_tokens: int) -> float:
+        """Replace a reservation by the billed cost of a successful reply; returns that cost."""
+        cost = self.price(model).cost(input_tokens, output_tokens)
+        with self._lock:
+            self._reserved_usd = max(0.0, self._reserved_usd - reserved)
+            self._billed_usd += cost
+            c = self._by_model.setdefault(model, Counter())
+            c["calls"] += 1
+            c["input_tokens"] += input_tokens
+            c["output_tokens"] += output_tokens
+            c["usd"] += cost
+            self.counts["calls"] += 1
+        return cost
+
+    def book_uncertain(self, reserved: float, model: str, reason: str) -> None:
+        """Keep a reservation as spend: the request may have been billed but we got no usage."""
+        with self._lock:
+            self._reserved_usd = max(0.0, self._reserved_usd - reserved)
+            self._uncertain_usd += reserved
+            self._by_model.setdefault(model, Counter())["uncertain_usd"] += reserved
+            self.counts[f"uncertain_{reason}"] += 1
+
+    def cache_hit(self, model: str, input_tokens: int, output_tokens: int) -> None:
+        """Count a response served from the cache: $0, tokens kept apart from billed ones."""
+        with self._lock:
+            c = self._by_model.setdefault(model, Counter())
+            c["cache_hits"] += 1
+            c["cached_output_tokens"] += output_tokens
+            c["cached_input_tokens"] += input_tokens
+            self.counts["cache_hits"] += 1
+
+    def count(self, event: str, n: int = 1) -> None:
+        """Count an event (retries per status, malformed replies, breaker trips...)."""
+        with self._lock:
+            self.counts[event] += n
+
+    def summary(self) -> dict[str, Any]:
+        """JSON-ready totals: tokens and dollars per model, cache hits, retries, budget position."""
+        with self._lock:
+            by_model = {m: {k: (round(v, 6) if isinstance(v, float) else v) for k, v in c.items()}
+                        for m, c in sorted(self._by_model.items())}
+            billed, uncertain = self._billed_usd, self._uncertain_usd
+            counts = dict(sorted(self.counts.items()))
+        return {
+            "by_model": by_model,
+            "input_tokens": sum(c.get("input_tokens", 0) for c in by_model.values()),
+            "output_tokens": sum(c.get("output_tokens", 0) for c in by_model.values()),
+            "billed_usd": round(billed, 6),
+            "uncertain_usd": round(uncertain, 6),
+            "batch_usd": round(billed + uncertain, 6),
+            "spent_before_usd": round(self.spent_before_usd, 6),
+            "spent_total_usd": round(self.spent_before_usd + billed + uncertain, 6),
+            "budget_usd": self.budget_usd,
+            "counts": counts,
+        }
+
+
+def _ledger_key(batch_key: str) -> str:
+    return f"{LEDGER_PREFIX}/{batch_key}.json"
+
+
+def record_batch_spend(store: BytesStore, batch_key: str, attempt_id: str, summary: dict[str, Any]) -> None:
+    """Store one attempt's ledger summary under its batch (attempts accumulate: money spent by a
+    failed attempt is still spent). One writer per batch at a time, as Dagster runs a partition."""
+    key = _ledger_key(batch_key)
+    doc = json.loads(store.get_bytes(key)) if store.exists(key) else {"batch": batch_key, "attempts": {}}
+    doc["attempts"][attempt_id] = summary
+    store.put_bytes(key, canonical_json(doc).encode())
+
+
+def spent_in_store(store: BytesStore, batch_keys: list[str], exclude_attempt: str | None = None) -> float:
+    """Dollars recorded by all attempts of ``batch_keys`` (what the guard's ``spent_before_usd`` is)."""
+    total = 0.0
+    for batch in batch_keys:
+        key = _ledger_key(batch)
+        if not store.exists(key):
+            continue
+        doc = json.loads(store.get_bytes(key))
+        for attempt, summary in doc.get("attempts", {}).items():
+            if attempt != exclude_attempt:
+                total += float(summary["batch_usd"])
+    return total
