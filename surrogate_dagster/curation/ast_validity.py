@@ -26,7 +26,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from tree_sitter import Language, Parser
+from tree_sitter import Language, Parser, Query, QueryCursor, Tree
 
 from .code_blocks import CodeBlock, answer_texts, extract_code_blocks
 
@@ -63,6 +63,14 @@ SNIPPET_WRAPPERS: dict[str, tuple[tuple[str, str], ...]] = {
     "cpp": (("void __f() {\n", "\n}\n"), ("class __Snippet {\n", "\n};\n")),
     "javascript": (("class __Snippet {\n", "\n}\n"),),   # bare class methods
     "typescript": (("class __Snippet {\n", "\n}\n"),),
+}
+
+
+# Where a grammar is more lenient than the language, a query finds what the compiler would reject.
+# tree-sitter-python accepts an empty body ("def f():" at the end of a truncated answer) and
+# Python 2 print/exec statements; CPython 3 rejects both.
+STRICT_QUERIES: dict[str, str] = {
+    "python": "(block) @block (print_statement) @py2 (exec_statement) @py2",
 }
 
 
@@ -132,6 +140,7 @@ class AstChecker:
         self.drop_guessed = drop_guessed
         self.use_snippet_wrappers = use_snippet_wrappers
         self._parsers: dict[str, Parser] = {}
+        self._queries: dict[str, QueryCursor] = {}
 
     def _parser(self, grammar: str) -> Parser:
         parser = self._parsers.get(grammar)
@@ -139,8 +148,21 @@ class AstChecker:
             parser = self._parsers[grammar] = Parser(load_language(grammar))
         return parser
 
+    def _violates_strict(self, grammar: str, tree: Tree) -> bool:
+        cursor = self._queries.get(grammar)
+        if cursor is None:
+            query = Query(load_language(grammar), STRICT_QUERIES[grammar])
+            cursor = self._queries[grammar] = QueryCursor(query)
+        captures = cursor.captures(tree.root_node)
+        if captures.get("py2"):
+            return True
+        return any(node.named_child_count == 0 for node in captures.get("block", ()))
+
     def _has_error(self, grammar: str, source: bytes) -> bool:
-        return self._parser(grammar).parse(source).root_node.has_error
+        tree = self._parser(grammar).parse(source)
+        if tree.root_node.has_error:
+            return True
+        return grammar in STRICT_QUERIES and self._violates_strict(grammar, tree)
 
     def parses(self, code: str, language: str) -> bool:
         """True when ``code`` parses as ``language`` (bare, then via fallbacks and wrappers)."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from typing import Iterator
 
 # Canonical names that have a tree-sitter grammar in the environment (see ast_validity.GRAMMARS).
 PARSEABLE = ("python", "javascript", "typescript", "tsx", "java", "c", "cpp", "go", "rust",
@@ -30,8 +31,10 @@ PARSEABLE = ("python", "javascript", "typescript", "tsx", "java", "c", "cpp", "g
 # Fence tag (lower-cased, first word) -> canonical language. Languages without a grammar still get
 # a canonical name so that they are counted by language rather than lumped into "unknown".
 ALIASES: dict[str, str] = {
-    **{t: "python" for t in ("python", "py", "python3", "py3", "python2", "py2", "pyw", "pyi",
-                             "sage", "ipython", "ipython3", "gyp", "bazel", "starlark")},
+    **{t: "python" for t in ("python", "py", "python3", "py3", "pyw", "pyi", "sage", "ipython",
+                             "ipython3", "gyp", "bazel", "starlark")},
+    # Python 2 has no grammar here: the Python check rejects print/exec statements.
+    **{t: "python2" for t in ("python2", "py2")},
     **{t: "pycon" for t in ("pycon", "python-repl", "pyrepl", "python-console", "doctest")},
     **{t: "javascript" for t in ("javascript", "js", "jsx", "node", "nodejs", "mjs", "cjs",
                                  "ecmascript", "es6")},
@@ -116,7 +119,7 @@ def normalize_language(tag: str) -> str | None:
 # (language, pattern, weight): summed per language; a guess needs a clear winner (see below).
 _SIGNALS: list[tuple[str, re.Pattern[str], int]] = [
     ("python", re.compile(r"^\s*(def|class) \w+.*:\s*$", re.M), 3),
-    ("python", re.compile(r"^\s*(from [\w.]+ import |import [\w.]+(\s+as \w+)?\s*$)", re.M), 2),
+    ("python", re.compile(r"^\s*(from [\w.]+ import |import [\w.]+(\s+as \w+)?\s*$)", re.M), 3),
     ("python", re.compile(r"^\s*(elif .*|else|try|except.*|finally|with .*)\s*:\s*$", re.M), 2),
     ("python", re.compile(r"\bprint\(|\bself\.|__name__|\bNone\b|\bTrue\b|\bFalse\b"), 1),
     ("javascript", re.compile(r"\b(const|let) \w+\s*=|=>\s*[{(]|\bconsole\.log\(|\brequire\("), 2),
@@ -184,6 +187,26 @@ def strip_non_code_spans(text: str) -> str:
     return _THINK.sub("", _TOOL_CALL.sub("", text))
 
 
+def _fences(lines: list[str]) -> Iterator[tuple[int, int, int, str, bool]]:
+    """(open line, close line or len(lines), indent, info string, closed) for each fence."""
+    i = 0
+    while i < len(lines):
+        m = _FENCE_OPEN.match(lines[i])
+        # A backtick fence's info string may not contain backticks (that is inline code).
+        if not m or (m["fence"][0] == "`" and "`" in m["info"]):
+            i += 1
+            continue
+        indent, fence = len(m["indent"]), m["fence"]
+        # A closing fence may be indented at most 3 columns more than the opening one: a deeper
+        # fence is content (e.g. a Markdown example inside a docstring).
+        close = re.compile(r"^[ \t]{0,%d}%s{%d,}[ \t]*$" % (indent + 3, re.escape(fence[0]), len(fence)))
+        j = i + 1
+        while j < len(lines) and not close.match(lines[j]):
+            j += 1
+        yield i, j, indent, m["info"].strip(), j < len(lines)
+        i = j + 1
+
+
 def extract_code_blocks(text: str, *, guess_untagged: bool = True) -> list[CodeBlock]:
     """All fenced code blocks of a Markdown text, in order.
 
@@ -193,23 +216,11 @@ def extract_code_blocks(text: str, *, guess_untagged: bool = True) -> list[CodeB
     """
     lines = strip_non_code_spans(text).split("\n")
     blocks: list[CodeBlock] = []
-    i = 0
-    while i < len(lines):
-        m = _FENCE_OPEN.match(lines[i])
-        # A backtick fence's info string may not contain backticks (that is inline code).
-        if not m or (m["fence"][0] == "`" and "`" in m["info"]):
-            i += 1
-            continue
-        indent, fence, info = len(m["indent"]), m["fence"], m["info"].strip()
-        close = re.compile(r"^[ \t]*" + re.escape(fence[0]) + "{" + str(len(fence)) + r",}[ \t]*$")
-        body: list[str] = []
-        j = i + 1
-        while j < len(lines) and not close.match(lines[j]):
-            line = lines[j]
+    for start, end, indent, info, closed in _fences(lines):
+        body = []
+        for line in lines[start + 1:end]:
             cut = len(line) - len(line.lstrip(" \t"))
             body.append(line[min(indent, cut):])
-            j += 1
-        closed = j < len(lines)
         code = "\n".join(body)
         tag = info.split()[0] if info else ""
         language = normalize_language(info) if info else None
@@ -220,7 +231,6 @@ def extract_code_blocks(text: str, *, guess_untagged: bool = True) -> list[CodeB
         if language == "python" and code.lstrip().startswith(">>> "):
             language = "pycon"  # an interpreter transcript tagged as python: not a program
         blocks.append(CodeBlock(language, tag, code, closed, guessed))
-        i = j + 1
     return blocks
 
 
@@ -238,17 +248,7 @@ def answer_texts(row: dict) -> list[str]:
 def prose_of(text: str) -> str:
     """The answer's text outside code fences, tool calls and think spans."""
     lines = strip_non_code_spans(text).split("\n")
-    out: list[str] = []
-    fence: str | None = None
-    for line in lines:
-        m = _FENCE_OPEN.match(line)
-        if fence is None and m and not (m["fence"][0] == "`" and "`" in m["info"]):
-            fence = m["fence"]
-            continue
-        if fence is not None:
-            s = line.strip()
-            if s and set(s) == {fence[0]} and len(s) >= len(fence):
-                fence = None
-            continue
-        out.append(line)
-    return "\n".join(out)
+    inside: set[int] = set()
+    for start, end, *_ in _fences(lines):
+        inside.update(range(start, end + 1))
+    return "\n".join(line for i, line in enumerate(lines) if i not in inside)

@@ -22,8 +22,11 @@ HELPER_DATASETS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "open-r1/codeforces": ("open-r1/codeforces", "default", ("train", "test")),
 }
 
-# Key under which a flat row stream says which split a row belongs to (native rows have no split
-# column in any of the four helpers, so this cannot collide).
+# HF repo id -> OCR-2 `dataset` value, so callers may key their rows either way.
+_BY_REPO = {repo: name for name, (repo, _, _) in HELPER_DATASETS.items()}
+
+# Key under which a flat row stream says which split a row belongs to: the mirror tags every row
+# with it (sources/mirror.py). None of the four helpers has a native column of that name.
 SPLIT_KEY = "_split"
 
 QuestionKey = tuple[str, str, int]
@@ -93,15 +96,20 @@ def build_question_index(
 ) -> dict[QuestionKey, str]:
     """Map (dataset, split, index) -> problem statement for every helper row that has one.
 
-    ``helper_rows_by_dataset`` is keyed by the OCR-2 ``dataset`` value. Each value is either
-    ``{split: rows_in_published_order}`` or one flat iterable whose rows carry their split under
-    ``SPLIT_KEY`` (as :func:`helper_rows_from_mirror` yields them). ``wanted`` limits the index to
-    the keys the OCR-2 rows actually reference, which keeps memory small on the full helpers.
+    ``helper_rows_by_dataset`` is keyed by the OCR-2 ``dataset`` value (``taco``) or the helper's
+    HF repo id (``BAAI/TACO``). Each value is either ``{split: rows_in_published_order}`` or one
+    flat iterable whose rows carry their split under ``SPLIT_KEY`` (as the mirror and
+    :func:`helper_rows_from_mirror` yield them); a row's index is its position among the rows of
+    its split in iteration order. The mirror's own ``_index`` is not used: it counts across all
+    splits. ``wanted`` limits the index to the keys the OCR-2 rows actually reference, which keeps
+    memory small on the full helpers.
     """
     index: dict[QuestionKey, str] = {}
-    for dataset, rows in helper_rows_by_dataset.items():
-        if dataset not in HELPER_DATASETS:
-            raise ValueError(f"unknown OCR-2 helper dataset {dataset!r}")
+    for key, rows in helper_rows_by_dataset.items():
+        dataset = key if key in HELPER_DATASETS else _BY_REPO.get(key)
+        if dataset is None:
+            raise ValueError(f"unknown OCR-2 helper dataset {key!r}; expected one of "
+                             f"{sorted(HELPER_DATASETS)} or {sorted(_BY_REPO)}")
         for split, i, row in _rows_by_split(rows):
             key = (dataset, split, i)
             if wanted is not None and key not in wanted:

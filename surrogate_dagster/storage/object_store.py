@@ -193,7 +193,9 @@ class ObjectStore(ABC):
             with self._open_raw(self.manifest_key(key)) as fh:
                 raw = fh.read()
         except MissingObject:
-            detail = "object present but its manifest is missing (unfinished write?)" if self._exists_raw(key) else ""
+            detail = ""
+            if self._exists_raw(key):
+                detail = "object present but its manifest is missing (unfinished write?)"
             raise MissingObject(key, detail) from None
         try:
             doc = json.loads(raw)

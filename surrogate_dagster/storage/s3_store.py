@@ -112,11 +112,15 @@ class S3ObjectStore(ObjectStore):
         session = boto3.session.Session(
             aws_access_key_id=_env_secret(access_key_env, "access_key_env"),
             aws_secret_access_key=_env_secret(secret_key_env, "secret_key_env"),
-            aws_session_token=_env_secret(session_token_env, "session_token_env") if session_token_env else None,
+            aws_session_token=(
+                _env_secret(session_token_env, "session_token_env") if session_token_env else None
+            ),
             region_name=region,
         )
         config = Config(
-            retries={"mode": "standard", "max_attempts": max_attempts},
+            # total_max_attempts counts the first try (botocore's "max_attempts" counts retries
+            # only, so max_attempts=5 there would mean 6 requests).
+            retries={"mode": "standard", "total_max_attempts": max_attempts},
             request_checksum_calculation="when_required",
             response_checksum_validation="when_required",
             connect_timeout=connect_timeout,
@@ -131,7 +135,10 @@ class S3ObjectStore(ObjectStore):
         )
 
     def __repr__(self) -> str:
-        return f"S3ObjectStore(bucket={self.bucket!r}, prefix={self.prefix!r}, endpoint_url={self.endpoint_url!r})"
+        return (
+            f"S3ObjectStore(bucket={self.bucket!r}, prefix={self.prefix!r}, "
+            f"endpoint_url={self.endpoint_url!r})"
+        )
 
     def _full(self, key: str) -> str:
         validate_raw_key(key)
@@ -159,8 +166,10 @@ class S3ObjectStore(ObjectStore):
     def _put_raw_stream(self, key: str, chunks: Iterable[bytes], content_type: str | None) -> None:
         # s3transfer reads up to multipart_threshold first: below it this is one atomic PUT,
         # above it a multipart upload that s3transfer aborts if the source or a part fails.
+        # BufferedReader makes read(n) return n bytes unless at EOF: s3transfer takes a short
+        # first read as "small object" and would then buffer the whole stream for one PUT.
         self.client.upload_fileobj(
-            _IterReader(chunks),
+            io.BufferedReader(_IterReader(chunks), buffer_size=1024 * 1024),
             self.bucket,
             self._full(key),
             ExtraArgs=self._extra(content_type) or None,

@@ -170,6 +170,8 @@ def adapt_opencodeinstruct(row: dict, ctx: AdapterContext) -> dict:
     user = text_field(row, "input", "empty_question")
     answer = text_field(row, "output", "empty_answer")
     tests = json_list(row.get("unit_tests"), "unit_tests")
+    if not all(isinstance(t, str) for t in tests):
+        raise Quarantine("wrong_type", "unit_tests: non-string entries")
     status = row.get("tests_execution_status")
     judgement = row.get("llm_judgement")
     if isinstance(judgement, str):
@@ -180,7 +182,7 @@ def adapt_opencodeinstruct(row: dict, ctx: AdapterContext) -> dict:
             pass
     meta = {"id": row.get("id"), "domain": row.get("domain"),
             "generation_algorithm": row.get("generation_algorithm"),
-            "unit_tests": [t for t in tests if isinstance(t, str)],
+            "unit_tests": tests,
             "tests_execution_status": json_list(status, "tests_execution_status") if status is not None else None,
             "average_test_score": to_float(row.get("average_test_score")), "llm_judgement": judgement}
     return _single_turn(ctx, row.get("id") or content_id(user, answer), user, answer, meta)
@@ -244,9 +246,11 @@ def adapt_opc_sft_stage2(row: dict, ctx: AdapterContext) -> dict:
     _check_config(ctx, OPC_STAGE2_CONFIGS)
     extra: dict = {"entry_point": row.get("entry_point")}
     if ctx.config == "educational_instruct":
-        tests = json_list(row.get("testcase"), "testcase")
-        if not all(isinstance(t, str) for t in tests):
-            raise Quarantine("wrong_type", "testcase: non-string entries")
+        tests = row.get("testcase")
+        # a list of assert strings natively (not JSON-in-string): anything else is a broken row
+        if not isinstance(tests, list) or not all(isinstance(t, str) for t in tests):
+            raise Quarantine("wrong_type", f"testcase: {type(tests).__name__} of non-strings"
+                             if isinstance(tests, list) else f"testcase: {type(tests).__name__}")
         extra["testcase"] = tests
     return _opc(row, ctx, extra)
 

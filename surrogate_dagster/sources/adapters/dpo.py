@@ -103,8 +103,8 @@ def adapt_when2call_pref(row: dict, ctx: AdapterContext) -> dict:
         prompt.insert(0, {"role": "system", "content": hermes_system_prompt(tools)})
     meta = {"chosen_kind": chosen_kind, "rejected_kind": rejected_kind, "n_tools": len(tools),
             "chosen_reward": row.get("chosen_reward"), "rejected_reward": row.get("rejected_reward")}
-    return dpo_row(ctx, content_id(row.get("tools"), prompt[-1], chosen, rejected), prompt, chosen, rejected, tools=tools,
-                   meta={k: v for k, v in meta.items() if v is not None})
+    return dpo_row(ctx, content_id(row.get("tools"), prompt[-1], chosen, rejected), prompt, chosen, rejected,
+                   tools=tools, meta={k: v for k, v in meta.items() if v is not None})
 
 
 ADAPTERS: dict[str, Callable[[dict, AdapterContext], dict]] = {

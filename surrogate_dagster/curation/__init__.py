@@ -1,0 +1,1 @@
+"""Curation phase: sanitize, dedup, decontaminate, validate and filter, then build the mixtures."""

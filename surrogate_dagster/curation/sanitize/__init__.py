@@ -1,0 +1,21 @@
+"""Secrets and PII sanitizer for training rows (issue 3, item 1).
+
+    from surrogate_dagster.curation.sanitize import Sanitizer, SanitizerConfig
+    res = Sanitizer(SanitizerConfig(ner_model=None)).sanitize(text)
+    res.text, res.counts, res.findings
+
+Categories: cloud_credentials, vcs_ci_tokens, saas_api_keys, private_keys, jwt_bearer_session,
+passwords, emails, phones, public_ips, payment_national_ids (regex + validators), person_names,
+addresses (NER, `ner_model`).
+"""
+from .detectors import Candidate
+from .engine import Finding, SanitizeResult, Sanitizer, SanitizerConfig
+from .ner import DEFAULT_NER_MODEL, NERBackend, SpacyNER, TransformersNER, load_ner
+from .patterns import CATEGORIES, NER_CATEGORIES, PII_CATEGORIES, SECRET_CATEGORIES
+from .placeholders import PLACEHOLDER_RE
+
+__all__ = [
+    "CATEGORIES", "Candidate", "DEFAULT_NER_MODEL", "Finding", "NERBackend", "NER_CATEGORIES", "PII_CATEGORIES",
+    "PLACEHOLDER_RE", "SECRET_CATEGORIES", "SanitizeResult", "Sanitizer", "SanitizerConfig", "SpacyNER",
+    "TransformersNER", "load_ner",
+]

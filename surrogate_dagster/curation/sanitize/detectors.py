@@ -1,0 +1,280 @@
+"""Context detectors for categories 4 and 6: private keys, and passwords/credentials found by
+their surroundings (assignments, URLs, connection strings, command lines, HTTP headers), plus a
+keyword-free high-entropy quoted-string detector.
+
+Every detector yields `Candidate`s; the engine resolves overlaps. Quotes may be escaped
+(`\\"password\\": \\"...\\"` inside JSON strings) and values stop at a literal `\\n`, so secrets in
+escaped JSON are found where they sit, with no unescaping pass.
+"""
+from __future__ import annotations
+
+import re
+from typing import Iterator, NamedTuple
+
+from .patterns import JWT, PASSWORDS, PKEY
+from .validators import char_classes, looks_like_placeholder, shannon_entropy
+
+
+class Candidate(NamedTuple):
+    """A span to replace: [start, end) in the scanned text."""
+
+    start: int
+    end: int
+    category: str
+    tag: str
+    rule: str
+    priority: int  # higher wins an overlap: provider formats > context rules > generic entropy
+
+
+# ---------------------------------------------------------------- (4) private keys and certs
+_PEM_BEGIN = re.compile(r"-----BEGIN ([A-Z0-9 _-]{0,60}?(PRIVATE KEY(?: BLOCK)?|CERTIFICATE))-----")
+_B64ISH = re.compile(r"[A-Za-z0-9+/=]")
+_PUTTY = re.compile(r"PuTTY-User-Key-File-\d: [^\n]*(?:\n[^\n]+){1,60}")
+
+
+def detect_private_keys(text: str, lower: str) -> Iterator[Candidate]:
+    """PEM private keys, PGP private key blocks, certificates and PuTTY key files.
+
+    A block needs a body of >= 20 base64 characters (an empty `BEGIN..END` is documentation).
+    Without an END line (truncated paste) the block runs to the next blank line.
+    """
+    if "-----begin" in lower:
+        for m in _PEM_BEGIN.finditer(text):
+            label = m.group(1)
+            end_marker = f"-----END {label}-----"
+            end = text.find(end_marker, m.end(), m.end() + 40000)
+            if end >= 0:
+                stop = end + len(end_marker)
+                body = text[m.end():end]
+            else:
+                blank = re.compile(r"\n[ \t]*\n|\\n\\n|\Z").search(text, m.end())
+                stop = blank.start() if blank else len(text)
+                body = text[m.end():stop]
+            # with an END line the body must look like key material (an empty or `...` body is
+            # documentation); a BEGIN line with no END is a truncated paste: redact what follows
+            if end >= 0 and len(_B64ISH.findall(body.replace("\\n", ""))) < 20:
+                continue
+            cert = m.group(2) == "CERTIFICATE"
+            yield Candidate(m.start(), stop, PKEY, "CERTIFICATE" if cert else "SECRET_PRIVATE_KEY",
+                            "pem_block", 4)
+    if "putty-user-key-file" in lower:
+        for m in _PUTTY.finditer(text):
+            if "Private-Lines" in m.group(0):
+                yield Candidate(m.start(), m.end(), PKEY, "SECRET_PRIVATE_KEY", "putty_key", 4)
+
+
+# ---------------------------------------------------------------- (6) passwords / credentials
+# Strong keywords: the value is a password whatever it looks like (if not a placeholder).
+# Weak keywords: the value must also look random (entropy floor, mixed character classes).
+_STRONG = r"passw(?:or)?d|passwd|pwd|passphrase|pass|pw|secrete?|private[_.-]?key|client[_.-]?secret"
+_WEAK = (r"token|api[_.-]?key|apikey|access[_.-]?key|auth[_.-]?key|credentials?|creds|"
+         r"signing[_.-]?key|encryption[_.-]?key|master[_.-]?key")
+# bare `key` is the weakest signal of all: stricter value test, and many key names are not secrets
+_KEYWORD = r"key"
+_KW = re.compile(rf"(?i)({_STRONG})|({_WEAK})|({_KEYWORD})")
+# a weak keyword glued to a lower-case prefix (`jsonwebtoken`) counts only after these words
+_GLUED_OK = frozenset({"access", "auth", "api", "bearer", "refresh", "session", "id", "bot", "app", "user", "client",
+                       "secret", "private", "oauth", "github", "gitlab", "slack", "npm", "pypi", "hf", "service",
+                       "master", "admin", "root", "db", "my", "x", "personal", "deploy", "license", "signing"})
+_KEY_NOT_SECRET = re.compile(r"(?i)^(?:public|pub[_.-]|csrf|xsrf|primary|foreign|sort|partition|cache|idempoten|row|"
+                             r"hot|shortcut|keyboard|sequence|schema|bucket|object|s3|map|dict|hash|lookup|cursor|"
+                             r"group|routing|unique|composite|natural|surrogate|sharding|index|kms|ssh[_.-]?pub)")
+_KEY_CH = r"[A-Za-z0-9_.-]"
+# after the key name: optional closing quote/bracket, an assignment operator, an opening quote
+_ASSIGN_TAIL = re.compile(
+    r"(?P<kq>\\?[\"'`])?(?:\s*\])?[ \t]*(?P<op>:=|::=|:::=|=>|===?|!==?|\?\?=|\?=|\.=|\|\||=|:|,|\((?=[ \t]*\\?[\"'`])|[ \t](?=[ \t]*@?\\?[\"'`]))"
+    r"[ \t]*(?:\[\]\s*)?@?(?P<vq>\\?[\"'`])?")
+_QVAL = {"\"": re.compile(r"((?:[^\"\\\n]|\\(?!\"|n))*)\\?\""), "'": re.compile(r"((?:[^'\\\n]|\\(?!'|n))*)\\?'"),
+         "`": re.compile(r"([^`\n]*)`")}
+_UVAL = re.compile(r"[^\s\"'`,;\\]+")
+_NON_SECRET_SUFFIX = re.compile(
+    r"(?i)(?:^|[_.-]|(?<=[a-z]))(?:ids?|names?|urls?|uris?|files?|paths?|size|length|len|types?|format|"
+    r"fields?|labels?|prompts?|polic(?:y|ies)|headers?|count|expir\w*|timeouts?|ttl|min|max|mode|"
+    r"endpoint|regexp?|pattern|columns?|class|version|hint|dir|at|hash|salt|reset|confirm|"
+    r"strength|rules?|store|manager|provider|service|generator|validator|input|placeholder|location)$")
+_CODE_REF = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*\.)+[A-Za-z_][A-Za-z0-9_]*$|^[a-z_]+$|^[A-Z_]+$|^(?:true|false|null|none|nil)$",
+                       re.I)
+
+
+def _value_ok(value: str, strong: bool, quoted: bool, bare_key: bool = False) -> bool:
+    v = value.strip()
+    if looks_like_placeholder(v) or not any(c.isalnum() for c in v):
+        return False
+    if bare_key:
+        return (len(v) >= 16 and " " not in v and shannon_entropy(v) >= 3.5 and char_classes(v) >= 2
+                and _CODE_REF.match(v) is None and "/" not in v)
+    if strong:
+        if quoted:
+            return len(v) >= 4
+        return len(v) >= 6 and _CODE_REF.match(v) is None and (char_classes(v) >= 2 or len(v) >= 12)
+    if " " in v or v.lower().startswith(("http://", "https://", "file:")):
+        return False
+    return (len(v) >= 8 and shannon_entropy(v) >= 3.0 and char_classes(v) >= 2
+            and _CODE_REF.match(v) is None)
+
+
+def _key_bounds(text: str, kw_start: int, kw_end: int) -> tuple[int, int]:
+    s = kw_start
+    while s > 0 and s > kw_start - 50 and (text[s - 1].isalnum() or text[s - 1] in "_.-"):
+        s -= 1
+    e = kw_end
+    while e < len(text) and e < kw_end + 40 and (text[e].isalnum() or text[e] in "_.-"):
+        e += 1
+    return s, e
+
+
+def detect_assignments(text: str, lower: str) -> Iterator[Candidate]:
+    """`password = "..."`, `API_TOKEN: ...`, `"client_secret": "..."`, `Pwd=...;`, XML elements,
+    `setProperty("X_TOKEN", "...")` and reversed comparisons `"..." == password`."""
+    for m in _KW.finditer(text):
+        strong = m.group(1) is not None
+        bare_key = m.group(3) is not None
+        kw = m.group(0).lower()
+        after = text[m.end():m.end() + 1]
+        before = text[m.start() - 1:m.start()] if m.start() else ""
+        # `tokenizer`, `passenger`, `author`, `keyword`: the keyword is part of another word
+        if after.islower() and not m.group(0).isupper():
+            continue
+        if kw in ("pass", "pw") and before.isalpha():
+            continue  # bypass, compass
+        if not strong and before.islower() and m.group(0)[0].islower():  # camelCase `genericToken` is fine
+            j = m.start()
+            while j > 0 and text[j - 1].islower():
+                j -= 1
+            if text[j:m.start()].lower() not in _GLUED_OK:
+                continue  # jsonwebtoken, monkey, hotkey
+        ks, ke = _key_bounds(text, m.start(), m.end())
+        key = text[ks:ke]
+        if bare_key and text[m.end():ke].rstrip("0123456789") not in ("", "s"):
+            continue  # `keyStr`, `KeyMeshing`: `key` must end the name to mean a credential
+        if _NON_SECRET_SUFFIX.search(key) or _KEY_NOT_SECRET.match(key.lstrip("_.-")):
+            continue
+        # XML element <password>value</password>
+        if ks > 0 and text[ks - 1] == "<" and text[ke:ke + 1] == ">":
+            close = text.find(f"</{key}>", ke + 1, ke + 400)
+            if close > 0:
+                val = text[ke + 1:close].strip()
+                if _value_ok(val, strong, True):
+                    vs = text.index(val, ke + 1)
+                    yield Candidate(vs, vs + len(val), PASSWORDS, "SECRET_PASSWORD" if strong else "SECRET_TOKEN",
+                                    "xml_element", 2)
+            continue
+        t = _ASSIGN_TAIL.match(text, ke)
+        if t is None:
+            continue
+        op = t.group("op")
+        if op in ("==", "!=") and not t.group("vq"):
+            continue
+        if op == "," and not (t.group("kq") and t.group("vq")):
+            continue  # `"api_token", "value"` only: a bare comma is too common
+        vq = t.group("vq")
+        if vq:
+            qm = _QVAL[vq[-1]].match(text, t.end())
+            if qm is None:
+                continue
+            vs, ve = qm.span(1)
+        else:
+            um = _UVAL.match(text, t.end())
+            if um is None:
+                continue
+            vs, ve = um.span()
+            if text[ve:ve + 1] in ("(", "[") or text[ve:ve + 1] == "." and text[ve + 1:ve + 2].isalpha():
+                continue  # a call or attribute access, not a literal
+            while ve > vs and text[ve - 1] in ")]},;>":
+                ve -= 1  # closing punctuation of the surrounding code, not the value
+        val = text[vs:ve]
+        if _value_ok(val, strong, bool(vq), bare_key):
+            yield Candidate(vs, ve, PASSWORDS, "SECRET_PASSWORD" if strong else "SECRET_TOKEN", "assignment", 2)
+    if "==" in text or "!=" in text:
+        for m in _REVERSED.finditer(text):
+            kw = _KW.search(m.group("key"))
+            if kw and _value_ok(m.group("val"), kw.group(1) is not None, True):
+                yield Candidate(m.start("val"), m.end("val"), PASSWORDS, "SECRET_PASSWORD", "comparison", 2)
+
+
+_REVERSED = re.compile(r"([\"'])(?P<val>[^\"'\n]{4,200})\1\s*(?:===?|!==?)\s*(?P<key>[A-Za-z0-9_.]{2,60})")
+
+_URL_CRED = re.compile(
+    r"(?i)\b[a-z][a-z0-9+.-]{1,20}://(?P<user>[^\s:/@\"'<>()\[\]{}]{0,128}):(?P<pw>[^\s@/\"'<>]{1,256})@(?=[\w\[])")
+_CURL_USER = re.compile(
+    r"""(?:\s|^)(?:-u|--user)(?:=|[ \t]+)(?P<v>(?:"[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"':]+)(?::(?:"[^"\n]*"|'[^'\n]*'|[^\s"']*))?)""",
+    re.M)
+_CLI_FLAG = re.compile(
+    r"""(?i)(?:\s|^)(?:--(?:password|passwd|pass|db-password|token|auth-token|access-token|api-key|apikey|secret|client-secret)"""
+    r"""(?:=|[ \t]+)|\bsshpass[ \t]+-p[ \t]+)(?P<v>"[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"'-][^\s"']*)""", re.M)
+_MYSQL_P = re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?[ \t]-p(?P<v>[^\s\"'-]\S*)")
+_HEADER = re.compile(
+    r"(?i)\b(?P<name>authorization|proxy-authorization|x-[\w-]*?(?:api-?key|token|auth)|api-?key|api-token|private-token|token)"
+    r"\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?[ \t]*(?:(?P<scheme>basic|bearer|token|digest)[ \t]+)?(?P<v>[\w=~@.+/-]{8,})")
+
+
+_HEADER_FLAG = re.compile(r"(?:-H|--header)[ \t=]*[\"']$")
+
+
+def _strip_quotes(v: str) -> str:
+    return v[1:-1] if len(v) >= 2 and v[0] == v[-1] and v[0] in "\"'" else v
+
+
+def detect_credentials_in_context(text: str, lower: str) -> Iterator[Candidate]:
+    """Passwords in URLs, curl `-u user:pass`, CLI flags, mysql `-pSECRET`, HTTP auth headers."""
+    if "://" in text and "@" in text:
+        for m in _URL_CRED.finditer(text):
+            pw = m.group("pw")
+            if not looks_like_placeholder(pw) and pw.lower() not in ("pass", "pwd", "x-oauth-basic"):
+                yield Candidate(m.start("pw"), m.end("pw"), PASSWORDS, "SECRET_PASSWORD", "url_credentials", 3)
+    if "curl" in lower or "wget" in lower:
+        for m in _CURL_USER.finditer(text):
+            raw = m.group("v")
+            v = _strip_quotes(raw)
+            if ":" not in v:
+                continue
+            user, _, pw = v.partition(":")
+            parts = [p.strip("\"'{}") for p in (user, pw)]
+            if any(p.strip("\"'").startswith(("$", "<", "[", "{{", "${")) for p in (user, pw)):
+                continue
+            secretish = [p for p in parts if p and not looks_like_placeholder(p) and len(p) >= 6
+                         and p.lower() not in ("token", "username", "password")]
+            if not parts[1] or parts[1].lower() in ("test", "pass", "password", "token", "pwd", "changeme"):
+                if parts[1] or not secretish:
+                    continue
+            if secretish and shannon_entropy(v) >= 2.0:
+                yield Candidate(m.start("v"), m.end("v"), PASSWORDS, "SECRET_CREDENTIALS", "curl_user", 3)
+    if "--" in text or "sshpass" in lower:
+        for m in _CLI_FLAG.finditer(text):
+            v = _strip_quotes(m.group("v"))
+            if not looks_like_placeholder(v) and len(v) >= 6 and char_classes(v) >= 2:
+                yield Candidate(m.start("v"), m.end("v"), PASSWORDS, "SECRET_PASSWORD", "cli_flag", 3)
+    if "mysql" in lower or "mariadb" in lower:
+        for m in _MYSQL_P.finditer(text):
+            v = m.group("v")
+            if not looks_like_placeholder(v) and not v.isdigit():
+                yield Candidate(m.start("v"), m.end("v"), PASSWORDS, "SECRET_PASSWORD", "mysql_p", 3)
+    if "auth" in lower or "key" in lower or "token" in lower:
+        for m in _HEADER.finditer(text):
+            v, scheme = m.group("v"), (m.group("scheme") or "").lower()
+            if looks_like_placeholder(v) or shannon_entropy(v) < 2.75 or char_classes(v) < 2:
+                continue
+            if m.group("name").lower() == "token" and not scheme and not _HEADER_FLAG.search(text, max(0, m.start() - 12), m.start()):
+                continue  # plain `token: x` outside a `-H "..."` is the assignment detector's business
+            cat, tag = (PASSWORDS, "SECRET_BASIC_AUTH") if scheme == "basic" else (JWT, "SECRET_AUTH_HEADER")
+            yield Candidate(m.start("v"), m.end("v"), cat, tag, "http_header", 3)
+
+
+# ---------------------------------------------------------------- generic high entropy
+_SEQUENTIAL = re.compile(r"(?i)abcdefgh|01234567|qwertyui")
+_PUBLIC_NAME = re.compile(r"(?i)public|pub[_-]?key|publishable")
+_QUOTED_B64 = re.compile(r"(?<![A-Za-z0-9+/=_-])\\?([\"'])([A-Za-z0-9+/_-]{32,512}={0,2})\\?\1")
+
+
+def detect_high_entropy_strings(text: str, lower: str) -> Iterator[Candidate]:
+    """Quoted base64-alphabet strings of >= 32 chars with entropy >= 4.5 and upper, lower and
+    digits (detect-secrets' base64 limit). Pure hex is skipped: hashes and commit ids dominate
+    it in code."""
+    for m in _QUOTED_B64.finditer(text):
+        v = m.group(2)
+        if char_classes(v) < 3 or shannon_entropy(v) < 4.5 or looks_like_placeholder(v) or _SEQUENTIAL.search(v):
+            continue
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if _PUBLIC_NAME.search(text, max(line_start, m.start() - 60), m.start()):
+            continue  # public keys / publishable tokens are meant to be shared
+        yield Candidate(m.start(2), m.end(2), PASSWORDS, "SECRET_HIGH_ENTROPY", "high_entropy_string", 1)

@@ -1,0 +1,175 @@
+"""The Sanitizer: run detectors, resolve overlaps, substitute consistent placeholders.
+
+Idempotence is by construction: placeholders match no detector, spans touching a placeholder
+are dropped, and when a pass changed the text the detectors run again on the result (at most
+`max_rounds`), so `sanitize(sanitize(x).text)` finds nothing. A document with no finding costs one
+pass; context-sensitive NER is what the extra rounds are for.
+"""
+from __future__ import annotations
+
+import bisect
+import os
+from dataclasses import dataclass, field
+
+from .detectors import (Candidate, detect_assignments, detect_credentials_in_context, detect_high_entropy_strings,
+                        detect_private_keys)
+from .encoded import detect_base64
+from .ner import DEFAULT_NER_MODEL, NERBackend, detect_ner, load_ner
+from .patterns import CATEGORIES, RULES, Rule
+from .pii import detect_emails, detect_ids, detect_ips, detect_phones
+from .placeholders import PlaceholderAllocator, placeholder_spans
+from .validators import shannon_entropy
+
+_CONTEXT_DETECTORS = (detect_private_keys, detect_assignments, detect_credentials_in_context,
+                      detect_high_entropy_strings)
+_PII_DETECTORS = (detect_emails, detect_phones, detect_ips, detect_ids)
+
+
+@dataclass(frozen=True)
+class SanitizerConfig:
+    """What to detect and how to name placeholders.
+
+    `ner_model`: a spec for `ner.load_ner` (`spacy:<pkg>` or `hf:<model>`), or None for no NER.
+    `hmac_key_env`: NAME of an environment variable holding a key; when set, placeholders are
+    keyed digests, identical across documents for the same value. The key is read once and never
+    stored in results or logs.
+    """
+
+    categories: tuple[str, ...] = CATEGORIES
+    ner_model: str | None = DEFAULT_NER_MODEL
+    hmac_key_env: str | None = None
+    scan_base64: bool = True
+    max_rounds: int = 3
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One replaced span. Offsets are in the text the pass scanned (round 0: the input).
+    The secret value itself is never kept."""
+
+    category: str
+    rule: str
+    placeholder: str
+    start: int
+    end: int
+    round: int = 0
+
+
+@dataclass
+class SanitizeResult:
+    """Sanitized text, per-category counts (occurrences) and the findings."""
+
+    text: str
+    counts: dict[str, int] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.findings)
+
+
+class Sanitizer:
+    """Secrets + PII sanitizer. `sanitize(text) -> SanitizeResult`."""
+
+    def __init__(self, config: SanitizerConfig | None = None, ner: NERBackend | None = None) -> None:
+        self.config = config or SanitizerConfig()
+        unknown = set(self.config.categories) - set(CATEGORIES)
+        if unknown:
+            raise ValueError(f"unknown sanitizer categories: {sorted(unknown)}")
+        self._cats = frozenset(self.config.categories)
+        self._rules: tuple[Rule, ...] = tuple(r for r in RULES if r.category in self._cats)
+        self._key: bytes | None = None
+        if self.config.hmac_key_env:
+            raw = os.environ.get(self.config.hmac_key_env)
+            if not raw:
+                raise ValueError(f"environment variable {self.config.hmac_key_env} (placeholder HMAC key) is not set")
+            self._key = raw.encode()
+        wants_ner = bool(self._cats & {"person_names", "addresses"})
+        self._ner = ner if ner is not None else (load_ner(self.config.ner_model)
+                                                 if wants_ner and self.config.ner_model else None)
+
+    # ------------------------------------------------------------------ detection
+    def _scan_plain(self, text: str, depth: int = 0) -> list[Candidate]:
+        """All non-NER candidates in `text` (no overlap resolution)."""
+        lower = text.lower()
+        cands: list[Candidate] = []
+        for rule in self._rules:
+            if rule.keywords and not any(k in lower for k in rule.keywords):
+                continue
+            for m in rule.regex.finditer(text):
+                value = m.group(rule.group)
+                if not value:
+                    continue
+                if rule.entropy and shannon_entropy(value) < rule.entropy:
+                    continue
+                if rule.validate is not None and not rule.validate(value):
+                    continue
+                cands.append(Candidate(m.start(rule.group), m.end(rule.group), rule.category, rule.tag, rule.id, 5))
+        for det in _CONTEXT_DETECTORS + _PII_DETECTORS:
+            cands.extend(c for c in det(text, lower) if c.category in self._cats)
+        if self.config.scan_base64 and depth < 2:
+            spans = [(c.start, c.end) for c in cands]
+
+            def covered(s: int, e: int) -> bool:
+                return any(cs < e and ce > s for cs, ce in spans)
+
+            cands.extend(detect_base64(text, covered, lambda t, d: _resolve(self._scan_plain(t, d)), depth))
+        return cands
+
+    def detect(self, text: str) -> list[Candidate]:
+        """Non-overlapping candidates for `text`, placeholders excluded, sorted by start."""
+        cands = self._scan_plain(text)
+        if self._ner is not None:
+            cands.extend(c for c in detect_ner(text, self._ner) if c.category in self._cats)
+        ph = placeholder_spans(text)
+        if ph:
+            ph_starts = [s for s, _ in ph]
+
+            def touches(c: Candidate) -> bool:
+                i = bisect.bisect_right(ph_starts, c.end)
+                return any(s < c.end and e > c.start for s, e in ph[max(0, i - 4):i])
+
+            cands = [c for c in cands if not touches(c)]
+        return _resolve(cands)
+
+    # ------------------------------------------------------------------ substitution
+    def sanitize(self, text: str) -> SanitizeResult:
+        """Replace every finding with its placeholder; see the module docstring for idempotence."""
+        if not isinstance(text, str):
+            raise TypeError(f"sanitize() needs str, got {type(text).__name__}")
+        alloc = PlaceholderAllocator(text, self._key)
+        counts = {c: 0 for c in self.config.categories}
+        findings: list[Finding] = []
+        cur = text
+        for rnd in range(self.config.max_rounds):
+            cands = self.detect(cur)
+            if not cands:
+                break
+            parts, pos = [], 0
+            for c in cands:
+                ph = alloc.get(c.tag, cur[c.start:c.end])
+                parts.append(cur[pos:c.start])
+                parts.append(ph)
+                pos = c.end
+                counts[c.category] += 1
+                findings.append(Finding(c.category, c.rule, ph, c.start, c.end, rnd))
+            parts.append(cur[pos:])
+            cur = "".join(parts)
+        return SanitizeResult(cur, counts, findings)
+
+
+def _resolve(cands: list[Candidate]) -> list[Candidate]:
+    """Greedy overlap resolution: higher priority, then longer span, wins; result sorted by start."""
+    if len(cands) <= 1:
+        return list(cands)
+    chosen: list[Candidate] = []
+    starts: list[int] = []
+    for c in sorted(cands, key=lambda c: (-c.priority, -(c.end - c.start), c.start)):
+        i = bisect.bisect_left(starts, c.start)
+        if i > 0 and chosen[i - 1].end > c.start:
+            continue
+        if i < len(chosen) and chosen[i].start < c.end:
+            continue
+        starts.insert(i, c.start)
+        chosen.insert(i, c)
+    return chosen

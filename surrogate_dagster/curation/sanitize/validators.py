@@ -1,0 +1,139 @@
+"""Checksums and plausibility tests that turn regex candidates into findings.
+
+Regexes over-match; these cheap checks are what keep the false-positive rate low on code:
+Luhn for cards, ISO 13616 mod-97 for IBANs, SSA rules for SSNs, `ipaddress` for public IPs,
+Shannon entropy floors and placeholder tests for generic secrets.
+"""
+from __future__ import annotations
+
+import ipaddress
+import math
+import re
+from collections import Counter
+
+# Well-known public DNS resolvers: public addresses, but not personal data, and very common in
+# configs and docs. Left alone on purpose.
+KNOWN_RESOLVERS = frozenset({
+    "8.8.8.8", "8.8.4.4", "1.1.1.1", "1.0.0.1", "9.9.9.9", "149.112.112.112",
+    "208.67.222.222", "208.67.220.220", "64.6.64.6", "64.6.65.6", "4.2.2.1", "4.2.2.2",
+    "94.140.14.14", "94.140.15.15", "76.76.2.0", "76.76.10.0", "185.228.168.9",
+    "2001:4860:4860::8888", "2001:4860:4860::8844", "2606:4700:4700::1111",
+    "2606:4700:4700::1001", "2620:fe::fe", "2620:fe::9", "2620:119:35::35", "2620:119:53::53",
+})
+
+# RFC 5737 / RFC 3849 documentation ranges: by definition nobody's address.
+_DOC_NETS = tuple(ipaddress.ip_network(n) for n in (
+    "192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32"))
+
+
+def shannon_entropy(s: str) -> float:
+    """Bits per character of `s` (0.0 for the empty string)."""
+    if not s:
+        return 0.0
+    n = len(s)
+    return -sum(c / n * math.log2(c / n) for c in Counter(s).values())
+
+
+def luhn_ok(digits: str) -> bool:
+    """True when the digit string passes the Luhn checksum (card numbers)."""
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = ord(ch) - 48
+        if i % 2 == 1:
+            d *= 2
+            if d > 9:
+                d -= 9
+        total += d
+    return total % 10 == 0
+
+
+# Card brand prefixes (IIN ranges) and lengths, from the networks' public documentation.
+_CARD_PREFIX = re.compile(
+    r"^(?:4\d{12}(?:\d{3}){0,2}"                    # Visa 13/16/19
+    r"|(?:5[1-5]\d{2}|222[1-9]|22[3-9]\d|2[3-6]\d{2}|27[01]\d|2720)\d{12}"  # Mastercard
+    r"|3[47]\d{13}"                                  # Amex
+    r"|3(?:0[0-5]|[68]\d)\d{11,16}"                  # Diners
+    r"|6(?:011|5\d{2}|4[4-9]\d)\d{12,15}"            # Discover
+    r"|35(?:2[89]|[3-8]\d)\d{12,15}"                 # JCB
+    r"|62\d{14,17}"                                  # UnionPay
+    r"|(?:5[06-9]|6\d)\d{10,17}"                     # Maestro
+    r"|1\d{14})$"                                    # UATP
+)
+
+
+def card_ok(digits: str) -> bool:
+    """Luhn-valid, a known brand prefix and length, and not a run of one digit."""
+    return (13 <= len(digits) <= 19 and len(set(digits)) > 1
+            and _CARD_PREFIX.match(digits) is not None and luhn_ok(digits))
+
+
+# ISO 13616 IBAN lengths per country (public SWIFT registry).
+IBAN_LENGTHS = {
+    "AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22, "BH": 22,
+    "BI": 27, "BR": 29, "BY": 28, "CH": 21, "CR": 22, "CY": 28, "CZ": 24, "DE": 22, "DJ": 27,
+    "DK": 18, "DO": 28, "EE": 20, "EG": 29, "ES": 24, "FI": 18, "FK": 18, "FO": 18, "FR": 27,
+    "GB": 22, "GE": 22, "GI": 23, "GL": 18, "GR": 27, "GT": 28, "HN": 28, "HR": 21, "HU": 28,
+    "IE": 22, "IL": 23, "IQ": 23, "IS": 26, "IT": 27, "JO": 30, "KW": 30, "KZ": 20, "LB": 28,
+    "LC": 32, "LI": 21, "LT": 20, "LU": 20, "LV": 21, "LY": 25, "MC": 27, "MD": 24, "ME": 22,
+    "MK": 19, "MN": 20, "MR": 27, "MT": 31, "MU": 30, "NI": 28, "NL": 18, "NO": 15, "OM": 23,
+    "PK": 24, "PL": 28, "PS": 29, "PT": 25, "QA": 29, "RO": 24, "RS": 22, "RU": 33, "SA": 24,
+    "SC": 31, "SD": 18, "SE": 24, "SI": 19, "SK": 24, "SM": 27, "SO": 23, "ST": 25, "SV": 28,
+    "TL": 23, "TN": 24, "TR": 26, "UA": 29, "VA": 22, "VG": 24, "XK": 20, "YE": 30,
+}
+
+
+def iban_ok(raw: str) -> bool:
+    """Country length and mod-97 == 1 (ISO 7064) on an IBAN with spaces removed."""
+    s = raw.replace(" ", "").upper()
+    if IBAN_LENGTHS.get(s[:2]) != len(s) or not s[2:4].isdigit():
+        return False
+    moved = s[4:] + s[:4]
+    num = "".join(str(int(ch, 36)) for ch in moved)
+    return int(num) % 97 == 1
+
+
+def ssn_ok(area: str, group: str, serial: str) -> bool:
+    """SSA rules: area not 000/666/9xx, group not 00, serial not 0000."""
+    return (area not in ("000", "666") and area[0] != "9" and group != "00" and serial != "0000")
+
+
+def public_ip(s: str) -> bool:
+    """True for a routable public address that is not a documentation range or known resolver.
+
+    Private (RFC 1918, ULA), loopback, link-local, CGNAT, multicast, reserved and documentation
+    ranges are left alone: they identify nobody.
+    """
+    try:
+        addr = ipaddress.ip_address(s.split("%", 1)[0])
+    except ValueError:
+        return False
+    if not addr.is_global or addr.is_multicast or any(addr in n for n in _DOC_NETS):
+        return False
+    if isinstance(addr, ipaddress.IPv6Address):
+        if addr.ipv4_mapped is not None:
+            return public_ip(str(addr.ipv4_mapped))
+        if "." in s and not public_ip(s.split("%", 1)[0].rsplit(":", 1)[1]):
+            return False  # NAT64 / SIIT / compatible forms wrapping a non-public IPv4
+    return str(addr) not in KNOWN_RESOLVERS
+
+
+_PLACEHOLDER_WORDS = re.compile(
+    r"(?i)example|here$|####|changeme|change_me|placeholder|your[_-]?|dummy|fake|redacted|sample|"
+    r"xxxx|\*\*\*\*|\.\.\.|todo|replace|insert|<[a-z_ -]+>|^none$|^null$|^nil$|^true$|^false$|"
+    r"^undefined$|^password$|^secret$|^passw(?:or)?d$|^string$|^test$")
+
+
+def looks_like_placeholder(value: str) -> bool:
+    """Template variables, obvious dummies and code references are not secrets."""
+    v = value.strip()
+    if not v or v[0] in "$%{<" or v.startswith(("{{", "ENC[", "env.", "process.env", "os.environ")):
+        return True
+    if len(set(v)) <= 2:
+        return True
+    return _PLACEHOLDER_WORDS.search(v) is not None
+
+
+def char_classes(s: str) -> int:
+    """How many of lower, upper, digit, symbol occur in `s`."""
+    return (any(c.islower() for c in s) + any(c.isupper() for c in s)
+            + any(c.isdigit() for c in s) + any(not c.isalnum() for c in s))

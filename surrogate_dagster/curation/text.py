@@ -1,0 +1,43 @@
+"""The text views of a normalized row that curation blocks look at."""
+
+from __future__ import annotations
+
+
+def row_text(row: dict) -> str:
+    """Every turn of the row (SFT: all messages; DPO: prompt, chosen and rejected), newline-joined."""
+    if row.get("kind") == "dpo":
+        parts = [m["content"] for m in row.get("prompt") or []]
+        parts += [row.get("chosen") or "", row.get("rejected") or ""]
+    else:
+        parts = [m["content"] for m in row.get("messages") or []]
+    return "\n".join(p for p in parts if p)
+
+
+def prompt_text(row: dict) -> str:
+    """What the user asked: user turns (SFT) or the prompt's user turns (DPO)."""
+    turns = row.get("prompt") if row.get("kind") == "dpo" else row.get("messages")
+    return "\n".join(m["content"] for m in turns or [] if m["role"] == "user")
+
+
+def response_text(row: dict) -> str:
+    """What the model is trained to say: assistant turns (SFT) or chosen + rejected (DPO)."""
+    if row.get("kind") == "dpo":
+        return "\n".join(p for p in (row.get("chosen") or "", row.get("rejected") or "") if p)
+    return "\n".join(m["content"] for m in row.get("messages") or [] if m["role"] == "assistant")
+
+
+def trained_response_text(row: dict) -> str:
+    """Only what the model is pushed towards: assistant turns (SFT) or chosen (DPO)."""
+    if row.get("kind") == "dpo":
+        return row.get("chosen") or ""
+    return response_text(row)
+
+
+def map_row_text(row: dict, fn) -> dict:
+    """A copy of the row with `fn` applied to every text field (used by the sanitizer)."""
+    out = dict(row)
+    out["messages"] = [{"role": m["role"], "content": fn(m["content"])} for m in row.get("messages") or []]
+    out["prompt"] = [{"role": m["role"], "content": fn(m["content"])} for m in row.get("prompt") or []]
+    out["chosen"] = fn(row.get("chosen") or "") if row.get("chosen") else row.get("chosen", "")
+    out["rejected"] = fn(row.get("rejected") or "") if row.get("rejected") else row.get("rejected", "")
+    return out

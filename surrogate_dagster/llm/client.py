@@ -1,0 +1,298 @@
+"""The LLM resource's Dagster-free core: the real ``anthropic`` SDK plus what it lacks for batch
+synthesis (PITFALLS: 2 retries by default, ``retry-after`` honoured only up to 60 s, no
+idempotency key, so a retried POST can be billed twice).
+
+- The SDK runs with ``max_retries=0``: this client owns retries, so each attempt passes the cache,
+  the breaker and the budget guard.
+- Cache by request hash (:mod:`.cache`): a re-run never pays twice; cache hits cost $0.
+- Retries with exponential backoff and jitter on 408/409/429/5xx (529 included) and connection
+  errors, honouring ``retry-after`` up to ``retry_after_cap_s``.
+- A circuit breaker (:mod:`.breaker`) fails fast after N consecutive failed attempts.
+- A cost ledger and budget guard (:mod:`.ledger`) stop before the budget could be exceeded.
+- Malformed replies (not JSON, unknown block types, no usage) raise :class:`MalformedReply`;
+  they are counted, never cached, and booked at their worst-case cost.
+
+The same code talks to the local stand-in server (``base_url=http://127.0.0.1:PORT``) in the
+local profile. The API key is read from the environment variable NAMED by ``api_key_env``; it is
+never logged.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import random
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import anthropic
+
+from .breaker import CircuitBreaker, CircuitOpenError
+from .cache import BytesStore, ResponseCache, canonical_json, request_key
+from .ledger import BudgetExceeded, CostLedger
+
+log = logging.getLogger(__name__)
+
+__all__ = ["LLMClient", "LLMResponse", "LLMError", "MalformedReply", "RetriesExhausted",
+           "CircuitOpenError", "BudgetExceeded"]
+
+RETRYABLE_STATUS = {408, 409, 429}  # plus every status >= 500 (529 "overloaded" included)
+LOCAL_KEY = "local-stand-in-no-key"  # sent to a local server only; the stand-in needs no secret
+
+
+class LLMError(RuntimeError):
+    """A request that failed for good (non-retryable status, or after all retries)."""
+
+
+class MalformedReply(LLMError):
+    """The server answered 200 with something that is not a usable Messages API reply."""
+
+
+class RetriesExhausted(LLMError):
+    """Every attempt failed with a retryable error."""
+
+
+@dataclass(frozen=True)
+class LLMResponse:
+    """A normalized reply: content blocks as plain dicts (``text`` / ``tool_use``) and its cost."""
+
+    role: str
+    model: str
+    served_by: str  # the ``model`` field of the reply (the stand-in names itself there)
+    content: list[dict]
+    stop_reason: str | None
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    cached: bool
+    request_key: str
+
+    @property
+    def text(self) -> str:
+        """All text blocks joined by blank lines."""
+        return "\n\n".join(b["text"] for b in self.content if b["type"] == "text" and b["text"].strip())
+
+    @property
+    def tool_uses(self) -> list[dict]:
+        """The ``tool_use`` blocks, in order."""
+        return [b for b in self.content if b["type"] == "tool_use"]
+
+
+def normalize_reply(body: Any) -> dict:
+    """Validate a Messages API reply body and keep only what we use; MalformedReply otherwise."""
+    if not isinstance(body, dict) or body.get("type") != "message":
+        raise MalformedReply(f"reply is not a message object: {str(body)[:120]!r}")
+    content = body.get("content")
+    if not isinstance(content, list):
+        raise MalformedReply("reply.content is not a list")
+    blocks: list[dict] = []
+    for i, b in enumerate(content):
+        kind = b.get("type") if isinstance(b, dict) else None
+        if kind == "text" and isinstance(b.get("text"), str):
+            blocks.append({"type": "text", "text": b["text"]})
+        elif kind == "tool_use" and isinstance(b.get("id"), str) and isinstance(b.get("name"), str) \
+                and isinstance(b.get("input"), dict):
+            blocks.append({"type": "tool_use", "id": b["id"], "name": b["name"], "input": b["input"]})
+        else:
+            raise MalformedReply(f"reply.content[{i}] is not a valid text/tool_use block: {str(b)[:120]!r}")
+    usage = body.get("usage") or {}
+    if not all(isinstance(usage.get(k), int) and usage[k] >= 0 for k in ("input_tokens", "output_tokens")):
+        raise MalformedReply(f"reply.usage lacks token counts: {usage!r}")
+    return {"id": body.get("id"), "model": body.get("model"), "content": blocks,
+            "stop_reason": body.get("stop_reason"),
+            "usage": {"input_tokens": usage["input_tokens"], "output_tokens": usage["output_tokens"]}}
+
+
+class LLMClient:
+    """Anthropic Messages client with cache, retries, breaker, ledger and budget guard.
+
+    ``models`` maps roles (``planner``, ``subagent``, ``judge``...) to model ids; ``max_tokens`` is
+    one int or a role -> int map; ``prices`` maps model ids to ``{"input": $/MTok, "output": $/MTok}``.
+    One client per batch: its ledger is that batch's ledger.
+    """
+
+    def __init__(self, *, models: dict[str, str], prices: dict[str, Any], max_tokens: int | dict[str, int] = 4096,
+                 budget_usd: float = 200.0, spent_before_usd: float = 0.0, base_url: str | None = None,
+                 api_key_env: str | None = "ANTHROPIC_API_KEY", cache_store: BytesStore | str | None = None,
+                 temperature: float | None = None, timeout_s: float = 600.0, max_attempts: int = 6,
+                 backoff_base_s: float = 1.0, backoff_max_s: float = 60.0, retry_after_cap_s: float = 120.0,
+                 breaker_threshold: int = 5, breaker_reset_s: float = 60.0, chars_per_token: float = 3.0,
+                 sleep: Callable[[float], None] = time.sleep, seed: int | None = None,
+                 http_client: Any = None) -> None:
+        if not models:
+            raise ValueError("models must map at least one role to a model id")
+        self.models = dict(models)
+        self.max_tokens = max_tokens
+        self.ledger = CostLedger(prices, budget_usd=budget_usd, spent_before_usd=spent_before_usd)
+        for role, model in self.models.items():
+            self.ledger.price(model)  # fail at construction, not mid-batch, on a missing price
+            self._max_tokens_for(role)
+        self.temperature = temperature
+        self.cache = ResponseCache(cache_store) if cache_store is not None else None
+        self.breaker = CircuitBreaker(breaker_threshold, breaker_reset_s)
+        self.max_attempts = max_attempts
+        self.backoff_base_s, self.backoff_max_s = backoff_base_s, backoff_max_s
+        self.retry_after_cap_s = retry_after_cap_s
+        self.chars_per_token = chars_per_token
+        self._sleep = sleep
+        self._rng = random.Random(seed)
+        self._key_locks: dict[str, threading.Lock] = {}
+        self._key_locks_guard = threading.Lock()
+        self.base_url = base_url
+        api_key = self._resolve_key(api_key_env, base_url)
+        # max_retries=0: the SDK must not retry behind our back (no idempotency key, no ledger).
+        self._sdk = anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s,
+                                        **({"http_client": http_client} if http_client is not None else {}))
+
+    @staticmethod
+    def _resolve_key(api_key_env: str | None, base_url: str | None) -> str:
+        if api_key_env:
+            value = os.environ.get(api_key_env)
+            if value:
+                return value
+        if base_url and base_url.startswith(("http://127.0.0.1", "http://localhost")):
+            return LOCAL_KEY
+        raise LLMError(f"no API key: set the environment variable {api_key_env or '(api_key_env unset)'} "
+                       f"(the production profile reads the key from it), or point base_url at a local server")
+
+    @property
+    def backend(self) -> str:
+        """"anthropic" or the local base URL, for trace metadata."""
+        return self.base_url or "anthropic"
+
+    def _max_tokens_for(self, role: str) -> int:
+        if isinstance(self.max_tokens, int):
+            return self.max_tokens
+        try:
+            return int(self.max_tokens[role])
+        except KeyError:
+            raise KeyError(f"no max_tokens configured for role {role!r}") from None
+
+    def model_for(self, role: str) -> str:
+        """The model id configured for ``role``."""
+        try:
+            return self.models[role]
+        except KeyError:
+            raise KeyError(f"no model configured for role {role!r}; roles: {sorted(self.models)}") from None
+
+    def _key_lock(self, key: str) -> threading.Lock:
+        # Two threads asking the same thing at once must not both pay: the second waits, then hits.
+        with self._key_locks_guard:
+            return self._key_locks.setdefault(key, threading.Lock())
+
+    def complete(self, role: str, *, system: str, messages: list[dict], tools: list[dict] | None = None,
+                 tool_choice: dict | None = None, temperature: float | None = None,
+                 max_tokens: int | None = None, progress: dict | None = None) -> LLMResponse:
+        """One Messages API call for ``role``, through cache, budget guard, breaker and retries.
+
+        ``progress`` (e.g. ``{"scenarios_done": 3}``) is attached to BudgetExceeded so the caller
+        can say how far it got. Raises BudgetExceeded, CircuitOpenError, MalformedReply,
+        RetriesExhausted or LLMError; never returns a partial reply.
+        """
+        model = self.model_for(role)
+        # anthropic 2.14's messages.create() has no ``temperature`` kwarg: by default none is sent
+        # (the API's default sampling); a configured one travels in ``extra_body``.
+        request: dict[str, Any] = {
+            "model": model, "system": system, "messages": messages, "tools": tools or None,
+            "tool_choice": tool_choice, "max_tokens": max_tokens or self._max_tokens_for(role),
+            "temperature": self.temperature if temperature is None else temperature,
+        }
+        key = request_key(request)
+        with self._key_lock(key):
+            if self.cache is not None:
+                hit = self.cache.get(key)
+                if hit is not None:
+                    u = hit["usage"]
+                    self.ledger.cache_hit(model, u["input_tokens"], u["output_tokens"])
+                    return self._response(role, model, hit, 0.0, True, key)
+            body = self._call_with_retries(request, progress)
+            cost = body.pop("_cost")
+            if self.cache is not None:
+                self.cache.put(key, body, model)
+            return self._response(role, model, body, cost, False, key)
+
+    def _response(self, role: str, model: str, body: dict, cost: float, cached: bool, key: str) -> LLMResponse:
+        return LLMResponse(role=role, model=model, served_by=str(body.get("model")), content=body["content"],
+                           stop_reason=body.get("stop_reason"), input_tokens=body["usage"]["input_tokens"],
+                           output_tokens=body["usage"]["output_tokens"], cost_usd=cost, cached=cached,
+                           request_key=key)
+
+    def estimate_input_tokens(self, request: dict) -> int:
+        """Conservative input-token estimate (characters / ``chars_per_token``) for the guard."""
+        text = canonical_json([request.get("system"), request["messages"], request.get("tools")])
+        return math.ceil(len(text) / self.chars_per_token)
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None and retry_after >= 0:
+            return min(retry_after, self.retry_after_cap_s)
+        # Exponential backoff with "equal jitter": at least half the step, so retries still spread.
+        step = min(self.backoff_max_s, self.backoff_base_s * (2 ** attempt))
+        return step / 2 + self._rng.uniform(0, step / 2)
+
+    def _call_with_retries(self, request: dict, progress: dict | None) -> dict:
+        model = request["model"]
+        api_kwargs = {k: v for k, v in request.items() if v is not None and k != "temperature"}
+        if request.get("temperature") is not None:
+            api_kwargs["extra_body"] = {"temperature": request["temperature"]}
+        last = ""
+        for attempt in range(self.max_attempts):
+            self.breaker.before_call()  # raises CircuitOpenError: nothing is sent while open
+            reserved = self.ledger.reserve(model, self.estimate_input_tokens(request),
+                                           request["max_tokens"], progress)
+            retry_after: float | None = None
+            try:
+                raw = self._sdk.messages.with_raw_response.create(**api_kwargs)
+                try:
+                    body = normalize_reply(json.loads(raw.http_response.text))
+                except ValueError as exc:  # JSONDecodeError and MalformedReply's base
+                    raise exc if isinstance(exc, MalformedReply) else MalformedReply(f"reply is not JSON: {exc}")
+            except MalformedReply as exc:
+                # Possibly billed, unusable: book the worst case, count it, never cache it.
+                self.ledger.book_uncertain(reserved, model, "malformed")
+                self.ledger.count("malformed")
+                self.breaker.record_failure(f"malformed reply: {exc}")
+                raise
+            except anthropic.APIStatusError as exc:
+                self.ledger.release(reserved)  # an error status is not billed
+                status = exc.status_code
+                if status not in RETRYABLE_STATUS and status < 500:
+                    raise LLMError(f"{model}: HTTP {status} (not retryable): {exc.message[:200]}") from exc
+                last = f"HTTP {status}"
+                retry_after = _retry_after_seconds(exc.response.headers)
+            except anthropic.APIConnectionError as exc:
+                # A timeout or dropped connection may have been processed and billed (no idempotency key).
+                self.ledger.book_uncertain(reserved, model, "connection")
+                last = f"{type(exc).__name__}: {exc}"[:200]
+                status = "connection"
+            else:
+                cost = self.ledger.settle(reserved, model, body["usage"]["input_tokens"],
+                                          body["usage"]["output_tokens"])
+                self.breaker.record_success()
+                body["_cost"] = cost
+                return body
+            self.ledger.count(f"retries_{status}")
+            if self.breaker.record_failure(last):
+                raise CircuitOpenError(f"circuit opened after {self.breaker.failure_threshold} consecutive "
+                                       f"failed LLM attempts (last: {last}); failing fast")
+            if attempt + 1 < self.max_attempts:
+                delay = self._backoff(attempt, retry_after)
+                log.warning("LLM %s attempt %d failed (%s); retrying in %.2fs", model, attempt + 1, last, delay)
+                self._sleep(delay)
+        raise RetriesExhausted(f"{model}: {self.max_attempts} attempts failed, last: {last}")
+
+
+def _retry_after_seconds(headers: Any) -> float | None:
+    """``retry-after-ms`` or ``retry-after`` (seconds) from a reply, None when absent or unparsable."""
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name) if headers is not None else None
+        if value is None:
+            continue
+        try:
+            return max(0.0, float(value) / scale)
+        except ValueError:
+            continue  # an HTTP-date retry-after: fall back to our own backoff
+    return None

@@ -1,0 +1,381 @@
+"""Run untrusted (model-written) programs under bubblewrap + rlimits, with a hard wall clock.
+
+What contains what (see docs in the package ``__init__``):
+
+- bubblewrap ``--unshare-all --unshare-user --disable-userns``: new network (only a private
+  loopback), pid, ipc, uts, cgroup and user namespaces; nested user namespaces refused.
+- filesystem: read-only binds of /usr (and the /bin, /lib* symlinks), a few /etc files, and the
+  Python interpreter's prefix; a fresh procfs and minimal /dev; size-capped private tmpfs at
+  /work (cwd, HOME) and /tmp. Nothing of the host's /root, /home, /work or /tmp is visible.
+- ``--clearenv``: the environment is rebuilt from a short allow-list; no host variable leaks.
+- prlimit (util-linux) before bwrap: RLIMIT_AS (memory), CPU (soft+1 hard), NPROC, FSIZE, NOFILE,
+  CORE=0. When run as root, every run leases its own unprivileged host uid (``uids.py``) so
+  NPROC applies and counts only that sandbox's processes.
+- wall clock: the parent kills bwrap's process group; ``--die-with-parent`` plus the pid
+  namespace take every descendant with it (pid 1 of the namespace dies, the kernel kills the
+  rest), grandchildren that called setsid() included. The same happens if our process dies.
+- output: stdout/stderr are read up to a cap; past it the run is killed ("output_limit").
+
+Not contained: the kernel's syscall surface (no seccomp filter) and CPU time of a fork bomb beyond
+``nproc x cpu_s`` until the wall clock fires. A tmpfs counts against the host's memory, bounded by
+``tmpfs_mb`` per mount.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Mapping, Sequence
+
+from surrogate_dagster.sandbox.uids import DEFAULT_UID_BASE, DEFAULT_UID_COUNT, lease_uid
+
+MAIN_SCRIPT = "__sbx_main__.py"
+WORK = "/sandbox"  # cwd and HOME inside; not /work, which may hold the host repo and venv
+# stderr markers that tell which rlimit a program ran into (it exits on its own, not killed)
+_STDERR_HITS = (
+    ("memory", ("MemoryError", "Cannot allocate memory", "std::bad_alloc", "out of memory")),
+    ("nproc", ("fork: retry: Resource temporarily unavailable", "fork: Resource temporarily",
+               "BlockingIOError: [Errno 11]", "can't start new thread")),
+    ("fsize", ("File too large", "[Errno 27]")),
+)
+
+
+# bwrap's pid 1 inside is a fork of the launcher, so /proc/1/environ there shows the launcher's
+# environment: launch with this, never with the host's (secrets would leak through it)
+_LAUNCH_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
+
+
+class SandboxError(RuntimeError):
+    """The sandbox itself cannot run here (bwrap missing, user namespaces disabled, ...)."""
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    """Per-run limits. ``memory_mb``/``cpu_s``/``fsize_mb``/``nofile`` are per process."""
+
+    wall_s: float = 10.0
+    cpu_s: int = 10
+    memory_mb: int | None = 1024  # RLIMIT_AS; None for runtimes that reserve huge address space
+    nproc: int = 32
+    fsize_mb: int = 16
+    stdout_bytes: int = 1 << 20
+    stderr_bytes: int = 64 << 10
+    nofile: int = 256
+    tmpfs_mb: int = 64  # size of each private tmpfs (/work and /tmp)
+
+
+@dataclass
+class SandboxResult:
+    """What happened. ``exit_code`` is 128+N when the program died of signal N."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+    stdout_truncated: bool
+    stderr_truncated: bool
+    timed_out: bool
+    killed_reason: str | None  # timeout | output_limit | cpu | fsize | memory | nproc | signal_N
+    wall_ms: float
+    limit_hits: tuple[str, ...] = ()  # every limit seen, e.g. ("timeout", "nproc")
+    uid: int = -1
+    leaked_pids: tuple[int, ...] = field(default=())  # processes found (and killed) after a kill
+
+    @property
+    def ok(self) -> bool:
+        """Exited 0 without hitting a limit."""
+        return self.exit_code == 0 and self.killed_reason is None
+
+
+def _world_readable(path: str) -> bool:
+    """True if any uid may read ``path`` (a directory) and traverse every ancestor."""
+    p = os.path.abspath(path)
+    try:
+        if os.stat(p).st_mode & 0o005 != 0o005:
+            return False
+        while p != "/":
+            p = os.path.dirname(p)
+            if not os.stat(p).st_mode & 0o001:
+                return False
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def _interpreter_layout(python: str) -> tuple[list[str], list[tuple[str, bytes]]]:
+    """bwrap args (and data files) that make ``python`` runnable inside, at the same path.
+
+    Plain case: bind the interpreter's prefixes (venv, base install) read-only where they are.
+    The leased sandbox uids cannot traverse a 0700 /root, so a venv whose base is a pyenv under
+    /root is rebuilt inside: its lib/ bound read-only, its bin/python3 a link to Debian's
+    /usr/bin/python3.X (same minor version, so compiled wheels keep working) and a pyvenv.cfg
+    whose home is /usr/bin.
+    """
+    same = os.path.realpath(python) == os.path.realpath(sys.executable)
+    # editable installs' .pth hooks point into the host repo (not mounted) and cost ~40 ms of
+    # imports per start: mask them with /dev/null
+    masks = [a for pth in sorted(glob.glob(f"{sys.prefix}/lib/python*/site-packages/__editable__*.pth"))
+             for a in ("--ro-bind", "/dev/null", pth)] if same else []
+    if not same:
+        prefix = os.path.dirname(os.path.dirname(os.path.abspath(python)))
+        real = os.path.dirname(os.path.dirname(os.path.realpath(python)))
+        binds = [p for p in dict.fromkeys([prefix, real]) if not p.startswith("/usr")]
+        return [a for p in binds for a in ("--ro-bind", p, p)], []
+    prefixes = [p for p in dict.fromkeys([sys.prefix, sys.base_prefix]) if not p.startswith("/usr")]
+    if os.geteuid() != 0 or all(_world_readable(p) for p in prefixes):
+        return [a for p in prefixes for a in ("--ro-bind", p, p)] + masks, []
+    ver = f"{sys.version_info.major}.{sys.version_info.minor}"
+    system_py = f"/usr/bin/python{ver}"
+    venv = sys.prefix
+    if venv == sys.base_prefix or not os.path.exists(system_py) or not _world_readable(venv):
+        raise SandboxError(f"{sys.base_prefix} is not readable by the sandbox uids and there is no "
+                           f"venv + {system_py} to rebuild it from: install python{ver} (Debian) or "
+                           f"pass Sandbox(python=...) with an interpreter outside /root")
+    args = ["--ro-bind", f"{venv}/lib", f"{venv}/lib", "--symlink", "lib", f"{venv}/lib64",
+            "--dir", f"{venv}/bin"]
+    for name in ("python", "python3", f"python{ver}"):
+        args += ["--symlink", system_py, f"{venv}/bin/{name}"]
+    cfg = f"home = /usr/bin\ninclude-system-site-packages = false\nversion = {ver}\n"
+    return args + masks, [(f"{venv}/pyvenv.cfg", cfg.encode())]
+
+
+def _count_uid_processes(uid: int) -> int:
+    n = 0
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                if os.stat(f"/proc/{pid}").st_uid == uid:
+                    n += 1
+            except FileNotFoundError:
+                pass
+    return n
+
+
+def _kill_uid_processes(uid: int) -> tuple[int, ...]:
+    """SIGKILL every host process whose owner is ``uid`` (root only; a leased uid is ours)."""
+    killed = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                if os.stat(f"/proc/{pid}").st_uid == uid:
+                    os.kill(int(pid), signal.SIGKILL)
+                    killed.append(int(pid))
+            except (FileNotFoundError, ProcessLookupError):
+                pass
+    return tuple(killed)
+
+
+class Sandbox:
+    """Runs programs in a fresh bubblewrap sandbox per call. Thread-safe; one uid lease per run."""
+
+    def __init__(self, limits: SandboxLimits | None = None, *, python: str | None = None,
+                 extra_ro_binds: Sequence[str] = (), uid_base: int = DEFAULT_UID_BASE,
+                 uid_count: int = DEFAULT_UID_COUNT) -> None:
+        self.limits = limits or SandboxLimits()
+        self.python = python or sys.executable
+        self.bwrap = shutil.which("bwrap")
+        self.prlimit = shutil.which("prlimit")
+        if not self.bwrap or not self.prlimit:
+            raise SandboxError("bubblewrap and prlimit are required: run scripts/install_system_deps.sh")
+        self._py_args, self._py_data = _interpreter_layout(self.python)
+        self.ro_binds = [os.path.abspath(p) for p in extra_ro_binds]
+        self.uid_base, self.uid_count = uid_base, uid_count
+        self.as_root = os.geteuid() == 0
+        self._root_links = []
+        for p in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+            if os.path.islink(p):
+                self._root_links += ["--symlink", os.readlink(p), p]
+            elif os.path.isdir(p):
+                self._root_links += ["--ro-bind", p, p]
+
+    def base_env(self) -> dict[str, str]:
+        """The whole environment a sandboxed program sees (host variables never pass)."""
+        py_bin = os.path.dirname(os.path.abspath(self.python))
+        return {"PATH": f"{py_bin}:/usr/local/bin:/usr/bin:/bin", "HOME": WORK, "TMPDIR": "/tmp",
+                "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1",
+                "PYTHONHASHSEED": "0"}
+
+    def self_check(self) -> None:
+        """Raise SandboxError with bwrap's message if a trivial program cannot run."""
+        r = self.run(["/bin/true"], limits=SandboxLimits(wall_s=10))
+        if r.exit_code != 0:
+            raise SandboxError(f"sandbox unusable (exit {r.exit_code}): {r.stderr.strip()[:500]}")
+
+    # -- building the command -------------------------------------------------------------------
+    def _memfd(self, name: str, data: bytes, fds: list[int]) -> int:
+        fd = os.memfd_create(name[-200:] or "f")
+        fds.append(fd)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.lseek(fd, 0, os.SEEK_SET)
+        return fd
+
+    def _command(self, argv: Sequence[str], files: Mapping[str, str | bytes], lim: SandboxLimits,
+                 uid: int, env: Mapping[str, str] | None, fds: list[int]) -> list[str]:
+        nproc = lim.nproc + 2  # bwrap's monitor and the namespace's init run under the same uid
+        if not self.as_root:  # own uid: the count includes the caller's other processes
+            nproc += _count_uid_processes(uid)
+        cmd = [self.prlimit, f"--cpu={lim.cpu_s}:{lim.cpu_s + 1}", f"--nproc={nproc}",
+               f"--fsize={lim.fsize_mb << 20}", f"--nofile={lim.nofile}", "--core=0"]
+        if lim.memory_mb is not None:
+            cmd.append(f"--as={lim.memory_mb << 20}")
+        cmd += ["--", self.bwrap, "--unshare-all", "--unshare-user", "--disable-userns",
+                "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv",
+                "--ro-bind", "/usr", "/usr", *self._root_links]
+        # public, non-secret host files some tools insist on (semgrep needs a CA bundle even offline)
+        for p in ("/etc/alternatives", "/etc/ld.so.cache", "/etc/localtime", "/etc/ssl/certs"):
+            cmd += ["--ro-bind-try", p, p]
+        # tmpfs mounts first: binds listed after them land on top, so a venv under /tmp still shows
+        cmd += ["--proc", "/proc", "--dev", "/dev",
+                "--size", str(lim.tmpfs_mb << 20), "--perms", "1777", "--tmpfs", "/tmp",
+                "--size", str(lim.tmpfs_mb << 20), "--perms", "0700", "--tmpfs", WORK]
+        passwd = f"root:x:0:0::/:/usr/sbin/nologin\nsandbox:x:{uid}:{uid}::{WORK}:/bin/sh\n"
+        group = f"root:x:0:\nsandbox:x:{uid}:\n"
+        cmd += ["--ro-bind-data", str(self._memfd("passwd", passwd.encode(), fds)), "/etc/passwd",
+                "--ro-bind-data", str(self._memfd("group", group.encode(), fds)), "/etc/group"]
+        cmd += self._py_args
+        for path, data in self._py_data:
+            cmd += ["--ro-bind-data", str(self._memfd(os.path.basename(path), data, fds)), path]
+        for p in self.ro_binds:
+            cmd += ["--ro-bind", p, p]
+        made_dirs: set[str] = set()
+        for name, content in files.items():
+            rel = PurePosixPath(name)
+            if rel.is_absolute() or ".." in rel.parts or not rel.parts:
+                raise ValueError(f"sandbox file names must be relative, without '..': {name!r}")
+            for parent in reversed(rel.parents[:-1]):
+                if str(parent) not in made_dirs:
+                    made_dirs.add(str(parent))
+                    cmd += ["--dir", f"{WORK}/{parent}"]
+            data = content.encode() if isinstance(content, str) else content
+            cmd += ["--perms", "0644", "--file", str(self._memfd(rel.name, data, fds)), f"{WORK}/{rel}"]
+        for k, v in {**self.base_env(), **(env or {})}.items():
+            cmd += ["--setenv", k, v]
+        # bwrap's root is an unbounded tmpfs: make it read-only so only the sized mounts take writes
+        cmd += ["--remount-ro", "/", "--chdir", WORK, "--", *argv]
+        return cmd
+
+    # -- running --------------------------------------------------------------------------------
+    def run(self, program: Sequence[str] | str, files: Mapping[str, str | bytes] | None = None,
+            stdin: str | bytes | None = None, *, limits: SandboxLimits | None = None,
+            env: Mapping[str, str] | None = None) -> SandboxResult:
+        """Run ``program`` (an argv list, or a str of Python source) in /work holding ``files``."""
+        lim = limits or self.limits
+        files = dict(files or {})
+        if isinstance(program, str):
+            files[MAIN_SCRIPT] = program
+            argv: list[str] = [self.python, MAIN_SCRIPT]
+        else:
+            argv = list(program)
+            if not argv:
+                raise ValueError("empty argv")
+        lease = lease_uid(self.uid_base, self.uid_count) if self.as_root else None
+        uid = lease.uid if lease else os.getuid()
+        fds: list[int] = []
+        try:
+            cmd = self._command(argv, files, lim, uid, env, fds)
+            user_kw = {"user": uid, "group": uid, "extra_groups": []} if lease else {}
+            t0 = time.monotonic()
+            proc = subprocess.Popen(cmd, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=tuple(fds),
+                                    start_new_session=True, env=_LAUNCH_ENV, **user_kw)
+            for fd in fds:  # the child has its copies; ours would only pin memory
+                os.close(fd)
+            fds.clear()
+            return self._supervise(proc, stdin, lim, t0, uid, bool(lease))
+        finally:
+            for fd in fds:
+                os.close(fd)
+            if lease:
+                lease.release()
+
+    def _supervise(self, proc: subprocess.Popen, stdin: str | bytes | None, lim: SandboxLimits,
+                   t0: float, uid: int, own_uid: bool) -> SandboxResult:
+        deadline = t0 + lim.wall_s
+        out, err = bytearray(), bytearray()
+        caps = {"out": lim.stdout_bytes, "err": lim.stderr_bytes}
+        bufs = {"out": out, "err": err}
+        truncated = {"out": False, "err": False}
+        killed: str | None = None
+        sel = selectors.DefaultSelector()
+        sel.register(proc.stdout, selectors.EVENT_READ, "out")
+        sel.register(proc.stderr, selectors.EVENT_READ, "err")
+        pending = memoryview(stdin.encode() if isinstance(stdin, str) else stdin or b"")
+        if stdin is not None:
+            os.set_blocking(proc.stdin.fileno(), False)
+            sel.register(proc.stdin, selectors.EVENT_WRITE, "in")
+        try:
+            while sel.get_map() and killed is None:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    killed = "timeout"
+                    break
+                for key, _ in sel.select(remaining):
+                    if key.data == "in":
+                        try:
+                            pending = pending[os.write(key.fd, pending[:65536]):]
+                        except BlockingIOError:
+                            continue
+                        except BrokenPipeError:
+                            pending = pending[:0]
+                        if not pending:
+                            sel.unregister(key.fileobj)
+                            key.fileobj.close()
+                        continue
+                    chunk = os.read(key.fd, 65536)
+                    if not chunk:
+                        sel.unregister(key.fileobj)
+                        continue
+                    buf, cap = bufs[key.data], caps[key.data]
+                    room = cap - len(buf)
+                    buf += chunk[:max(room, 0)]
+                    if len(chunk) > room:
+                        truncated[key.data] = True
+                        killed = "output_limit"
+                        break
+            if killed is None:
+                try:
+                    proc.wait(timeout=max(deadline - time.monotonic(), 0.001))
+                except subprocess.TimeoutExpired:
+                    killed = "timeout"
+        finally:
+            sel.close()
+        leaked: tuple[int, ...] = ()
+        if killed is not None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)  # bwrap; --die-with-parent takes the namespace down
+            except ProcessLookupError:
+                pass
+        for f in (proc.stdin, proc.stdout, proc.stderr):
+            if f is not None and not f.closed:
+                f.close()
+        rc = proc.wait()
+        if killed is not None and own_uid:
+            # belt and braces: the pid namespace should already be empty; anything left is a leak
+            time.sleep(0.005)
+            leaked = _kill_uid_processes(uid)
+        wall_ms = (time.monotonic() - t0) * 1000.0
+        exit_code = 128 - rc if rc < 0 else rc
+        stderr = err.decode("utf-8", "replace")
+        hits = [killed] if killed else []
+        if killed is None and exit_code > 128:
+            sig = exit_code - 128
+            hits.append({signal.SIGXCPU: "cpu", signal.SIGXFSZ: "fsize"}.get(sig, f"signal_{sig}"))
+        for name, markers in _STDERR_HITS:
+            if name not in hits and any(m in stderr for m in markers):
+                hits.append(name)
+        reason = killed
+        if reason is None and exit_code != 0 and hits:
+            reason = hits[0]
+        return SandboxResult(exit_code=exit_code, stdout=out.decode("utf-8", "replace"), stderr=stderr,
+                             stdout_truncated=truncated["out"], stderr_truncated=truncated["err"],
+                             timed_out=killed == "timeout", killed_reason=reason, wall_ms=wall_ms,
+                             limit_hits=tuple(hits), uid=uid, leaked_pids=leaked)

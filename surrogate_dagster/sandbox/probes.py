@@ -1,0 +1,332 @@
+"""Attack probes: run known-hostile programs in a Sandbox and report whether each was contained.
+
+Each probe returns a ``ProbeResult(name, contained, evidence)``; tests assert on them and a
+preflight (e.g. before an eval run) can print them. Limits are small so all probes run in ~15 s.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from surrogate_dagster.sandbox.core import Sandbox, SandboxLimits, SandboxResult
+
+FAST = SandboxLimits(wall_s=2.0, cpu_s=5, memory_mb=512, nproc=16, fsize_mb=4,
+                     stdout_bytes=1 << 20, stderr_bytes=16 << 10, tmpfs_mb=32)
+
+
+@dataclass
+class ProbeResult:
+    """One probe's verdict with the facts behind it."""
+
+    name: str
+    contained: bool
+    evidence: str
+    result: SandboxResult | None = None
+
+
+def _nonce() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def procs_with(marker: str) -> list[int]:
+    """Host pids whose command line (argv joined by NUL) contains ``marker`` (ours excluded)."""
+    me, found, needle = os.getpid(), [], marker.encode()
+    for pid in os.listdir("/proc"):
+        if pid.isdigit() and int(pid) != me:
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if needle in f.read():
+                        found.append(int(pid))
+            except (FileNotFoundError, ProcessLookupError, PermissionError):
+                pass
+    return found
+
+
+def _gone_within(marker: str, seconds: float = 1.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while procs_with(marker):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def probe_fork_bomb(sb: Sandbox) -> ProbeResult:
+    """A Python fork bomb: the process count stays at nproc; the wall clock ends it; nothing left."""
+    n = _nonce()
+    name = f"bomb_{n}.py"
+    code = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n"
+    peak, stop = [0], threading.Event()
+
+    def watch() -> None:
+        while not stop.is_set():
+            peak[0] = max(peak[0], len(procs_with(n)))
+            time.sleep(0.05)
+
+    t = threading.Thread(target=watch, daemon=True)
+    t.start()
+    try:
+        r = sb.run([sb.python, name], files={name: code}, limits=FAST)
+    finally:
+        stop.set()
+        t.join()
+    left = _gone_within(n)
+    # bwrap's monitor and the namespace init carry the file name in their argv too: +2
+    ok = r.timed_out and peak[0] <= FAST.nproc + 2 and left
+    return ProbeResult("fork_bomb", ok, f"killed_reason={r.killed_reason} peak_procs={peak[0]} "
+                       f"(nproc={FAST.nproc}+2 bwrap) leftovers={'none' if left else 'YES'}", r)
+
+
+def probe_bash_fork_bomb(sb: Sandbox) -> ProbeResult:
+    """The classic ``:(){ :|:& };:`` under bash."""
+    n = _nonce()
+    name = f"bomb_{n}.sh"
+    r = sb.run(["/bin/bash", name], files={name: ":(){ :|:& };:\nwait\n"}, limits=FAST)
+    left = _gone_within(n)
+    # bash gives up once fork keeps failing; its exit ends the namespace and every copy in it
+    ok = (r.timed_out or "nproc" in r.limit_hits) and left
+    return ProbeResult("bash_fork_bomb", ok, f"killed_reason={r.killed_reason} hits={r.limit_hits} "
+                       f"wall_ms={r.wall_ms:.0f} leftovers={'none' if left else 'YES'}", r)
+
+
+def probe_kill_parent(sb: Sandbox) -> ProbeResult:
+    """The program signals its parent, pid 1, every pid it can, and our (host) pid."""
+    code = (f"import os, signal\nres = []\n"
+            f"for pid in (os.getppid(), 1, {os.getpid()}, -1):\n"
+            "    try:\n        os.kill(pid, signal.SIGKILL)\n        res.append((pid, 'sent'))\n"
+            "    except OSError as e:\n        res.append((pid, e.errno))\n"
+            "import time; time.sleep(0.2)\nprint('alive', res)\n")
+    r = sb.run(code, limits=FAST)
+    # kill(-1) from inside reaches only the namespace; the program itself and its monitor survive
+    ok = r.exit_code == 0 and "alive" in r.stdout and r.killed_reason is None
+    return ProbeResult("kill_parent", ok, f"exit={r.exit_code} stdout={r.stdout.strip()[:200]!r} "
+                       f"(host supervisor pid {os.getpid()} still running)", r)
+
+
+def probe_supervisor_dies(sb: Sandbox) -> ProbeResult:
+    """SIGKILL the process that launched the sandbox: everything inside must die with it."""
+    n = _nonce()
+    marker = f"{int(n[:6], 16) % 1000 + 300}.{int(n[6:], 16) % 10**6:06d}"  # a unique sleep length
+    launcher = ("import sys\nfrom surrogate_dagster.sandbox import Sandbox, SandboxLimits\n"
+                f"Sandbox(python={sb.python!r}).run(['/bin/sh', '-c', 'sleep {marker} & sleep {marker}; wait'], "
+                "limits=SandboxLimits(wall_s=60))\n")
+    p = subprocess.Popen([sys.executable, "-c", launcher], start_new_session=True)
+    deadline = time.monotonic() + 20
+    sleeper = f"sleep\0{marker}"  # argv of the sleep processes themselves, not bwrap's or sh's
+    while len(procs_with(sleeper)) < 2 and time.monotonic() < deadline and p.poll() is None:
+        time.sleep(0.02)
+    seen = len(procs_with(sleeper))
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait()
+    left = _gone_within(sleeper, 2.0)
+    for pid in procs_with(sleeper):  # don't leave a mess if the probe failed
+        os.kill(pid, signal.SIGKILL)
+    ok = seen >= 2 and left
+    return ProbeResult("supervisor_dies", ok, f"sleepers seen before kill={seen}, "
+                       f"after={'none' if left else 'ALIVE'}")
+
+
+def probe_write_outside(sb: Sandbox) -> ProbeResult:
+    """Write to a world-writable host dir, /usr, /etc, / and up the tree: nothing lands on the host."""
+    with tempfile.TemporaryDirectory() as d:
+        os.chmod(d, 0o777)  # so only isolation, not permissions, stands in the way
+        targets = [f"{d}/escape.txt", "/usr/escape.txt", "/etc/escape.txt", "/escape.txt",
+                   "../escape.txt", "../../escape.txt", "/proc/1/root/escape.txt"]
+        code = ("import json\nres = {}\n"
+                f"for t in {targets!r}:\n"
+                "    try:\n        open(t, 'w').write('x')\n        res[t] = 'written'\n"
+                "    except OSError as e:\n        res[t] = e.strerror\nprint(json.dumps(res))\n")
+        r = sb.run(code, limits=FAST)
+        landed = [p for p in (f"{d}/escape.txt", "/usr/escape.txt", "/etc/escape.txt", "/escape.txt")
+                  if os.path.exists(p)]
+        for p in landed:
+            os.unlink(p)
+    ok = not landed and r.exit_code == 0
+    return ProbeResult("write_outside", ok, f"inside: {r.stdout.strip()[:400]}; on host: {landed or 'nothing'}", r)
+
+
+def probe_read_env(sb: Sandbox) -> ProbeResult:
+    """A secret in the host's environment is not visible: environ, /proc/*/environ, /proc/*/cmdline."""
+    secret = f"sbxsecret{_nonce()}"
+    code = ("import os\nout = [repr(dict(os.environ))]\n"
+            "for pid in os.listdir('/proc'):\n    if pid.isdigit():\n"
+            "        for f in ('environ', 'cmdline'):\n"
+            "            try:\n                out.append(open(f'/proc/{pid}/{f}').read())\n"
+            "            except OSError as e:\n                out.append(str(e))\nprint('\\n'.join(out))\n")
+    old = os.environ.get("SURROGATE_PROBE_SECRET")
+    os.environ["SURROGATE_PROBE_SECRET"] = secret
+    try:
+        r = sb.run(code, limits=FAST)
+    finally:
+        if old is None:
+            os.environ.pop("SURROGATE_PROBE_SECRET", None)
+        else:
+            os.environ["SURROGATE_PROBE_SECRET"] = old
+    leaked = secret in r.stdout or secret in r.stderr
+    ok = r.exit_code == 0 and not leaked
+    return ProbeResult("read_env", ok, f"secret {'LEAKED' if leaked else 'not seen'}; "
+                       f"sandbox env keys: {sorted(sb.base_env())}", r)
+
+
+def probe_read_aws(sb: Sandbox) -> ProbeResult:
+    """~/.aws/credentials of the host (a fake one in a temp HOME, plus /root's) cannot be read."""
+    secret = f"AKIA{_nonce().upper()}"
+    with tempfile.TemporaryDirectory() as home:
+        os.chmod(home, 0o755)
+        Path(home, ".aws").mkdir(mode=0o755)
+        Path(home, ".aws", "credentials").write_text(f"[default]\naws_access_key_id = {secret}\n")
+        os.chmod(Path(home, ".aws", "credentials"), 0o644)  # readable: only isolation protects it
+        paths = ["~/.aws/credentials", f"{home}/.aws/credentials", "/root/.aws/credentials"]
+        code = ("import os, glob\nfor p in " + repr(paths) + " + glob.glob('/home/*/.aws/*'):\n"
+                "    try:\n        print(p, open(os.path.expanduser(p)).read())\n"
+                "    except OSError as e:\n        print(p, e.strerror)\n")
+        old = os.environ.get("HOME")
+        os.environ["HOME"] = home
+        try:
+            r = sb.run(code, limits=FAST)
+        finally:
+            if old is None:
+                os.environ.pop("HOME", None)
+            else:
+                os.environ["HOME"] = old
+    leaked = secret in r.stdout or secret in r.stderr
+    return ProbeResult("read_aws", r.exit_code == 0 and not leaked,
+                       f"credentials {'LEAKED' if leaked else 'unreadable'}: {r.stdout.strip()[:300]}", r)
+
+
+def _host_ip() -> str:
+    """A non-loopback address of this host (routing lookup only, nothing is sent)."""
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        u.connect(("10.255.255.255", 1))
+        return u.getsockname()[0]
+    except OSError:
+        return "127.0.0.2"
+    finally:
+        u.close()
+
+
+def probe_socket(sb: Sandbox) -> ProbeResult:
+    """TCP to a host listener on 127.0.0.1, to the host's address, and out to the internet all fail."""
+    srv = socket.socket()
+    srv.bind(("0.0.0.0", 0))  # loopback and the host's own address
+    srv.listen(8)
+    srv.settimeout(0.1)
+    port = srv.getsockname()[1]
+    accepted: list[object] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                conn, addr = srv.accept()
+                accepted.append(addr)
+                conn.close()
+            except OSError:
+                pass
+
+    t = threading.Thread(target=accept, daemon=True)
+    t.start()
+    host_ip = _host_ip()
+    code = ("import socket\nres = {}\n"
+            f"for target in [('127.0.0.1', {port}), ('{host_ip}', {port}), ('1.1.1.1', 53), ('8.8.8.8', 443)]:\n"
+            "    s = socket.socket(); s.settimeout(1)\n"
+            "    try:\n        s.connect(target); res[str(target)] = 'CONNECTED'\n"
+            "    except OSError as e:\n        res[str(target)] = e.strerror or str(e)\n"
+            "try:\n    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.sendto(b'x', ('1.1.1.1', 53))\n"
+            "    res['udp'] = 'SENT'\nexcept OSError as e:\n    res['udp'] = e.strerror\nprint(res)\n")
+    try:
+        r = sb.run(code, limits=FAST)
+    finally:
+        stop.set()
+        t.join()
+        srv.close()
+    ok = not accepted and "CONNECTED" not in r.stdout and "SENT" not in r.stdout and r.exit_code == 0
+    return ProbeResult("socket", ok, f"host listener accepted {len(accepted)}; inside: {r.stdout.strip()[:300]}", r)
+
+
+def probe_alloc_10g(sb: Sandbox) -> ProbeResult:
+    """Allocating 10 GB at once, and growing 64 MB at a time, both stop at the memory limit."""
+    code = ("import sys\ntry:\n    b = bytearray(10 * 1024**3)\n    print('GOT 10GB')\n"
+            "except MemoryError:\n    print('refused 10GB', flush=True)\nkeep = []\n"
+            "while True:\n    keep.append(bytearray(64 * 1024**2))\n")
+    r = sb.run(code, limits=FAST)
+    ok = r.killed_reason == "memory" and "GOT 10GB" not in r.stdout and "refused 10GB" in r.stdout
+    return ProbeResult("alloc_10g", ok, f"killed_reason={r.killed_reason} stdout={r.stdout.strip()!r} "
+                       f"(RLIMIT_AS {FAST.memory_mb} MB)", r)
+
+
+def probe_infinite_loop(sb: Sandbox) -> ProbeResult:
+    """``while True: pass`` is killed by the wall clock; with a 1 s CPU limit, by SIGXCPU."""
+    wall = sb.run("while True:\n    pass\n", limits=FAST)
+    cpu = sb.run("while True:\n    pass\n", limits=SandboxLimits(wall_s=10, cpu_s=1, memory_mb=512, nproc=8))
+    ok = wall.killed_reason == "timeout" and wall.wall_ms < FAST.wall_s * 1000 + 1500 \
+        and cpu.killed_reason == "cpu"
+    return ProbeResult("infinite_loop", ok, f"wall-limited: {wall.killed_reason} in {wall.wall_ms:.0f} ms; "
+                       f"cpu-limited: {cpu.killed_reason} in {cpu.wall_ms:.0f} ms", wall)
+
+
+def probe_stdout_flood(sb: Sandbox) -> ProbeResult:
+    """1 GB on stdout: reading stops at the cap and the run is killed."""
+    code = "import sys\nchunk = 'x' * (1 << 20)\nfor _ in range(1024):\n    sys.stdout.write(chunk)\n"
+    r = sb.run(code, limits=FAST)
+    ok = r.killed_reason == "output_limit" and r.stdout_truncated and len(r.stdout) == FAST.stdout_bytes
+    return ProbeResult("stdout_1gb", ok, f"killed_reason={r.killed_reason} kept={len(r.stdout)} bytes "
+                       f"in {r.wall_ms:.0f} ms", r)
+
+
+def probe_grandchild(sb: Sandbox) -> ProbeResult:
+    """A setsid()'d grandchild that ignores SIGHUP/SIGTERM must not outlive the timeout."""
+    n = _nonce()
+    name = f"gc_{n}.py"
+    code = ("import os, signal, subprocess, time\n"
+            "if os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n"
+            "        signal.signal(signal.SIGTERM, signal.SIG_IGN); signal.signal(signal.SIGHUP, signal.SIG_IGN)\n"
+            "        time.sleep(120)\n    os._exit(0)\n"
+            "time.sleep(120)\n")
+    r = sb.run([sb.python, name], files={name: code}, limits=FAST)
+    left = _gone_within(n)
+    return ProbeResult("grandchild_outlives_timeout", r.timed_out and left,
+                       f"killed_reason={r.killed_reason}; grandchild after: {'gone' if left else 'ALIVE'}", r)
+
+
+def probe_file_size(sb: Sandbox) -> ProbeResult:
+    """Writing a file larger than fsize_mb fails with EFBIG (or SIGXFSZ)."""
+    code = "f = open('big', 'wb')\nfor _ in range(64):\n    f.write(b'x' * (1 << 20))\n    f.flush()\n"
+    r = sb.run(code, limits=FAST)
+    return ProbeResult("file_size", r.killed_reason == "fsize",
+                       f"killed_reason={r.killed_reason} (RLIMIT_FSIZE {FAST.fsize_mb} MB)", r)
+
+
+PROBES: dict[str, Callable[[Sandbox], ProbeResult]] = {
+    "fork_bomb": probe_fork_bomb, "bash_fork_bomb": probe_bash_fork_bomb,
+    "kill_parent": probe_kill_parent, "supervisor_dies": probe_supervisor_dies,
+    "write_outside": probe_write_outside, "read_env": probe_read_env, "read_aws": probe_read_aws,
+    "socket": probe_socket, "alloc_10g": probe_alloc_10g, "infinite_loop": probe_infinite_loop,
+    "stdout_1gb": probe_stdout_flood, "grandchild_outlives_timeout": probe_grandchild,
+    "file_size": probe_file_size,
+}
+
+
+def run_probes(sb: Sandbox | None = None) -> list[ProbeResult]:
+    """Run every probe; a preflight passes when all are ``contained``."""
+    sb = sb or Sandbox()
+    return [probe(sb) for probe in PROBES.values()]
+
+
+if __name__ == "__main__":
+    results = run_probes()
+    for p in results:
+        print(f"{'CONTAINED' if p.contained else 'ESCAPED  '} {p.name:30s} {p.evidence}")
+    sys.exit(0 if all(p.contained for p in results) else 1)

@@ -1,0 +1,1 @@
+"""Synthesis: orchestrator traces (Anthropic) and execution-graded preference pairs."""

@@ -1,0 +1,191 @@
+"""Scenarios for orchestrator-trace synthesis: the catalog's seed tasks expanded by the LLM to the
+target count (runbook: 500), deduplicated, each tagged with its number of independent steps
+(``parallel`` = 3 or more, the runbook's threshold for spawning subagents) and ``irreversible``.
+
+The seeds live in ``assets/synth.yaml``. Expansion asks the scenario-writer model for batches of new
+tasks through a forced ``record_scenarios`` tool call (structured output), so every item arrives
+with its tags. Items that are malformed, exact duplicates or near duplicates (word 3-gram Jaccard
+>= threshold against everything kept so far) are dropped with a counted reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..llm.client import LLMClient
+
+SCENARIO_TOOL = {
+    "name": "record_scenarios",
+    "description": "Record the new engineering tasks with their tags.",
+    "input_schema": {"type": "object", "required": ["scenarios"], "properties": {"scenarios": {
+        "type": "array", "items": {"type": "object", "required": ["task", "independent_steps", "irreversible"],
+                                   "properties": {
+                                       "task": {"type": "string"},
+                                       "independent_steps": {"type": "integer", "minimum": 1, "maximum": 10},
+                                       "irreversible": {"type": "boolean"}}}}}},
+}
+
+WRITER_SYSTEM = """You write realistic tasks that engineers at a software startup hand to a coding
+agent: concrete, one or two sentences, naming the stack and the component (e.g. "add rate
+limiting to the FastAPI billing API", "migrate this Dockerfile to a multi-stage build"). Vary the
+stacks, components and kinds of work. Tag each task honestly:
+- independent_steps: how many parts could be done in parallel by different people without waiting
+  for each other (1 when the steps must happen in order);
+- irreversible: true when doing the task involves deleting data, destroying infrastructure,
+  rewriting shared history or moving money."""
+
+
+def load_synth_config(path: str | Path) -> dict[str, Any]:
+    """Read and check ``assets/synth.yaml`` (seeds, target_count, batch_size, ...)."""
+    cfg = yaml.safe_load(Path(path).read_text())
+    if not isinstance(cfg, dict):
+        raise ValueError(f"{path}: expected a mapping at the top level")
+    for key, typ in (("target_count", int), ("batch_size", int), ("seeds", list)):
+        if not isinstance(cfg.get(key), typ):
+            raise ValueError(f"{path}: '{key}' must be a {typ.__name__}, got {cfg.get(key)!r}")
+    if cfg["batch_size"] < 1 or cfg["target_count"] < 1:
+        raise ValueError(f"{path}: target_count and batch_size must be positive")
+    for i, s in enumerate(cfg["seeds"]):
+        problem = _item_problem(s)
+        if problem:
+            raise ValueError(f"{path}: seeds[{i}] {problem}: {s!r}")
+    return cfg
+
+
+def _item_problem(item: Any) -> str:
+    """Why an item is not a valid tagged scenario ("" when it is)."""
+    if not isinstance(item, dict):
+        return "bad_item_not_object"
+    task = item.get("task")
+    if not isinstance(task, str) or not 20 <= len(task.strip()) <= 400:
+        return "bad_item_task_length"
+    steps = item.get("independent_steps")
+    if not isinstance(steps, int) or isinstance(steps, bool) or not 1 <= steps <= 10:
+        return "bad_item_independent_steps"
+    if not isinstance(item.get("irreversible"), bool):
+        return "bad_item_irreversible"
+    return ""
+
+
+def normalize_task(text: str) -> str:
+    """Lower-case words only, for exact-duplicate detection."""
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def shingles(text: str, n: int = 3) -> set[str]:
+    """Word n-grams of the normalized text (the whole text when it is shorter than n words)."""
+    words = normalize_task(text).split()
+    return {" ".join(words[i:i + n]) for i in range(max(1, len(words) - n + 1))}
+
+
+def make_scenario(item: dict, origin: str, round_no: int = 0) -> dict:
+    """A tagged scenario row with a content-derived id."""
+    task = " ".join(item["task"].split())
+    return {"id": "scn-" + hashlib.sha256(normalize_task(task).encode()).hexdigest()[:12], "task": task,
+            "independent_steps": int(item["independent_steps"]), "parallel": int(item["independent_steps"]) >= 3,
+            "irreversible": bool(item["irreversible"]), "origin": origin, "round": round_no}
+
+
+class Deduper:
+    """Exact and near-duplicate filter over everything added so far (O(n) per item; n ~ 500)."""
+
+    def __init__(self, threshold: float = 0.6) -> None:
+        self.threshold = threshold
+        self._exact: set[str] = set()
+        self._shingles: list[set[str]] = []
+
+    def check_and_add(self, task: str) -> str | None:
+        """None when kept (and remembered), else "exact_duplicate" / "near_duplicate"."""
+        norm = normalize_task(task)
+        if norm in self._exact:
+            return "exact_duplicate"
+        sh = shingles(task)
+        for other in self._shingles:
+            if len(sh & other) / len(sh | other) >= self.threshold:
+                return "near_duplicate"
+        self._exact.add(norm)
+        self._shingles.append(sh)
+        return None
+
+
+def expand_scenarios(client: LLMClient, seeds: list[dict], *, target: int = 500, per_request: int = 25,
+                     max_rounds: int | None = None, dedup_threshold: float = 0.6,
+                     role: str = "scenario_writer") -> tuple[list[dict], dict]:
+    """Seeds + LLM-written tasks up to ``target`` unique scenarios. Returns (scenarios, summary).
+
+    Each round shows the writer a rotating sample of seeds and the most recent kept tasks (so it
+    avoids repeats without sending all 500 each time) and a round number (so every request is
+    distinct, and a re-run hits the cache round by round). Stops at the target or after
+    ``max_rounds`` (default: enough for the target at 50% yield), reporting any shortfall.
+    """
+    dedup = Deduper(dedup_threshold)
+    kept: list[dict] = []
+    dropped: Counter = Counter()
+    for s in seeds:
+        reason = _item_problem(s) or dedup.check_and_add(s["task"])
+        if reason:
+            dropped[f"seed_{reason}"] += 1
+        else:
+            kept.append(make_scenario(s, "seed"))
+    rounds = max_rounds if max_rounds is not None else 2 * math.ceil(max(0, target - len(kept)) / per_request) + 2
+    done_rounds = 0
+    for r in range(1, rounds + 1):
+        if len(kept) >= target:
+            break
+        done_rounds = r
+        want = min(per_request, target - len(kept))
+        examples = [seeds[(r * 7 + i) % len(seeds)]["task"] for i in range(min(12, len(seeds)))]
+        recent = [s["task"] for s in kept[-40:] if s["origin"] == "generated"]
+        user = ("Example tasks:\n" + "\n".join(f"- {t}" for t in examples)
+                + ("\n\nAlready collected (do not repeat or paraphrase these):\n" + "\n".join(f"- {t}" for t in recent)
+                   if recent else "")
+                + f"\n\nRound {r}. Write {want} new tasks, different from all of the above. Mix: about half with "
+                  "3 or more independent steps, most others sequential, and about one in ten irreversible. "
+                  "Call record_scenarios.")
+        resp = client.complete(role, system=WRITER_SYSTEM, messages=[{"role": "user", "content": user}],
+                               tools=[SCENARIO_TOOL], tool_choice={"type": "tool", "name": "record_scenarios"},
+                               progress={"scenarios_kept": len(kept), "round": r})
+        uses = [u for u in resp.tool_uses if u["name"] == "record_scenarios"]
+        items = uses[0]["input"].get("scenarios") if uses else None
+        if not isinstance(items, list):
+            dropped["bad_reply_no_scenarios"] += 1
+            continue
+        for item in items:
+            if len(kept) >= target:
+                break
+            reason = _item_problem(item) or dedup.check_and_add(item["task"])
+            if reason:
+                dropped[reason] += 1
+            else:
+                kept.append(make_scenario(item, "generated", r))
+    summary = {
+        "target": target, "scenarios": len(kept), "shortfall": max(0, target - len(kept)),
+        "seeds": sum(s["origin"] == "seed" for s in kept), "rounds": done_rounds,
+        "parallel": sum(s["parallel"] for s in kept), "irreversible": sum(s["irreversible"] for s in kept),
+        "dropped_by_reason": dict(dropped), "ledger": client.ledger.summary(),
+    }
+    return kept, summary
+
+
+def batch_keys(n_scenarios: int, batch_size: int) -> list[str]:
+    """Partition keys ``batch-000``, ``batch-001``... covering ``n_scenarios``."""
+    return [f"batch-{i:03d}" for i in range(math.ceil(n_scenarios / batch_size))]
+
+
+def batch_slice(scenarios: list[dict], batch_key: str, batch_size: int) -> list[dict]:
+    """The scenarios of one partition key (stable: scenarios keep their order)."""
+    m = re.fullmatch(r"batch-(\d+)", batch_key)
+    if not m:
+        raise ValueError(f"bad batch key {batch_key!r}; expected batch-NNN")
+    i = int(m.group(1))
+    part = scenarios[i * batch_size:(i + 1) * batch_size]
+    if not part:
+        raise ValueError(f"batch {batch_key} is past the end of {len(scenarios)} scenarios")
+    return part

@@ -1,0 +1,225 @@
+"""Code-block extraction and tree-sitter AST validity (surrogate_dagster.curation.ast_validity)."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from surrogate_dagster.curation.ast_validity import (GRAMMARS, AstChecker, AstStats, check_row_code,
+                                                     load_language)
+from surrogate_dagster.curation.code_blocks import (CodeBlock, answer_texts, extract_code_blocks,
+                                                    guess_language, normalize_language, prose_of)
+
+
+def sft(answer: str, user: str = "please help") -> dict:
+    return {"id": "r1", "kind": "sft", "messages": [
+        {"role": "user", "content": user}, {"role": "assistant", "content": answer}]}
+
+
+def fenced(lang: str, code: str) -> str:
+    return f"Here you go:\n\n```{lang}\n{code}\n```\n\nDone."
+
+
+# ------------------------------------------------------------------ fence tags and extraction
+@pytest.mark.parametrize("tag,expected", [
+    ("py", "python"), ("python3", "python"), ("Python", "python"), ("js", "javascript"),
+    ("jsx", "javascript"), ("ts", "typescript"), ("tsx", "tsx"), ("sh", "bash"), ("shell", "bash"),
+    ("zsh", "bash"), ("bash", "bash"), ("dockerfile", "dockerfile"), ("Dockerfile", "dockerfile"),
+    ("yml", "yaml"), ("hcl", "hcl"), ("terraform", "hcl"), ("tf", "hcl"), ("c++", "cpp"),
+    ("cpp", "cpp"), ("golang", "go"), ("rs", "rust"), ("java", "java"), ("c", "c"), ("h", "c"),
+    ("json", "json"), ("{.python}", "python"), ("python title=app.py", "python"),
+    ("py:app.py", "python"), ("language-js", "javascript"), ("main.go", "go"),
+    ("Dockerfile.dev", "dockerfile"), ("console", "console"), ("text", "text"), ("sql", "sql"),
+    ("klingon", None), ("", None),
+])
+def test_normalize_language(tag, expected):
+    assert normalize_language(tag) == expected
+
+
+def test_extract_blocks_tags_indent_tilde_and_nesting():
+    text = ("Intro\n```python\nx = 1\n```\n"
+            "1. Step one:\n   ```js\n   const y = 2;\n     nested();\n   ```\n"
+            "~~~yaml\na: 1\n~~~\n"
+            "````markdown\n```python\nprint('inner')\n```\n````\n")
+    blocks = extract_code_blocks(text)
+    assert [(b.language, b.code) for b in blocks] == [
+        ("python", "x = 1"), ("javascript", "const y = 2;\n  nested();"), ("yaml", "a: 1"),
+        ("markdown", "```python\nprint('inner')\n```")]
+    assert all(b.closed and not b.guessed for b in blocks)
+
+
+def test_unclosed_fence_runs_to_end_and_is_marked():
+    (block,) = extract_code_blocks("Sure:\n```python\ndef f():\n    return 1")
+    assert block == CodeBlock("python", "python", "def f():\n    return 1", closed=False, guessed=False)
+
+
+def test_tool_calls_and_think_spans_are_not_code():
+    answer = ('<think>draft:\n```python\ndef broken(:\n```\n</think>\nCalling the tool.\n'
+              '<tool_call>\n{"name": "write_file", "arguments": {"content": "```python\\ndef x(:\\n```"}}\n'
+              '</tool_call>')
+    assert extract_code_blocks(answer) == []
+    assert check_row_code(sft(answer)) is None
+
+
+def test_untagged_block_language_guess_is_conservative():
+    assert guess_language("def add(a, b):\n    return a + b\n\nprint(add(1, 2))\n") == "python"
+    assert guess_language('{"a": [1, 2]}') == "json"
+    assert guess_language("FROM python:3.11\nRUN pip install x\nCMD [\"python\"]") == "dockerfile"
+    assert guess_language('resource "aws_s3_bucket" "b" {\n  bucket = "x"\n}') == "hcl"
+    assert guess_language("#!/bin/bash\necho hi") == "bash"
+    assert guess_language("ls -F") is None
+    assert guess_language("Output: 42 apples") is None
+    (block,) = extract_code_blocks("```\nimport os\nprint(os.getcwd())\n```")
+    assert block.language == "python" and block.guessed
+
+
+def test_answer_texts_sft_assistant_turns_and_dpo_chosen_only():
+    row = {"kind": "sft", "messages": [{"role": "user", "content": "u"},
+                                       {"role": "assistant", "content": "a1"},
+                                       {"role": "tool", "content": "t"},
+                                       {"role": "assistant", "content": "a2"}]}
+    assert answer_texts(row) == ["a1", "a2"]
+    assert answer_texts({"kind": "dpo", "chosen": "c", "rejected": "r"}) == ["c"]
+    with pytest.raises(ValueError, match="unknown kind"):
+        answer_texts({"id": "x", "kind": "pretrain"})
+
+
+def test_prose_of_drops_fences():
+    assert prose_of("Look:\n```py\nx = 1\n```\nThat's it.").split() == ["Look:", "That's", "it."]
+
+
+# ------------------------------------------------------------------ AST validity per language
+VALID_INVALID = {
+    "python": ("def f(x):\n    return x * 2\n", "def f(x)\n    return x * 2\n"),
+    "javascript": ("const f = (x) => x * 2;\nconsole.log(f(2));", "function f( {\n  return 1;"),
+    "typescript": ("interface P { x: number }\nconst p: P = { x: 1 };", "interface P { x: number"),
+    "tsx": ("const A = () => <div className=\"a\">hi</div>;", "const A = () => <div>hi;"),
+    "java": ("public class A {\n  int f() { return 1; }\n}", "public class A {\n  int f() { return ; \n}"),
+    "c": ("#include <stdio.h>\nint main(void) { printf(\"hi\"); return 0; }", "int main( { return 0; }"),
+    "cpp": ("#include <vector>\nint main() { std::vector<int> v{1}; return v[0]; }",
+            "int main() { std::vector<int> v{1; }"),
+    "go": ("package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Println(1)\n}", "func main() {\n\tx := \n}"),
+    "rust": ("fn main() {\n    let x = 5;\n    println!(\"{}\", x);\n}", "fn main() {\n    let x = ;\n}"),
+    "bash": ("#!/bin/bash\nfor f in *.txt; do\n  echo \"$f\"\ndone", "if [ -f x ]; then\n  echo hi\n"),
+    "dockerfile": ("FROM python:3.11-slim\nWORKDIR /app\nCOPY . .\nRUN pip install -r req.txt\nCMD [\"python\", \"app.py\"]",
+                   "this is not a dockerfile"),
+    "yaml": ("services:\n  web:\n    image: nginx\n    ports:\n      - \"80:80\"", "a: [1, 2\nb: 3"),
+    "hcl": ('resource "aws_s3_bucket" "logs" {\n  bucket = "my-logs"\n  tags = { env = "dev" }\n}',
+            'resource "aws_s3_bucket" "logs" {\n  bucket = \n}'),
+    "json": ('{"a": [1, 2], "b": {"c": null}}', '{"a": 1,}'),
+}
+
+
+def test_every_issue_language_has_an_offline_grammar(monkeypatch):
+    def no_network(*args, **kwargs):
+        raise OSError("network disabled in this test")
+
+    monkeypatch.setattr(socket.socket, "connect", no_network)
+    required = {"python", "javascript", "typescript", "java", "c", "cpp", "go", "rust", "bash",
+                "dockerfile", "yaml", "hcl"}
+    assert required <= set(GRAMMARS)
+    for name in GRAMMARS:
+        assert load_language(name) is not None
+
+
+@pytest.mark.parametrize("lang", sorted(VALID_INVALID))
+def test_valid_and_invalid_snippets(lang):
+    valid, invalid = VALID_INVALID[lang]
+    tag = {"cpp": "c++", "bash": "sh", "hcl": "terraform"}.get(lang, lang)
+    stats = AstStats()
+    assert check_row_code(sft(fenced(tag, valid)), stats) is None
+    assert check_row_code(sft(fenced(tag, invalid)), stats) == f"ast_error_{lang}"
+    assert stats.parsed[lang] == 1 and stats.failed[lang] == 1
+    assert stats.rows_dropped == {f"ast_error_{lang}": 1}
+
+
+@pytest.mark.parametrize("lang,snippet", [
+    ("java", "public int add(int a, int b) { return a + b; }"),
+    ("java", "int total = 0;\nfor (int x : xs) total += x;"),
+    ("go", "x := 5\nfmt.Println(x)"),
+    ("rust", "let v = vec![1, 2];\nprintln!(\"{:?}\", v);"),
+    ("python", "    def method(self):\n        return self.x\n"),   # excerpt with class indentation
+    ("typescript", "const el = <div>{name}</div>;"),                # React component tagged ts
+    ("c", "std::string s = \"x\";"),                                # C++ tagged c
+])
+def test_answer_snippets_are_accepted(lang, snippet):
+    assert AstChecker().parses(snippet, lang)
+
+
+@pytest.mark.parametrize("lang,snippet", [("javascript", "render() {\n  return 1;\n}"),
+                                          ("cpp", "std::cout << 1;")])
+def test_some_snippets_need_the_wrappers(lang, snippet):
+    assert AstChecker().parses(snippet, lang)
+    assert not AstChecker(use_snippet_wrappers=False).parses(snippet, lang)
+
+
+def test_skips_are_counted_not_dropped():
+    stats = AstStats()
+    answer = ("```klingon\nQapla'\n```\n"              # unknown tag -> no canonical language
+              "```sql\nSELEC * FRM t\n```\n"            # known language without a grammar
+              "```\nsome output 42\n```\n"              # untagged, no confident guess
+              "```\nimport os\ndef f(:\n    print(os)\n```\n"  # guessed python, broken
+              "```python\n\n```\n")                     # empty
+    assert check_row_code(sft(answer), stats) is None
+    assert stats.skipped == {"unknown_language:unknown": 2, "no_grammar:sql": 1,
+                             "guessed_failed:python": 1, "empty:python": 1}
+    assert AstChecker(drop_guessed=True).check_row(sft(answer)) == "ast_error_python"
+
+
+def test_oversized_block_skipped_with_reason():
+    stats = AstStats()
+    code = "x = (\n" * 10  # broken, but larger than the cap
+    assert AstChecker(max_parse_bytes=20).check_row(sft(fenced("python", code)), stats) is None
+    assert stats.skipped == {"too_large:python": 1}
+
+
+def test_only_selected_languages_checked():
+    checker = AstChecker(languages=["python"])
+    stats = AstStats()
+    assert checker.check_row(sft(fenced("go", "func main( {")), stats) is None
+    assert stats.skipped == {"not_selected:go": 1}
+    with pytest.raises(ValueError, match="no tree-sitter grammar"):
+        AstChecker(languages=["cobol"])
+
+
+def test_dpo_checks_chosen_not_rejected():
+    good, bad = fenced("python", "def f():\n    return 1"), fenced("python", "def f(:\n    return 1")
+    assert check_row_code({"kind": "dpo", "prompt": [], "chosen": good, "rejected": bad}) is None
+    assert check_row_code({"kind": "dpo", "prompt": [], "chosen": bad, "rejected": good}) == "ast_error_python"
+
+
+def test_user_turn_code_is_not_checked():
+    row = sft("Fixed version:\n```python\ndef f():\n    return 1\n```", user="```python\ndef f(:\n```")
+    assert check_row_code(row) is None
+
+
+def test_first_failure_is_the_reason_and_all_blocks_counted():
+    answer = fenced("go", "func main( {") + fenced("python", "def f(:") + fenced("python", "x = 1")
+    stats = AstStats()
+    assert check_row_code(sft(answer), stats) == "ast_error_go"
+    assert stats.failed == {"go": 1, "python": 1} and stats.parsed == {"python": 1}
+    meta = AstStats().merge(stats).merge(stats).as_metadata()
+    assert meta["rows_checked"] == 2 and meta["rows_dropped"] == 2
+    assert meta["per_language"]["python"] == {"parsed": 2, "failed": 2, "pass_rate": 0.5}
+
+
+@pytest.mark.parametrize("snippet", [
+    "class Solution:\n    def solve(self, nums):\n",       # truncated: empty body
+    "def f(x):\n    # just a comment\n",
+    "print 'hello'",                                        # Python 2 statement
+])
+def test_python_checks_what_the_grammar_lets_through(snippet):
+    assert check_row_code(sft(fenced("python", snippet))) == "ast_error_python"
+
+
+def test_python2_tag_is_skipped_not_failed():
+    stats = AstStats()
+    assert check_row_code(sft(fenced("python2", "print 'hello'")), stats) is None
+    assert stats.skipped == {"no_grammar:python2": 1}
+
+
+def test_deeply_indented_fence_inside_a_block_is_content():
+    code = 'def f():\n    """Example:\n\n        ```\n        f()\n        ```\n    """\n    return 1'
+    (block,) = extract_code_blocks(f"```python\n{code}\n```")
+    assert block.code == code and block.closed
