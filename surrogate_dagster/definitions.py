@@ -6,12 +6,13 @@ Select the profile with SURROGATE_PROFILE (default `local`, see resources/*.yaml
 from dagster import Definitions
 
 from .catalog import load_profile
+from .curation.assets import CURATION_ASSETS
 from .resources import resources_for_profile
 from .sources.assets import helper_rows, normalized_rows, source_rows
 
 PROFILE = load_profile()
 
 defs = Definitions(
-    assets=[source_rows, helper_rows, normalized_rows],
+    assets=[source_rows, helper_rows, normalized_rows, *CURATION_ASSETS],
     resources=resources_for_profile(PROFILE),
 )

@@ -93,6 +93,23 @@ def test_normalize_tool_accepts_every_source_style(given):
     assert H.normalize_tools([given]) == [EXPECTED_F]
 
 
+def test_normalize_tools_is_idempotent_on_fixture_tools():
+    hub = Path(__file__).resolve().parents[1] / "fixtures/hub/datasets"
+    raw = [json.loads(line)["tools"] for line in
+           (hub / "Salesforce/xlam-function-calling-60k/default/train.jsonl").read_text().splitlines()[:5]]
+    raw.append(json.loads((SHARED / "data/samples/SWE-Gym__OpenHands-Sampled-Trajectories.jsonl")
+                          .read_text().splitlines()[0])["tools"])
+    for tools in raw:
+        once = H.normalize_tools(tools)
+        assert H.normalize_tools(once) == once
+
+
+def test_string_required_flags():
+    p = H.normalize_tool({"name": "f", "parameters": {"a": {"type": "str", "required": "true"},
+                                                      "b": {"type": "str", "required": "False"}}})
+    assert p["function"]["parameters"]["required"] == ["a"]
+
+
 def test_normalize_tools_containers():
     assert H.normalize_tools(json.dumps([OPENAI])) == [EXPECTED_F]
     assert H.normalize_tools([json.dumps(OPENAI["function"])]) == [EXPECTED_F]   # When2Call test style

@@ -65,14 +65,14 @@ THRESHOLD = 0.7
 MANIFEST = "manifest.json"
 
 
-def candidate_probability(jaccard: float, buckets: int, rows: int) -> float:
-    """P(pair becomes a candidate | Jaccard) = 1 - (1 - J^r)^b for b bands of r rows."""
-    return 1.0 - (1.0 - jaccard**rows) ** buckets
+def candidate_probability(jaccard: float, buckets: int, hashes_per_bucket: int) -> float:
+    """P(pair becomes a candidate | Jaccard) = 1 - (1 - J^r)^b, b buckets of r hashes."""
+    return 1.0 - (1.0 - jaccard**hashes_per_bucket) ** buckets
 
 
-def geometry_threshold(buckets: int, rows: int) -> float:
+def geometry_threshold(buckets: int, hashes_per_bucket: int) -> float:
     """The usual S-curve midpoint estimate (1/b)^(1/r)."""
-    return (1.0 / buckets) ** (1.0 / rows)
+    return (1.0 / buckets) ** (1.0 / hashes_per_bucket)
 
 
 class RegexWordTokenizer(WordTokenizer):
@@ -100,20 +100,20 @@ class MinhashSpec:
 
     n_grams: int = 5
     buckets: int = 32
-    rows: int = 8
+    hashes_per_bucket: int = 8
     seed: int = 1
     remove_punctuation: bool = False
 
     @property
     def num_hashes(self) -> int:
-        return self.buckets * self.rows
+        return self.buckets * self.hashes_per_bucket
 
     def config(self) -> MinhashConfig:
         """The datatrove config for this spec (64-bit xxhash, datatrove's default hashing)."""
         return MinhashConfig(
             n_grams=self.n_grams,
             num_buckets=self.buckets,
-            hashes_per_bucket=self.rows,
+            hashes_per_bucket=self.hashes_per_bucket,
             seed=self.seed,
             norm_config=TextNormConfig(remove_punctuation=self.remove_punctuation),
         )

@@ -130,4 +130,6 @@ class ResponseCache:
         """Store a validated response body (callers never cache errors or malformed replies)."""
         env = {"format": CACHE_FORMAT, "key": key, "model": model, "stored_at": time.time(),
                "response": response}
-        self.store.put_bytes(self._key(key), canonical_json(env).encode())
+        # Not canonical_json: key order inside tool_use inputs is part of the reply (it becomes the
+        # trained text), so a cache hit must give back exactly what the API sent.
+        self.store.put_bytes(self._key(key), json.dumps(env, ensure_ascii=False, allow_nan=False).encode())

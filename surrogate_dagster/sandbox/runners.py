@@ -111,8 +111,24 @@ def _tf_clean(x):
         return [_tf_clean(v) for v in x]
     return unquote(x)
 
+def blocks(body, name):
+    """Nested HCL blocks / YAML lists as a list of dicts, whatever shape the parser chose."""
+    v = body.get(name) if isinstance(body, dict) else None
+    if isinstance(v, dict):
+        return [v]
+    return [x for x in v if isinstance(x, dict)] if isinstance(v, list) else []
+
+def get(obj, *path, default=None):
+    """obj[a][b]... with lists indexed by int; ``default`` when any step is missing."""
+    for p in path:
+        try:
+            obj = obj[p]
+        except (KeyError, IndexError, TypeError):
+            return default
+    return obj
+
 res = {"parse_ok": False, "parse_error": None, "validation_errors": [], "asserts": []}
-env = {"re": re, "any": any, "all": all, "len": len}
+env = {"re": re, "any": any, "all": all, "len": len, "blocks": blocks, "get": get}
 try:
     if KIND == "dockerfile":
         doc = parse_dockerfile(TEXT)

@@ -279,6 +279,8 @@ def _xlam_params(params: dict) -> dict:
             raise ValueError(f"parameter {pname!r} spec is not an object: {spec!r}")
         spec = dict(spec)
         flag = spec.pop("required", None)
+        if isinstance(flag, str):  # "true"/"false" strings seen in scraped API specs
+            flag = flag.strip().lower() == "true"
         node, optional = _normalize_node(spec)
         node.pop("__optional__", None)
         node.pop("__required_flag__", None)

@@ -288,7 +288,7 @@ def run_scenario(client: LLMClient, scenario: dict, pool: ThreadPoolExecutor, *,
 
 
 def synthesize_batch(client: LLMClient, scenarios: list[dict], *, batch_key: str = "batch",
-                     max_turns: int = 8, max_parallel_subagents: int = 5) -> tuple[list[dict], dict]:
+                     max_turns: int = 8, max_parallel_subagents: int = 1) -> tuple[list[dict], dict]:
     """Synthesize one batch (one Dagster partition). Returns (rows, summary).
 
     A scenario that fails on its own (malformed reply, non-retryable error, truncated reply, no

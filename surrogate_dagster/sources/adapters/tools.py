@@ -205,7 +205,10 @@ def openai_messages(msgs: Any, tools: list[dict], *, strip_prefix: str = "") -> 
                 raise Quarantine("late_system_turn", f"turn {i}")
             out.append(system_turn(tools, extra=content) if tools else {"role": "system", "content": content})
         elif role == "assistant":
-            calls = list(m.get("tool_calls") or [])
+            calls = m.get("tool_calls") or []
+            if not isinstance(calls, list):
+                raise Quarantine("bad_tool_call", f"turn {i}: tool_calls is a {type(calls).__name__}")
+            calls = list(calls)
             if m.get("function_call"):
                 calls.append({"function": m["function_call"]})
             blocks = []
@@ -310,9 +313,10 @@ def toucan_kimi_k2(row: dict, ctx: AdapterContext) -> dict:
             out.append({"role": "tool", "content": format_tool_response(content)})
         else:
             out.append({"role": role, "content": content})
+    target = row.get("target_tools")
     quality = loads_column(row.get("response_quality_assessment") or "null", "response_quality_assessment")
     meta = {"uuid": row.get("uuid"), "subset_name": row.get("subset_name"),
-            "target_tools": [t.strip() for t in (row.get("target_tools") or "").split(",") if t.strip()],
+            "target_tools": [t.strip() for t in target.split(",") if t.strip()] if isinstance(target, str) else [],
             "response_overall_score": quality.get("overall_score") if isinstance(quality, dict) else None}
     return finish(ctx, row.get("uuid") or None, out, tools, meta)
 
@@ -379,14 +383,16 @@ def toolmind(row: dict, ctx: AdapterContext) -> dict:
 
 
 def _toolmind_turn(m: Any) -> Any:
-    if not isinstance(m, dict) or not m.get("tool_calls"):
+    """Drop Arrow's null argument keys from one message's object-valued call arguments; anything
+    malformed is left for :func:`openai_messages` to quarantine."""
+    if not isinstance(m, dict) or not isinstance(m.get("tool_calls"), list):
         return m
     calls = []
     for c in m["tool_calls"]:
-        fn = dict(c.get("function") or {}) if isinstance(c, dict) else {}
-        if isinstance(fn.get("arguments"), dict):
-            fn["arguments"] = _drop_null_args(fn["arguments"])
-        calls.append({**c, "function": fn} if isinstance(c, dict) else c)
+        fn = c.get("function") if isinstance(c, dict) else None
+        if isinstance(fn, dict) and isinstance(fn.get("arguments"), dict):
+            c = {**c, "function": {**fn, "arguments": _drop_null_args(fn["arguments"])}}
+        calls.append(c)
     return {**m, "tool_calls": calls}
 
 
@@ -410,7 +416,9 @@ def swe_gym_openhands(row: dict, ctx: AdapterContext) -> dict:
     """
     tools = tools_of(row.get("tools"))
     messages = openai_messages(row.get("messages"), tools, strip_prefix="OBSERVATION:\n")
-    report = (row.get("test_result") or {}).get("report") or {}
+    result = row.get("test_result")
+    report = result.get("report") if isinstance(result, dict) else None
+    report = report if isinstance(report, dict) else {}
     meta = {"instance_id": row.get("instance_id"), "run_id": row.get("run_id"),
             "resolved": row.get("resolved"), "report_resolved": report.get("resolved")}
     return finish(ctx, f"{row.get('instance_id')}/{row.get('run_id')}", messages, tools, meta)

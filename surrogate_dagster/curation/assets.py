@@ -1,0 +1,356 @@
+"""Curation group: per-source steps, cross-source dedup and decontamination, then the mixtures.
+
+    normalized_rows[s] -> sanitized_rows[s] -> filtered_rows[s] -> minhash_signatures[s]
+                                                      \\-> dedup_decisions (all sources) --\\
+    benchmark_ngram_index ---------------------------------------------------> curated_rows[s]
+    curated_rows[*] -> code_sft_mixture, tool_sft_mixture, agent_sft_mixture, code_dpo_mixture, tool_dpo_mixture
+
+Per-source steps re-run alone when one source changes; only the cheap cross-source steps
+(dedup decisions, the per-source application of them, mixtures) follow.
+"""
+
+import io
+import json
+import tarfile
+import time
+from collections import Counter
+
+from dagster import (
+    AssetExecutionContext,
+    AssetKey,
+    DataVersion,
+    MaterializeResult,
+    MetadataValue,
+    asset,
+)
+
+from ..catalog.loader import config_hash
+from ..metadata import counts_table
+from ..resources import HubResource, ObjectStoreResource
+from ..sources.assets import CATALOG, source_partitions
+from ..sources.normalize import read_normalized
+from .config import load_curation
+from .resource import CurationSettings
+from .stage_io import read_step, version_of, write_step
+from .text import map_row_text, row_text
+
+CURATION = load_curation()
+CURATION_VERSION = config_hash(CURATION)
+
+
+def _mb(rows: list[dict]) -> float:
+    return sum(len(row_text(r).encode()) for r in rows) / 1e6
+
+
+@asset(group_name="curation", partitions_def=source_partitions, code_version=CURATION_VERSION,
+       deps=["normalized_rows"], kinds={"parquet"})
+def sanitized_rows(context: AssetExecutionContext, object_store: ObjectStoreResource,
+                   curation: CurationSettings) -> MaterializeResult:
+    """One source with secrets and PII replaced by consistent placeholders (ten categories + NER)."""
+    from .sanitize import Sanitizer, SanitizerConfig
+
+    store = object_store.get_store()
+    source = context.partition_key
+    revision, rows = read_normalized(store, source)
+    sanitizer = Sanitizer(SanitizerConfig(categories=tuple(CURATION.sanitize.categories),
+                                          ner_model=curation.ner_model))
+    counts: Counter[str] = Counter()
+    changed = 0
+    t0 = time.monotonic()
+    out = []
+    for i, row in enumerate(rows):
+        row_counts: Counter[str] = Counter()
+
+        def clean(text: str) -> str:
+            res = sanitizer.sanitize(text)
+            row_counts.update({k: v for k, v in res.counts.items() if v})
+            return res.text
+
+        new = map_row_text(row, clean)
+        if row_counts:
+            changed += 1
+            counts.update(row_counts)
+        out.append(new)
+        if (i + 1) % 5000 == 0:
+            context.log.info(f"{source}: sanitized {i + 1}/{len(rows)} rows")
+    dt = time.monotonic() - t0
+    version = version_of(revision, CURATION.sanitize.model_dump(), curation.ner_model)
+    write_step(store, "sanitized", source, version, out, summary={"counts": dict(counts)})
+    mb = _mb(rows)
+    return MaterializeResult(
+        data_version=DataVersion(version),
+        metadata={
+            "rows": len(out), "rows_changed": changed,
+            "findings": sum(counts.values()),
+            "findings_by_category": MetadataValue.md(counts_table(counts, "category", "findings")),
+            "counts": MetadataValue.json(dict(counts)),
+            "ner_model": curation.ner_model or "none",
+            "mb": round(mb, 3), "mb_per_s": round(mb / dt, 2) if dt > 0 else 0.0,
+        },
+    )
+
+
+@asset(group_name="curation", partitions_def=source_partitions, code_version=CURATION_VERSION,
+       deps=[sanitized_rows], kinds={"parquet"})
+def filtered_rows(context: AssetExecutionContext, object_store: ObjectStoreResource,
+                  curation: CurationSettings) -> MaterializeResult:
+    """One source after AST validity (tree-sitter), OpenCoder heuristics and the edu classifier."""
+    from .ast_validity import AstChecker, AstStats
+    from .quality.edu_classifier import EduFilter, EduStats, build_edu_scorer
+    from .quality.heuristics import HeuristicFilter, HeuristicStats
+
+    store = object_store.get_store()
+    source = context.partition_key
+    latest, rows = read_step(store, "sanitized", source)
+    checker = AstChecker(languages=CURATION.ast.languages)
+    heur = HeuristicFilter(CURATION.quality.heuristics)
+    edu = EduFilter(build_edu_scorer(curation.edu_scorer), threshold=CURATION.quality.edu_threshold)
+    ast_stats, heur_stats, edu_stats = AstStats(), HeuristicStats(), EduStats()
+    t0 = time.monotonic()
+    reasons: Counter[str] = Counter()
+    kept, dropped, survivors = [], [], []
+    for row in rows:
+        reason = checker.check_row(row, ast_stats) or heur.check_row(row, heur_stats)
+        if reason:
+            reasons[reason] += 1
+            dropped.append({"id": row["id"], "reason": reason, "row_json": json.dumps(row, default=str)})
+        else:
+            survivors.append(row)
+    # The classifier batches rows (a real model scores many blocks per forward pass).
+    edu_reasons = edu.check_rows(survivors, edu_stats) if survivors else []
+    for row, reason in zip(survivors, edu_reasons):
+        if reason:
+            reasons[reason] += 1
+            dropped.append({"id": row["id"], "reason": reason, "row_json": json.dumps(row, default=str)})
+        else:
+            kept.append(row)
+    dt = time.monotonic() - t0
+    version = version_of(latest["version"], CURATION.ast.model_dump(), CURATION.quality.model_dump(),
+                         curation.edu_scorer)
+    write_step(store, "filtered", source, version, kept, dropped, summary={"dropped": dict(reasons)})
+    return MaterializeResult(
+        data_version=DataVersion(version),
+        metadata={
+            "rows_in": len(rows), "rows_kept": len(kept), "rows_dropped": len(dropped),
+            "dropped_by_reason": MetadataValue.md(counts_table(reasons)),
+            "counts": MetadataValue.json(dict(reasons)),
+            "ast_by_language": MetadataValue.json(ast_stats.as_metadata()),
+            "heuristics": MetadataValue.json(heur_stats.as_metadata()),
+            "edu_scores": MetadataValue.json(edu_stats.as_metadata()),
+            "edu_scorer": curation.edu_scorer,
+            "mb_per_s": round(_mb(rows) / dt, 2) if dt > 0 else 0.0,
+        },
+    )
+
+
+@asset(group_name="curation", partitions_def=source_partitions, code_version=CURATION_VERSION,
+       deps=[filtered_rows], kinds={"datatrove"})
+def minhash_signatures(context: AssetExecutionContext, object_store: ObjectStoreResource,
+                       curation: CurationSettings) -> MaterializeResult:
+    """MinHash signatures (5-grams, 32x8 = 256 hashes) of one source, for cross-source near dedup."""
+    from .minhash import compute_signatures
+
+    store = object_store.get_store()
+    source = context.partition_key
+    latest, rows = read_step(store, "filtered", source)
+    out_dir = curation.work_path("minhash") / source
+    t0 = time.monotonic()
+    stats = compute_signatures(((r["id"], row_text(r)) for r in rows), out_dir, _minhash_spec())
+    # The signature folder is scratch; a tarball in the object store makes it durable.
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        tar.add(out_dir, arcname=source)
+    key = f"curation/minhash/{source}/{latest['version']}.tar.gz"
+    store.put_bytes(key, buf.getvalue())
+    return MaterializeResult(
+        data_version=DataVersion(latest["version"]),
+        metadata={"docs": stats.n_docs, "docs_too_short": stats.n_without_shingles,
+                  "signature_dir": str(out_dir), "backup": store.uri(key),
+                  "seconds": round(time.monotonic() - t0, 2)},
+    )
+
+
+def _minhash_spec():
+    from .minhash import MinhashSpec
+
+    m = CURATION.minhash
+    return MinhashSpec(n_grams=m.n_grams, buckets=m.buckets, hashes_per_bucket=m.hashes_per_bucket)
+
+
+def _signature_dir(store, curation: CurationSettings, source: str):
+    """The local signature folder of a source, restored from the object store if missing."""
+    from .minhash import MANIFEST
+
+    out_dir = curation.work_path("minhash") / source
+    latest, _ = read_step(store, "filtered", source)
+    key = f"curation/minhash/{source}/{latest['version']}.tar.gz"
+    if not (out_dir / MANIFEST).is_file():
+        with tarfile.open(fileobj=io.BytesIO(store.get_bytes(key)), mode="r:gz") as tar:
+            tar.extractall(out_dir.parent, filter="data")
+    return out_dir
+
+
+@asset(group_name="curation", code_version=CURATION_VERSION, deps=[filtered_rows, minhash_signatures],
+       kinds={"datatrove"})
+def dedup_decisions(context: AssetExecutionContext, object_store: ObjectStoreResource,
+                    curation: CurationSettings) -> MaterializeResult:
+    """Exact (SHA-256) and near (MinHash + true Jaccard >= 0.7) duplicates across all sources."""
+    from .exact_dedup import ExactDeduper
+    from .minhash import find_near_duplicates
+
+    store = object_store.get_store()
+    texts: dict[tuple[str, str], str] = {}
+    for source in CATALOG.names:
+        _, rows = read_step(store, "filtered", source)
+        for r in rows:
+            texts[(source, r["id"])] = row_text(r)
+    priority = CATALOG.names  # catalog order decides which twin is kept
+    exact = ExactDeduper(source_priority=priority).find_duplicates((s, i, t) for (s, i), t in texts.items())
+    decisions: dict[str, dict] = {}
+    for (s, i), d in exact.items():
+        decisions[f"{s}\t{i}"] = {"reason": "exact_duplicate", "kept": [d.kept_source, d.kept_id]}
+    remaining = {k: v for k, v in texts.items() if f"{k[0]}\t{k[1]}" not in decisions}
+    sig_dirs = {s: _signature_dir(store, curation, s) for s in CATALOG.names}
+    near = find_near_duplicates(sig_dirs, lambda p, d: texts[(p, d)], threshold=CURATION.minhash.threshold,
+                                priority=priority, work_dir=curation.work_path("scratch"))
+    for (s, i), nd in near.dropped.items():
+        if (s, i) in remaining:
+            decisions[f"{s}\t{i}"] = {"reason": "near_duplicate", "kept": [nd.kept_partition, nd.kept_doc_id],
+                                      "jaccard": round(nd.jaccard, 3)}
+    per_source: Counter[str] = Counter(k.split("\t")[0] for k in decisions)
+    by_reason: Counter[str] = Counter(v["reason"] for v in decisions.values())
+    cross = sum(1 for k, v in decisions.items() if k.split("\t")[0] != v["kept"][0])
+    version = version_of(sorted(decisions.items()))
+    store.put_bytes(f"curation/dedup/{version}.json", json.dumps(decisions).encode())
+    store.put_bytes("curation/dedup/_latest.json", json.dumps({"version": version,
+                    "key": f"curation/dedup/{version}.json"}).encode())
+    return MaterializeResult(
+        data_version=DataVersion(version),
+        metadata={"docs": len(texts), "dropped": len(decisions), "cross_source_duplicates": cross,
+                  "dropped_by_reason": MetadataValue.md(counts_table(by_reason)),
+                  "dropped_by_source": MetadataValue.md(counts_table(per_source, "source")),
+                  "near_dup_stats": MetadataValue.json(near.stats)},
+    )
+
+
+@asset(group_name="curation", code_version=CURATION_VERSION, kinds={"numpy"})
+def benchmark_ngram_index(context: AssetExecutionContext, object_store: ObjectStoreResource,
+                          curation: CurationSettings) -> MaterializeResult:
+    """13-gram index of HumanEval(+), MBPP(+), LiveCodeBench, SWE-bench Lite and BFCL questions."""
+    from .benchmark_refs import load_benchmarks
+    from .decontam import BenchmarkIndex
+
+    cfg = CURATION.decontamination
+    items, manifest = load_benchmarks(curation.benchmarks_path(), cfg.benchmarks, on_missing="error")
+    index = BenchmarkIndex.build(items, n=cfg.n)
+    data = index.to_bytes()
+    version = version_of(cfg.model_dump(), manifest)
+    key = f"curation/benchmark_index/{version}.bin"
+    store = object_store.get_store()
+    store.put_bytes(key, data)
+    store.put_bytes("curation/benchmark_index/_latest.json", json.dumps({"version": version, "key": key}).encode())
+    return MaterializeResult(
+        data_version=DataVersion(version),
+        metadata={"n": cfg.n, "items": len(items), "bytes": len(data),
+                  "benchmarks": MetadataValue.json(manifest), "uri": store.uri(key)},
+    )
+
+
+@asset(group_name="curation", partitions_def=source_partitions, code_version=CURATION_VERSION,
+       deps=[filtered_rows, dedup_decisions, benchmark_ngram_index], kinds={"parquet"})
+def curated_rows(context: AssetExecutionContext, object_store: ObjectStoreResource) -> MaterializeResult:
+    """One source after cross-source dedup and benchmark decontamination: training-ready rows."""
+    from .decontam import BenchmarkIndex, Decontaminator
+
+    store = object_store.get_store()
+    source = context.partition_key
+    latest, rows = read_step(store, "filtered", source)
+    dedup_ptr = json.loads(store.get_bytes("curation/dedup/_latest.json"))
+    decisions = json.loads(store.get_bytes(dedup_ptr["key"]))
+    idx_ptr = json.loads(store.get_bytes("curation/benchmark_index/_latest.json"))
+    decont = Decontaminator(BenchmarkIndex.from_bytes(store.get_bytes(idx_ptr["key"])),
+                            min_matches=CURATION.decontamination.min_matches)
+    reasons: Counter[str] = Counter()
+    kept, dropped, matched = [], [], []
+    for row in rows:
+        d = decisions.get(f"{source}\t{row['id']}")
+        if d:
+            reasons[d["reason"]] += 1
+            dropped.append({"id": row["id"], "reason": d["reason"], "detail": json.dumps(d)})
+            continue
+        m = decont.check(row_text(row))
+        if m:
+            reasons[m.reason] += 1
+            detail = {"benchmark": m.benchmark, "item_id": m.item_id,
+                      "longest_match_tokens": m.longest_match_tokens, "matched_ngrams": m.matched_ngrams}
+            dropped.append({"id": row["id"], "reason": m.reason, "detail": json.dumps(detail)})
+            matched.append({"row": row["id"], **detail})
+            continue
+        kept.append(row)
+    version = version_of(latest["version"], dedup_ptr["version"], idx_ptr["version"])
+    write_step(store, "curated", source, version, kept, dropped, summary={"dropped": dict(reasons)})
+    return MaterializeResult(
+        data_version=DataVersion(version),
+        metadata={"rows_in": len(rows), "rows_kept": len(kept), "rows_dropped": len(dropped),
+                  "dropped_by_reason": MetadataValue.md(counts_table(reasons)),
+                  "counts": MetadataValue.json(dict(reasons)),
+                  "decontaminated": MetadataValue.json(matched[:50])},
+    )
+
+
+def _mixture_asset(name: str):
+    cfg = CURATION.mixtures[name]
+    members = [s.name for s in CATALOG.sources
+               if s.family in cfg.families or s.name in cfg.sources]
+
+    @asset(name=f"{name}_mixture", group_name="curation", code_version=CURATION_VERSION,
+           deps=[curated_rows], kinds={"huggingface", "jsonl"},
+           description=f"The {name.replace('_', ' ')} stage dataset, pushed to the hub as "
+                       f"{cfg.hub_repo} (private) and backed up to the object store.")
+    def _mixture(context: AssetExecutionContext, object_store: ObjectStoreResource,
+                 hub: HubResource) -> MaterializeResult:
+        from .mixtures import build_mixture, dataset_card, to_jsonl, write_mixture
+
+        store = object_store.get_store()
+        rows_by_source, steps, sources_meta = {}, {}, {}
+        for s in members:
+            latest, rows = read_step(store, "curated", s)
+            rows_by_source[s] = rows
+            spec = CATALOG.by_name(s)
+            rev = json.loads(store.get_bytes(f"raw/{s}/_latest.json"))["revision"]
+            sources_meta[s] = {"hf_id": spec.hf_id, "revision": rev}
+            steps[s] = _step_counts(store, s)
+        build = build_mixture(name, cfg.kind, rows_by_source, cfg.caps)
+        client = hub.get_client()
+        repo_id = f"{client.org}/{cfg.hub_repo}"
+        card = dataset_card(build, repo_id, sources_meta, steps, CURATION_VERSION)
+        key = write_mixture(store, build, card)
+        uri = client.push_files("dataset", cfg.hub_repo, {"data/train.jsonl": to_jsonl(build.rows),
+                                                          "README.md": card.encode()},
+                                f"{name} mixture {build.data_version}")
+        return MaterializeResult(
+            data_version=DataVersion(build.data_version),
+            metadata={"rows": len(build.rows),
+                      "rows_by_source": MetadataValue.md(counts_table(build.by_source, "source")),
+                      "composition": MetadataValue.json(build.by_source),
+                      "capped": MetadataValue.json(build.capped),
+                      "hub_uri": uri, "backup_uri": store.uri(key), "kind": cfg.kind},
+        )
+
+    return _mixture
+
+
+def _step_counts(store, source: str) -> dict[str, int]:
+    """Rows kept/dropped per step for a source, for the dataset card and lineage reports."""
+    out: dict[str, int] = {}
+    for step in ("filtered", "curated"):
+        latest, _ = read_step(store, step, source)
+        out[f"{step}_kept"] = latest["rows"]
+        for reason, n in (latest.get("summary") or {}).get("dropped", {}).items():
+            out[reason] = n
+    return out
+
+
+MIXTURE_ASSETS = [_mixture_asset(n) for n in CURATION.mixtures]
+CURATION_ASSETS = [sanitized_rows, filtered_rows, minhash_signatures, dedup_decisions,
+                   benchmark_ngram_index, curated_rows, *MIXTURE_ASSETS]

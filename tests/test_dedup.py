@@ -1,0 +1,209 @@
+"""Exact dedup across sources and MinHash near dedup (geometry, planted pairs, Jaccard check,
+incremental per-partition signatures)."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import string
+from pathlib import Path
+
+import pytest
+
+from surrogate_dagster.curation.exact_dedup import ExactDeduper, normalize_for_hash, sha256_text
+from surrogate_dagster.curation.minhash import (
+    DEFAULT_SPEC,
+    THRESHOLD,
+    candidate_probability,
+    compute_signatures,
+    find_near_duplicates,
+    jaccard,
+    shingles,
+)
+
+# ----------------------------------------------------------------------------- exact
+
+
+def test_normalize_collapses_whitespace_and_nfc() -> None:
+    assert normalize_for_hash("  def f():\n\t  return 1  \n") == "def f(): return 1"
+    assert sha256_text("caf\u0065\u0301") == sha256_text("caf\u00e9")  # NFD == NFC
+    assert sha256_text("a  b") == sha256_text("a\nb")
+    assert sha256_text("a b") != sha256_text("ab")
+    assert sha256_text("x") == hashlib.sha256(b"x").hexdigest()
+
+
+def test_exact_dedup_across_sources_keeps_priority_source() -> None:
+    rows = [
+        ("src_b", "2", "print('hello')\n"),
+        ("src_a", "9", "print('hello')"),
+        ("src_c", "1", "  print('hello')  "),
+        ("src_b", "1", "something else"),
+        ("src_c", "2", "something   else"),
+        ("src_c", "3", "unique text"),
+    ]
+    dropped = ExactDeduper(source_priority=["src_c", "src_a"]).find_duplicates(rows)
+    # src_c listed first wins; among its rows the lowest id; unlisted src_b ranks last
+    assert set(dropped) == {("src_a", "9"), ("src_b", "2"), ("src_b", "1")}
+    assert (dropped[("src_a", "9")].kept_source, dropped[("src_a", "9")].kept_id) == ("src_c", "1")
+    assert (dropped[("src_b", "1")].kept_source, dropped[("src_b", "1")].kept_id) == ("src_c", "2")
+    assert all(d.reason == "exact_duplicate" for d in dropped.values())
+
+
+def test_exact_dedup_is_order_independent() -> None:
+    rows = [(f"s{i % 3}", str(i), f"text {i % 5}") for i in range(30)]
+    a = ExactDeduper().find_duplicates(rows)
+    b = ExactDeduper().find_duplicates(list(reversed(rows)))
+    assert a == b and len(a) == 25
+
+
+def test_exact_dedup_rejects_duplicate_keys() -> None:
+    with pytest.raises(ValueError, match="duplicate row key"):
+        ExactDeduper().find_duplicates([("s", "1", "a"), ("s", "1", "b")])
+
+
+# ----------------------------------------------------------------------------- MinHash helpers
+
+_rng = random.Random(1234)
+
+
+def _words(rng: random.Random, k: int) -> list[str]:
+    # letters only: datatrove's normalizer maps every digit run to "0"
+    return ["".join(rng.choices(string.ascii_lowercase, k=7)) for _ in range(k)]
+
+
+def _code_doc(rng: random.Random, lines: int = 40) -> str:
+    out = []
+    for _ in range(lines):
+        a, b, c = _words(rng, 3)
+        out.append(f"    {a} = {b}({c}, {rng.choice(['x', 'y', 'self.z'])}) + {rng.choice(['1', 'n', c])}")
+    return "def " + _words(rng, 1)[0] + "(x, y):\n" + "\n".join(out)
+
+
+def _edit(rng: random.Random, text: str, frac: float) -> str:
+    """Replace a fraction of the lines (a realistic near-duplicate: a few lines changed)."""
+    lines = text.split("\n")
+    for i in rng.sample(range(1, len(lines)), int(frac * len(lines))):
+        lines[i] = "    " + " ".join(_words(rng, 4))
+    return "\n".join(lines)
+
+
+def _pair_at(rng: random.Random, shared: int, unique: int) -> tuple[str, str]:
+    """Two docs whose 5-gram sets have Jaccard (shared-4)/(shared-4+2*unique) exactly."""
+    prefix = _words(rng, shared)
+    return " ".join(prefix + _words(rng, unique)), " ".join(prefix + _words(rng, unique))
+
+
+# ----------------------------------------------------------------------------- geometry
+
+
+def test_geometry_multiplies_to_256_and_s_curve_at_threshold() -> None:
+    b, r = DEFAULT_SPEC.buckets, DEFAULT_SPEC.hashes_per_bucket
+    assert b * r == 256 and DEFAULT_SPEC.num_hashes == 256 and DEFAULT_SPEC.n_grams == 5
+    assert THRESHOLD == 0.7
+    assert candidate_probability(0.7, b, r) == pytest.approx(0.850, abs=0.002)
+    assert candidate_probability(0.8, b, r) > 0.99
+    assert candidate_probability(0.5, b, r) < 0.15
+    # the chosen geometry beats datatrove's default 14x8 at the runbook's threshold
+    assert candidate_probability(0.7, b, r) > candidate_probability(0.7, 14, 8) + 0.25
+
+
+def test_pair_construction_has_the_intended_jaccard() -> None:
+    a, b = _pair_at(_rng, 124, 40)
+    assert jaccard(shingles(a), shingles(b)) == pytest.approx(0.6, abs=1e-9)
+
+
+# ----------------------------------------------------------------------------- clustering
+
+
+def _sign_all(tmp: Path, parts: dict[str, list[tuple[str, str]]]) -> dict[str, Path]:
+    dirs = {}
+    for name, docs in parts.items():
+        dirs[name] = tmp / "sigs" / name
+        compute_signatures(docs, dirs[name])
+    return dirs
+
+
+@pytest.fixture(scope="module")
+def corpus() -> dict[str, list[tuple[str, str]]]:
+    rng = random.Random(7)
+    bases = [_code_doc(rng) for _ in range(12)]
+    parts: dict[str, list[tuple[str, str]]] = {"alpha": [], "beta": [], "gamma": []}
+    for i, base in enumerate(bases[:6]):  # 6 planted cross-source pairs, 5% of lines changed
+        parts["alpha"].append((f"a{i}", base))
+        parts["beta" if i % 2 else "gamma"].append((f"n{i}", _edit(rng, base, 0.05)))
+    for i, base in enumerate(bases[6:]):  # unrelated docs
+        parts[["alpha", "beta", "gamma"][i % 3]].append((f"u{i}", base))
+    parts["gamma"].append(("short", "x = 1"))  # fewer than 5 tokens: never a candidate
+    return parts
+
+
+def test_planted_near_duplicates_found_across_sources(tmp_path: Path, corpus) -> None:
+    texts = {(p, d): t for p, docs in corpus.items() for d, t in docs}
+    res = find_near_duplicates(_sign_all(tmp_path, corpus), texts, priority=["alpha"])
+    assert set(res.dropped) == {("beta", f"n{i}") for i in (1, 3, 5)} | {("gamma", f"n{i}") for i in (0, 2, 4)}
+    for (p, d), dup in res.dropped.items():
+        assert dup.reason == "near_duplicate"
+        assert (dup.kept_partition, dup.kept_doc_id) == ("alpha", "a" + d[1:])
+        assert dup.jaccard >= THRESHOLD
+    assert res.stats["clusters"] == 6 and res.stats["rejected_by_jaccard"] == 0
+
+
+def test_keep_choice_follows_priority(tmp_path: Path, corpus) -> None:
+    texts = {(p, d): t for p, docs in corpus.items() for d, t in docs}
+    res = find_near_duplicates(_sign_all(tmp_path, corpus), texts, priority=["beta", "gamma"])
+    assert ("alpha", "a1") in res.dropped and res.dropped[("alpha", "a1")].kept_partition == "beta"
+    assert ("alpha", "a0") in res.dropped and res.dropped[("alpha", "a0")].kept_partition == "gamma"
+
+
+def test_true_jaccard_check_rejects_candidates_below_threshold(tmp_path: Path) -> None:
+    rng = random.Random(99)
+    docs = []
+    for i in range(20):  # 20 pairs at J = 0.6: P(candidate) = 0.42 under 32x8
+        a, b = _pair_at(rng, 124, 40)
+        docs += [(f"p{i}a", a), (f"p{i}b", b)]
+    dirs = _sign_all(tmp_path, {"only": docs})
+    texts = {("only", d): t for d, t in docs}
+    res = find_near_duplicates(dirs, texts)
+    assert res.stats["candidate_pairs"] >= 3  # LSH proposes some of them...
+    assert res.stats["rejected_by_jaccard"] == res.stats["candidate_pairs"]  # ...the check rejects all
+    assert res.dropped == {}
+    # the same candidates pass a 0.5 threshold: the check, not the LSH, made the decision
+    loose = find_near_duplicates(dirs, texts, threshold=0.5)
+    assert len(loose.dropped) == res.stats["candidate_pairs"]
+
+
+def _fingerprint(folder: Path) -> dict[str, tuple[int, str]]:
+    return {str(p.relative_to(folder)): (p.stat().st_mtime_ns, hashlib.sha256(p.read_bytes()).hexdigest())
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_recomputing_one_partition_leaves_others_untouched(tmp_path: Path, corpus) -> None:
+    texts = {(p, d): t for p, docs in corpus.items() for d, t in docs}
+    dirs = _sign_all(tmp_path, corpus)
+    before = find_near_duplicates(dirs, texts, priority=["alpha"])
+    others = {p: _fingerprint(dirs[p]) for p in ("alpha", "gamma")}
+    beta_before = _fingerprint(dirs["beta"])
+
+    stats = compute_signatures(corpus["beta"], dirs["beta"])  # re-curate one source
+    assert stats.n_docs == len(corpus["beta"])
+    assert {p: _fingerprint(dirs[p]) for p in ("alpha", "gamma")} == others
+    beta_after = _fingerprint(dirs["beta"])
+    assert {k: v[1] for k, v in beta_after.items()} == {k: v[1] for k, v in beta_before.items()}
+    assert any(beta_after[k][0] != beta_before[k][0] for k in beta_after)  # really rewritten
+    assert find_near_duplicates(dirs, texts, priority=["alpha"]).dropped == before.dropped
+
+    # a changed source: its duplicates disappear, the other sources' signatures stay as they were
+    changed = [(d, t) if d.startswith("u") else (d, "completely new content " + d * 40) for d, t in corpus["beta"]]
+    compute_signatures(changed, dirs["beta"])
+    texts.update({("beta", d): t for d, t in changed})
+    after = find_near_duplicates(dirs, texts, priority=["alpha"])
+    assert {p: _fingerprint(dirs[p]) for p in ("alpha", "gamma")} == others
+    assert set(after.dropped) == {k for k in before.dropped if k[0] != "beta"}
+
+
+def test_signature_errors(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="duplicate doc id"):
+        compute_signatures([("a", "one two three four five six"), ("a", "x")], tmp_path / "p")
+    assert not (tmp_path / "p").exists()  # a failed run leaves nothing half-written
+    with pytest.raises(FileNotFoundError, match="manifest.json"):
+        find_near_duplicates({"p": tmp_path / "p"}, {})
