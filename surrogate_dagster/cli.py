@@ -42,7 +42,7 @@ def _ordered_asset_defs(defs):
     return [(k, by_key[k]) for k in order if k in by_key], graph
 
 
-def run_all(select: list[str] | None = None, fail_fast: bool = False) -> int:
+def run_all(select: list[str] | None = None, fail_fast: bool = False, log_level: str = "WARNING") -> int:
     ensure_instance_home()
     from dagster import DagsterInstance, materialize
 
@@ -72,7 +72,8 @@ def run_all(select: list[str] | None = None, fail_fast: bool = False) -> int:
                 continue
             t0 = time.monotonic()
             result = materialize(all_assets, selection=[key], partition_key=pk, instance=instance,
-                                 resources=defs.resources, raise_on_error=False)
+                                 resources=defs.resources, raise_on_error=False,
+                                 run_config={"loggers": {"console": {"config": {"log_level": log_level}}}})
             dt = time.monotonic() - t0
             if result.success:
                 print(f"  ok    {label} ({dt:.1f}s)", flush=True)
@@ -98,9 +99,10 @@ def main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("run", help="materialize the whole graph on the active profile")
     r.add_argument("--select", nargs="*", help="asset names to run (default: all)")
     r.add_argument("--fail-fast", action="store_true")
+    r.add_argument("--log-level", default="WARNING", help="Dagster console log level (INFO shows counts)")
     args = ap.parse_args(argv)
     if args.cmd == "run":
-        return run_all(args.select, args.fail_fast)
+        return run_all(args.select, args.fail_fast, args.log_level)
     return 2
 
 

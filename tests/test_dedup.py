@@ -8,11 +8,13 @@ import random
 import string
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from surrogate_dagster.curation.exact_dedup import ExactDeduper, normalize_for_hash, sha256_text
 from surrogate_dagster.curation.minhash import (
     DEFAULT_SPEC,
+    RegexWordTokenizer,
     THRESHOLD,
     candidate_probability,
     compute_signatures,
@@ -105,6 +107,25 @@ def test_geometry_multiplies_to_256_and_s_curve_at_threshold() -> None:
     assert candidate_probability(0.5, b, r) < 0.15
     # the chosen geometry beats datatrove's default 14x8 at the runbook's threshold
     assert candidate_probability(0.7, b, r) > candidate_probability(0.7, 14, 8) + 0.25
+
+
+def test_shingles_equal_datatrove_own_normalization() -> None:
+    """Our tokenizer does the diacritics step datatrove would do in simplify_text: same shingles."""
+    from datatrove.pipeline.dedup.minhash import MinhashDedupSignature
+    from datatrove.utils.text import TextNormConfig
+
+    stock = DEFAULT_SPEC.config()
+    stock = type(stock)(**{**stock.__dict__, "norm_config": TextNormConfig(remove_punctuation=False)})
+
+    class PlainRegex(RegexWordTokenizer):
+        def word_tokenize(self, text: str) -> list[str]:
+            return self._TOKEN.findall(text)
+
+    ref = MinhashDedupSignature("/tmp", config=stock, language=PlainRegex())
+    for text in ["Ça coûte 3,50 € — naïve café déjà vu, n'est-ce pas? x = f(a, b) + 1",
+                 "def f(x):\n    return x ** 2  # plain ASCII\n" * 3]:
+        assert (shingles(text) == np.unique(ref.get_shingles(text).ravel())).all()
+        assert shingles(text).size > 5
 
 
 def test_pair_construction_has_the_intended_jaccard() -> None:

@@ -228,3 +228,28 @@ def test_structural_rules_against_tags(server, tmp_path):
     bad = {**par, "messages": par["messages"][:2] + [{"role": "assistant", "content":
            '<tool_call>\n{"name": "launch_missiles", "arguments": {}}\n</tool_call>'}]}
     assert {"format_unknown_tool", "format_missing_tool_response"} <= set(structural_check(bad, PARALLEL))
+
+
+def test_tool_environment_real_tools_and_errors(server, tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from surrogate_dagster.synth.orchestrator import ToolEnvironment
+    with ThreadPoolExecutor(5) as pool:
+        env = ToolEnvironment(client_for(server, tmp_path), PARALLEL["task"], pool, 0.0, {})
+        assert env.execute("scratchpad_write", {"key": "plan", "value": "1. a"}) == ('{"ok": true, "keys": ["plan"]}', False)
+        assert json.loads(env.execute("scratchpad_read", {"key": "plan"})[0])["value"] == "1. a"
+        assert env.execute("scratchpad_read", {"key": "nope"})[1] is True
+        assert json.loads(env.execute("reflexion_log", {"error_type": "e", "root_cause": "r", "prevention": "p"})[0]) \
+            == {"logged": True, "entries": 1}
+        assert env.execute("spawn_subagent", {"role": "x", "prompt": "p", "max_steps": "many"})[1] is True
+        ids = [json.loads(env.execute("spawn_subagent", {"role": f"r{i}", "prompt": "add CI"})[0])["subagent_id"]
+               for i in range(5)]
+        assert ids == ["sa-1", "sa-2", "sa-3", "sa-4", "sa-5"]
+        assert "at most 5" in env.execute("spawn_subagent", {"role": "r6", "prompt": "p"})[0]
+        out = json.loads(env.execute("receive_results", {"subagent_id": "sa-2"})[0])
+        assert out["status"] == "done" and out["output"].startswith("Done:")
+        assert env.execute("receive_results", {"subagent_id": "sa-9"})[1] is True
+        assert env.execute("launch_missiles", {})[1] is True
+        listing, err = env.execute("search_repo", {"query": "rate limit middleware"})
+        assert not err and "rate_limit.py" in listing and env.simulated == {"search_repo": 1}
+        env.wait_all()

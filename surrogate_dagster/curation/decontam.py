@@ -6,10 +6,11 @@ An n-gram (default n=13) is hashed to 64 bits (xxh3 per token, polynomial combin
 numpy, splitmix64 finish); :class:`BenchmarkIndex` stores the sorted hashes with the item each
 came from, so a row is checked with one vectorized ``searchsorted`` per n-gram length.
 
-What gets indexed (each rule measured on 6.4k stdlib functions, benchmarks/decontam_bench.py):
-- Only informative n-grams: at least ``min_alpha_fraction`` (0.5, i.e. 7 of 13) of the tokens
-  contain a letter. Punctuation-and-number runs (``[1, 2, 3, 4, 5, 6, 7]``, ``-1, -1, -1``,
-  ``* * * *``) were most of the false positives on clean code.
+What counts (each rule measured on 6.4k stdlib functions, benchmarks/decontam_bench.py):
+- Only informative n-grams count towards the rule: at least ``min_alpha_fraction`` (0.5, i.e.
+  7 of 13) of their tokens contain a letter. Punctuation-and-number runs (``[1, 2, 3, 4, 5,
+  6, 7]``, ``-1, -1, -1``, ``* * * *``) were most of the false positives on clean code. They
+  are still indexed (flagged), so they extend the longest matched run once a row matches.
 - Boilerplate pruning: an n-gram found in more than ``max_item_df`` (10) distinct items
   (LeetCode constraint lines, HumanEval's METADATA header) identifies no item; it is dropped.
 - Items shorter than n tokens but at least ``min_item_tokens`` (10) long are indexed whole, as
@@ -18,7 +19,7 @@ What gets indexed (each rule measured on 6.4k stdlib functions, benchmarks/decon
   match on and are only counted (``meta["too_short"]``).
 
 Minimum-match rule: a row matches an item when it contains at least
-``min(min_matches, item_ngrams)`` distinct indexed n-grams of that item (``min_matches`` = 3:
+``max(1, min(min_matches, item_ngrams))`` distinct informative n-grams of that item (``min_matches`` = 3:
 a contiguous overlap of at least n+2 = 15 tokens, or several separate 13-token overlaps). The
 ``min(...)`` keeps short items detectable. A lone shared 13-gram is the typical false positive
 on clean code (an idiom written the same way, a traceback line an issue quotes).
@@ -117,13 +118,14 @@ def _informative(tokens: list[str], n: int, min_alpha_fraction: float) -> np.nda
 class BenchmarkIndex:
     """Sorted n-gram hashes of benchmark items, each with the item it came from."""
 
-    def __init__(self, n: int, items: list[tuple[str, str]], item_ngrams: np.ndarray,
-                 hashes: np.ndarray, refs: np.ndarray, meta: dict[str, Any]) -> None:
+    def __init__(self, n: int, items: list[tuple[str, str]], item_ngrams: np.ndarray, hashes: np.ndarray,
+                 refs: np.ndarray, informative: np.ndarray, meta: dict[str, Any]) -> None:
         self.n = n
         self.items = items  # (benchmark, item_id), position = item number in ``refs``
-        self.item_ngrams = item_ngrams  # indexed n-grams per item (the rule's cap)
+        self.item_ngrams = item_ngrams  # informative n-grams per item (the rule's cap)
         self.hashes = hashes  # sorted uint64
         self.refs = refs  # int32 item number of each hash
+        self.informative = informative  # bool: does this n-gram count towards the rule
         self.meta = meta
         self.short_lengths: list[int] = list(meta.get("short_lengths", []))
 
@@ -138,7 +140,8 @@ class BenchmarkIndex:
             max_item_df: n-grams found in more distinct items than this are pruned.
             min_item_tokens: items with fewer than n tokens but at least this many are indexed
                 whole; shorter ones are only counted in ``meta["too_short"]``.
-            min_alpha_fraction: an n-gram is indexed only if this share of its tokens has a letter.
+            min_alpha_fraction: an n-gram counts towards the rule only if this share of its
+                tokens contains a letter.
             sources: the loader manifest (which benchmarks/files were present), kept in ``meta``.
         """
         if n < 1 or min_item_tokens < 1:
@@ -151,45 +154,54 @@ class BenchmarkIndex:
                 texts.append([])
             texts[k].append(it.text)
         uniq: list[np.ndarray] = []
+        flags: list[np.ndarray] = []
         too_short: dict[str, int] = {}
         short_lengths: set[int] = set()
         for (bench, _), parts in zip(keys, texts):
-            grams = []
+            grams, infos = [], []
             for text in parts:
                 toks = tokenize(text)
                 if len(toks) >= n:
-                    grams.append(ngram_hashes(toks, n)[_informative(toks, n, min_alpha_fraction)])
+                    grams.append(ngram_hashes(toks, n))
+                    infos.append(_informative(toks, n, min_alpha_fraction))
                 elif len(toks) >= min_item_tokens and _informative(toks, len(toks), min_alpha_fraction).all():
                     grams.append(ngram_hashes(toks, len(toks)))
+                    infos.append(np.ones(1, dtype=bool))
                     short_lengths.add(len(toks))
-            u = np.unique(np.concatenate(grams)) if grams else np.empty(0, dtype=np.uint64)
-            if u.size == 0:
+            if grams:  # informative-ness is a function of the n-gram, so duplicates agree
+                u, first = np.unique(np.concatenate(grams), return_index=True)
+                f = np.concatenate(infos)[first]
+            else:
+                u, f = np.empty(0, dtype=np.uint64), np.empty(0, dtype=bool)
+            if not f.any():
                 too_short[bench] = too_short.get(bench, 0) + 1
             uniq.append(u)
+            flags.append(f)
         hashes = np.concatenate(uniq) if uniq else np.empty(0, dtype=np.uint64)
+        informative = np.concatenate(flags) if flags else np.empty(0, dtype=bool)
         refs = (np.concatenate([np.full(u.size, i, dtype=np.int32) for i, u in enumerate(uniq)])
                 if uniq else np.empty(0, dtype=np.int32))
         order = np.argsort(hashes, kind="stable")
-        hashes, refs = hashes[order], refs[order]
+        hashes, refs, informative = hashes[order], refs[order], informative[order]
         # each item contributes a hash at most once, so a hash's run length is its item count
         _, counts = np.unique(hashes, return_counts=True)
         common = np.repeat(counts > max_item_df, counts)
-        hashes, refs = hashes[~common], refs[~common]
+        hashes, refs, informative = hashes[~common], refs[~common], informative[~common]
         meta = {"format": FORMAT_VERSION, "n": n, "max_item_df": max_item_df,
                 "min_item_tokens": min_item_tokens, "min_alpha_fraction": min_alpha_fraction,
                 "short_lengths": sorted(short_lengths), "sources": sources or {},
                 "items_per_benchmark": _count_by_benchmark(keys), "too_short": too_short,
                 "pruned_common_ngrams": int((counts > max_item_df).sum()),
-                "indexed_ngrams": int(hashes.size)}
-        item_ngrams = np.bincount(refs, minlength=len(keys)).astype(np.int32)
-        return cls(n, list(keys), item_ngrams, hashes, refs, meta)
+                "indexed_ngrams": int(hashes.size), "informative_ngrams": int(informative.sum())}
+        item_ngrams = np.bincount(refs[informative], minlength=len(keys)).astype(np.int32)
+        return cls(n, list(keys), item_ngrams, hashes, refs, informative, meta)
 
     def to_bytes(self) -> bytes:
         """Serialize as an ``.npz`` (no pickle): arrays plus JSON for items and meta."""
         buf = io.BytesIO()
         header = json.dumps({"n": self.n, "items": self.items, "meta": self.meta}).encode("utf-8")
         np.savez_compressed(buf, header=np.frombuffer(header, dtype=np.uint8), hashes=self.hashes,
-                            refs=self.refs, item_ngrams=self.item_ngrams)
+                            refs=self.refs, informative=self.informative, item_ngrams=self.item_ngrams)
         return buf.getvalue()
 
     @classmethod
@@ -200,7 +212,7 @@ class BenchmarkIndex:
             if header["meta"].get("format") != FORMAT_VERSION:
                 raise ValueError(f"benchmark index format {header['meta'].get('format')} != {FORMAT_VERSION}")
             return cls(header["n"], [tuple(i) for i in header["items"]], z["item_ngrams"], z["hashes"],
-                       z["refs"], header["meta"])
+                       z["refs"], z["informative"], header["meta"])
 
 
 def _count_by_benchmark(keys: Iterable[tuple[str, str]]) -> dict[str, int]:
@@ -226,9 +238,9 @@ class Decontaminator:
         if not tokens or idx.hashes.size == 0:
             return None
         th = token_hashes(tokens)
-        # item -> (gram length, matched positions, matched hashes); an item is indexed under
-        # exactly one length (n, or its own length when shorter than n)
-        hits: dict[int, tuple[int, list[int], list[int]]] = {}
+        # item -> (gram length, matched positions, informative matched hashes); an item is
+        # indexed under exactly one length (n, or its own length when shorter than n)
+        hits: dict[int, tuple[int, list[int], set[int]]] = {}
         for length in (idx.n, *idx.short_lengths):
             hs = combine(th, length)
             if hs.size == 0:
@@ -236,14 +248,15 @@ class Decontaminator:
             lo = np.searchsorted(idx.hashes, hs, side="left")
             hi = np.searchsorted(idx.hashes, hs, side="right")
             for p in np.nonzero(hi > lo)[0].tolist():
-                for item in idx.refs[lo[p]:hi[p]].tolist():
-                    entry = hits.setdefault(item, (length, [], []))
+                for j in range(lo[p], hi[p]):
+                    entry = hits.setdefault(int(idx.refs[j]), (length, [], set()))
                     entry[1].append(p)
-                    entry[2].append(int(hs[p]))
+                    if idx.informative[j]:
+                        entry[2].add(int(hs[p]))
         best: tuple[int, int, int, int] | None = None  # (longest tokens, distinct, -item, start)
-        for item, (length, pos, hashes) in hits.items():
-            distinct = len(set(hashes))
-            if distinct < min(self.min_matches, int(idx.item_ngrams[item])):
+        for item, (length, pos, informative) in hits.items():
+            distinct = len(informative)
+            if distinct < max(1, min(self.min_matches, int(idx.item_ngrams[item]))):
                 continue
             run, start = _longest_run(pos)
             cand = (run + length - 1, distinct, -item, start)

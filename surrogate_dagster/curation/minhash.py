@@ -20,9 +20,10 @@ push recall at 0.7 to ~100% but makes almost every pair above J=0.4 a candidate,
 misses 95% of the pairs at the threshold. datatrove's default (14 x 8, 112 hashes) catches
 only 57% at J=0.7 (benchmarks/minhash_scurve.py measures both against theory).
 
-Shingles are datatrove's: ``simplify_text`` (lowercase, numbers -> 0, whitespace collapsed) and
-5-grams of a regex word tokenizer ``\\w+|[^\\w\\s]`` (no spaCy). Unlike datatrove's default we
-KEEP punctuation: in code, operators and brackets carry meaning (``a + b`` vs ``a - b``).
+Shingles are datatrove's: ``simplify_text`` (lowercase, numbers -> 0, whitespace collapsed,
+diacritics stripped) and 5-grams of a regex word tokenizer ``\\w+|[^\\w\\s]`` (no spaCy).
+Unlike datatrove's default we KEEP punctuation: in code, operators and brackets carry meaning
+(``a + b`` vs ``a - b``).
 
 Incremental layout. :func:`compute_signatures` writes one partition (one source) into its own
 folder: datatrove's ``bucket_XXX/00000.minhash.sig`` files plus ``manifest.json`` (doc ids in
@@ -38,11 +39,14 @@ Limit: datatrove emits, per band, only pairs of *adjacent* equal signatures (a, 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
 import shutil
+import struct
 import tempfile
+import unicodedata
 import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -57,7 +61,7 @@ from datatrove.pipeline.dedup.minhash import (
     MinhashDedupSignature,
 )
 from datatrove.utils.binaryio import read_tuples_from_file
-from datatrove.utils.text import TextNormConfig, simplify_text
+from datatrove.utils.text import TextNormConfig
 from datatrove.utils.word_tokenizers import WordTokenizer
 
 REASON = "near_duplicate"
@@ -75,8 +79,23 @@ def geometry_threshold(buckets: int, hashes_per_bucket: int) -> float:
     return (1.0 / buckets) ** (1.0 / hashes_per_bucket)
 
 
+def strip_marks(text: str) -> str:
+    """datatrove's diacritics step (NFD, drop combining marks), skipped for ASCII text.
+
+    datatrove runs it per character in Python (most of the signature time on code); ASCII text
+    has no marks, so the fast path returns the very same string.
+    """
+    if text.isascii():
+        return text
+    return "".join(c for c in unicodedata.normalize("NFD", text) if unicodedata.category(c) != "Mn")
+
+
 class RegexWordTokenizer(WordTokenizer):
-    """Word/punctuation tokenizer for code and prose; replaces datatrove's spaCy default."""
+    """Word/punctuation tokenizer for code and prose; replaces datatrove's spaCy default.
+
+    It also applies :func:`strip_marks`, which our spec turns off in ``simplify_text``: that
+    step is the last one there, so moving it here leaves the shingles unchanged.
+    """
 
     _TOKEN = re.compile(r"\w+|[^\w\s]")
 
@@ -84,7 +103,7 @@ class RegexWordTokenizer(WordTokenizer):
         super().__init__(language=None)
 
     def word_tokenize(self, text: str) -> list[str]:
-        return self._TOKEN.findall(text)
+        return self._TOKEN.findall(strip_marks(text))
 
     def sent_tokenize(self, text: str) -> list[str]:
         # MinHash never splits sentences; one "sentence" per document is enough for the interface.
@@ -110,13 +129,20 @@ class MinhashSpec:
 
     def config(self) -> MinhashConfig:
         """The datatrove config for this spec (64-bit xxhash, datatrove's default hashing)."""
-        return MinhashConfig(
-            n_grams=self.n_grams,
-            num_buckets=self.buckets,
-            hashes_per_bucket=self.hashes_per_bucket,
-            seed=self.seed,
-            norm_config=TextNormConfig(remove_punctuation=self.remove_punctuation),
-        )
+        return _config(self)
+
+
+@functools.lru_cache(maxsize=16)
+def _config(spec: MinhashSpec) -> MinhashConfig:
+    # cached: building a MinhashConfig runs a ~1 s dependency check (HashConfig.__post_init__)
+    return MinhashConfig(
+        n_grams=spec.n_grams,
+        num_buckets=spec.buckets,
+        hashes_per_bucket=spec.hashes_per_bucket,
+        seed=spec.seed,
+        norm_config=TextNormConfig(remove_punctuation=spec.remove_punctuation,
+                                   norm_unicode_diacritics=False),  # done by RegexWordTokenizer
+    )
 
 
 DEFAULT_SPEC = MinhashSpec()
@@ -162,23 +188,21 @@ def compute_signatures(docs: Iterable[tuple[str, str]], out_dir: Path | str,
     tmp = out_dir.parent / f".{out_dir.name}.tmp-{uuid.uuid4().hex[:8]}"
     doc_ids: list[str] = []
     seen: set[str] = set()
-    empty = 0
     block = _signature_block(tmp, spec)
-    norm = block.config.norm_config
 
     def documents() -> Iterator[Document]:
-        nonlocal empty
         for doc_id, text in docs:
             if doc_id in seen:
                 raise ValueError(f"duplicate doc id {doc_id!r} in partition {out_dir.name!r}")
             seen.add(doc_id)
             doc_ids.append(doc_id)  # list index == datatrove's doc_idx (it enumerates all docs)
-            if len(block.word_tokenizer.word_tokenize(simplify_text(text, norm))) < spec.n_grams:
-                empty += 1
             yield Document(text=text, id=doc_id)
 
     try:
         block.run(documents(), rank=0, world_size=1)
+        # datatrove writes one record per doc that has shingles; the rest can never match
+        record = struct.calcsize(f"<{spec.hashes_per_bucket}QI")
+        empty = len(doc_ids) - (tmp / "bucket_000" / "00000.minhash.sig").stat().st_size // record
         manifest = {"spec": asdict(spec), "doc_ids": doc_ids}
         (tmp / MANIFEST).write_text(json.dumps(manifest))
         old = out_dir.parent / f".{out_dir.name}.old-{uuid.uuid4().hex[:8]}"
@@ -223,6 +247,44 @@ def _order_partitions(names: Iterable[str], priority: Sequence[str]) -> list[str
     return sorted(names, key=lambda p: (rank.get(p, len(rank)), p))
 
 
+DocKey = tuple[str, str]  # (partition, doc_id)
+
+
+def _load_partitions(partitions: Mapping[str, Path | str],
+                     priority: Sequence[str]) -> tuple[list[str], dict[str, dict], MinhashSpec]:
+    names = _order_partitions(partitions, priority)
+    manifests = {p: _load_manifest(Path(partitions[p])) for p in names}
+    specs = {json.dumps(m["spec"], sort_keys=True) for m in manifests.values()}
+    if len(specs) > 1:
+        raise ValueError(f"partitions were signed with different MinHash specs: {sorted(specs)}")
+    spec = MinhashSpec(**manifests[names[0]]["spec"]) if names else DEFAULT_SPEC
+    return names, manifests, spec
+
+
+def candidate_pairs(partitions: Mapping[str, Path | str], work_dir: Path | str | None = None,
+                    priority: Sequence[str] = ()) -> set[tuple[DocKey, DocKey]]:
+    """The LSH stage alone: every pair sharing a bucket, as sorted ((p, id), (p, id)) tuples.
+
+    Runs datatrove's ``MinhashDedupBuckets`` over all partitions' signatures (linked, not
+    copied, into a scratch folder under ``work_dir`` that is always removed). No Jaccard check.
+    """
+    return _candidates(partitions, *_load_partitions(partitions, priority), work_dir)
+
+
+def _candidates(partitions: Mapping[str, Path | str], names: list[str], manifests: dict[str, dict],
+                spec: MinhashSpec, work_dir: Path | str | None) -> set[tuple[DocKey, DocKey]]:
+    if not names:
+        return set()
+    scratch = Path(tempfile.mkdtemp(prefix="minhash-", dir=work_dir))
+    try:
+        raw = _bucket_pairs(names, partitions, spec, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    ids = {p: manifests[p]["doc_ids"] for p in names}
+    return {tuple(sorted(((names[k1], ids[names[k1]][d1]), (names[k2], ids[names[k2]][d2]))))
+            for (k1, d1), (k2, d2) in raw}
+
+
 def find_near_duplicates(
     partitions: Mapping[str, Path | str],
     texts: Mapping[tuple[str, str], str] | Callable[[str, str], str],
@@ -242,34 +304,22 @@ def find_near_duplicates(
         work_dir: where the scratch folder goes (system temp by default); always removed.
     """
     text_of = texts if callable(texts) else (lambda p, d: texts[(p, d)])
-    names = _order_partitions(partitions, priority)
-    manifests = {p: _load_manifest(Path(partitions[p])) for p in names}
-    specs = {json.dumps(m["spec"], sort_keys=True) for m in manifests.values()}
-    if len(specs) > 1:
-        raise ValueError(f"partitions were signed with different MinHash specs: {sorted(specs)}")
-    spec = MinhashSpec(**manifests[names[0]]["spec"]) if names else DEFAULT_SPEC
-    result = NearDupResult(stats={"partitions": len(names), "docs": sum(len(m["doc_ids"]) for m in manifests.values())})
-    if not names:
-        return result
-
-    scratch = Path(tempfile.mkdtemp(prefix="minhash-", dir=work_dir))
-    try:
-        pairs = _candidate_pairs(names, partitions, spec, scratch)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    keys = {(k, d): (names[k], manifests[names[k]]["doc_ids"][d]) for pair in pairs for k, d in pair}
+    names, manifests, spec = _load_partitions(partitions, priority)
+    result = NearDupResult(stats={"partitions": len(names),
+                                  "docs": sum(len(m["doc_ids"]) for m in manifests.values())})
+    pairs = _candidates(partitions, names, manifests, spec, work_dir)
 
     block = _signature_block(tempfile.gettempdir(), spec)
-    cache: dict[tuple[str, str], np.ndarray] = {}
+    cache: dict[DocKey, np.ndarray] = {}
 
-    def shingle_set(key: tuple[str, str]) -> np.ndarray:
+    def shingle_set(key: DocKey) -> np.ndarray:
         if key not in cache:
             cache[key] = shingles(text_of(*key), spec, block)
         return cache[key]
 
-    parent: dict[tuple[str, str], tuple[str, str]] = {}
+    parent: dict[DocKey, DocKey] = {}
 
-    def find(x: tuple[str, str]) -> tuple[str, str]:
+    def find(x: DocKey) -> DocKey:
         parent.setdefault(x, x)
         while parent[x] != x:
             parent[x] = parent[parent[x]]  # path halving keeps the trees flat without recursion
@@ -277,8 +327,7 @@ def find_near_duplicates(
         return x
 
     rejected = 0
-    for a, b in sorted(pairs):
-        ka, kb = keys[a], keys[b]
+    for ka, kb in sorted(pairs):
         if jaccard(shingle_set(ka), shingle_set(kb)) >= threshold:
             ra, rb = find(ka), find(kb)
             if ra != rb:
@@ -287,7 +336,7 @@ def find_near_duplicates(
             rejected += 1
 
     rank = {p: i for i, p in enumerate(names)}
-    clusters: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    clusters: dict[DocKey, list[DocKey]] = {}
     for key in parent:
         clusters.setdefault(find(key), []).append(key)
     n_clusters = 0
@@ -305,8 +354,8 @@ def find_near_duplicates(
     return result
 
 
-def _candidate_pairs(names: list[str], partitions: Mapping[str, Path | str], spec: MinhashSpec,
-                     scratch: Path) -> set[tuple[tuple[int, int], tuple[int, int]]]:
+def _bucket_pairs(names: list[str], partitions: Mapping[str, Path | str], spec: MinhashSpec,
+                  scratch: Path) -> set[tuple[tuple[int, int], tuple[int, int]]]:
     """Run datatrove's bucket stage over all partitions; return ((k, idx), (k, idx)) pairs."""
     sig_root = scratch / "sigs"
     for b in range(spec.buckets):

@@ -247,9 +247,10 @@ class LLMClient:
             try:
                 raw = self._sdk.messages.with_raw_response.create(**api_kwargs)
                 try:
-                    body = normalize_reply(json.loads(raw.http_response.text))
-                except ValueError as exc:  # JSONDecodeError and MalformedReply's base
-                    raise exc if isinstance(exc, MalformedReply) else MalformedReply(f"reply is not JSON: {exc}")
+                    data = json.loads(raw.http_response.text)
+                except ValueError as exc:
+                    raise MalformedReply(f"{model}: reply is not JSON: {exc}") from exc
+                body = normalize_reply(data)
             except MalformedReply as exc:
                 # Possibly billed, unusable: book the worst case, count it, never cache it.
                 self.ledger.book_uncertain(reserved, model, "malformed")

@@ -1,17 +1,20 @@
 """Execution graders for sampled completions: score in [0, 1] per (task, completion).
 
-Task kinds and their checks (gates zero the score when they fail):
+Task kinds and their checks (role: gate / functional / lint):
 
 - ``python`` (OpenCodeInstruct ``unit_tests``, opc-sft-stage2 educational_instruct ``testcase``):
-  syntax (gate, ``ast.parse`` on the host, nothing executed), tests (each assert run separately in
-  one sandboxed process, score = pass fraction, weight 1), semgrep (weight 0.25).
-- ``dockerfile``: parse (gate) + asserts (1), hadolint (0.5), semgrep (0.5).
-- ``bash``: ``bash -n`` (gate) + cases executed in the sandbox (1), shellcheck (0.5), semgrep (0.5).
-- ``terraform``: python-hcl2 parse (gate) + asserts (1), semgrep (0.5).
-- ``kubernetes``: YAML + kubernetes-validate strict schema (gates) + asserts (1), semgrep (0.5).
+  syntax (gate: ``ast.parse`` on the host, nothing executed), tests (functional: each assert run
+  separately in one sandboxed process, score = pass fraction), semgrep (lint).
+- ``dockerfile``: own parser (gate), asserts (functional), hadolint + semgrep (lint).
+- ``bash``: ``bash -n`` (gate), cases executed in the sandbox (functional), shellcheck + semgrep (lint).
+- ``terraform``: python-hcl2 parse (gate), asserts (functional), semgrep (lint).
+- ``kubernetes``: YAML parse and kubernetes-validate strict schema (gates), asserts, semgrep (lint).
 
-Lint checks score ``1 - penalties`` (error .5, warning .25, info .1, style .05). ``passed`` means
-every check passed: all tests/asserts/cases, and no error/warning findings.
+Score: 0 if a gate fails, else ``F * (1 - lam + lam * L)`` with F the mean functional score (1 when
+the task has none), L the mean lint score (each linter ``1 - penalties``: error .5, warning .25,
+info .1, style .05) and lam = 0.2 for python, 0.4 for the DevSecOps kinds. Lint can only lower a
+score: code that fails every test scores 0 however clean it is. ``passed`` means every check
+passed: all tests/asserts/cases, and no error/warning findings.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ FENCE_TAGS = {
 }
 FILE_NAMES = {"python": "solution.py", "bash": "script.sh", "dockerfile": "Dockerfile",
               "terraform": "main.tf", "kubernetes": "manifest.yaml"}
-LINT_WEIGHT = {"python": 0.25}
+LINT_SHARE = {"python": 0.2}  # lam above; 0.4 for the other kinds
 EXEC_LIMITS = SandboxLimits(wall_s=20, cpu_s=20, memory_mb=1024, nproc=32, fsize_mb=16)
 DOC_LIMITS = SandboxLimits(wall_s=30, cpu_s=30, memory_mb=2048, nproc=16, fsize_mb=16)
 _FENCE = re.compile(r"^[ \t]*```[ \t]*([\w+#.-]*)[^\n]*\n(.*?)^[ \t]*```", re.S | re.M)
@@ -74,8 +77,7 @@ class CheckResult:
     name: str
     score: float
     passed: bool
-    weight: float
-    gate: bool = False
+    role: str  # gate | functional | lint
     detail: dict = field(default_factory=dict)
 
 
@@ -88,6 +90,7 @@ class Grade:
     passed: bool
     checks: list[CheckResult]
     failed_gate: str | None = None
+    kind: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (for asset metadata and the pairs' meta)."""
@@ -180,24 +183,34 @@ def extract_code(completion: str, kind: str) -> str | None:
 
 
 # -- grading -----------------------------------------------------------------------------------
-def _lint_check(name: str, findings: list[Finding], weight: float) -> CheckResult:
+def _lint_check(name: str, findings: list[Finding]) -> CheckResult:
     return CheckResult(name, lint_score(findings), not any(f.severity in ("error", "warning") for f in findings),
-                       weight, detail={"findings": [asdict(f) for f in findings]})
+                       "lint", detail={"findings": [asdict(f) for f in findings]})
+
+
+def _gate(name: str, ok: bool, detail: dict | None = None) -> CheckResult:
+    return CheckResult(name, float(ok), ok, "gate", detail or {})
 
 
 def _fraction_check(name: str, errors: list[str | None], extra: dict | None = None) -> CheckResult:
     n = len(errors)
     ok = sum(e is None for e in errors)
-    return CheckResult(name, ok / n if n else 1.0, ok == n, 1.0,
+    return CheckResult(name, ok / n if n else 1.0, ok == n, "functional",
                        detail={"passed": ok, "total": n, "errors": errors, **(extra or {})})
 
 
-def _combine(task_id: str, checks: list[CheckResult]) -> Grade:
-    gate = next((c.name for c in checks if c.gate and not c.passed), None)
-    scored = [c for c in checks if not c.gate]
-    weight = sum(c.weight for c in scored)
-    score = 0.0 if gate else (sum(c.score * c.weight for c in scored) / weight if weight else 1.0)
-    return Grade(task_id, round(score, 6), gate is None and all(c.passed for c in checks), checks, gate)
+def _mean(xs: list[float]) -> float:
+    return sum(xs) / len(xs) if xs else 1.0
+
+
+def _combine(task: GradingTask, checks: list[CheckResult]) -> Grade:
+    gate = next((c.name for c in checks if c.role == "gate" and not c.passed), None)
+    f = _mean([c.score for c in checks if c.role == "functional"])
+    lint = _mean([c.score for c in checks if c.role == "lint"])
+    lam = LINT_SHARE.get(task.kind, 0.4)
+    score = 0.0 if gate else f * (1 - lam + lam * lint)
+    return Grade(task.id, round(score, 6), gate is None and all(c.passed for c in checks), checks, gate,
+                 task.kind)
 
 
 class Grader:
@@ -242,8 +255,7 @@ class Grader:
             task, _ = items[i]
             code = codes[i]
             if code is None:
-                return _combine(task.id, [CheckResult("extract", 0.0, False, 0.0, True,
-                                                      {"reason": f"no {task.kind} code block"})])
+                return _combine(task, [_gate("extract", False, {"reason": f"no {task.kind} code block"})])
             lint = {tool: findings[tool].get(files.get(i, ""), []) for tool in findings}
             return self._grade_code(task, code, lint)
 
@@ -251,12 +263,10 @@ class Grader:
             return list(pool.map(one, range(len(items))))
 
     def _grade_code(self, task: GradingTask, code: str, lint: dict[str, list[Finding]]) -> Grade:
-        w = LINT_WEIGHT.get(task.kind, 0.5)
         checks: list[CheckResult] = []
         if task.kind == "python":
             err = _syntax_error(code)
-            checks.append(CheckResult("syntax", float(err is None), err is None, 0.0, True,
-                                      {"error": err} if err else {}))
+            checks.append(_gate("syntax", err is None, {"error": err} if err else {}))
             if err is None:
                 run = run_python_asserts(self.sandbox, code, task.tests, task.setup, limits=EXEC_LIMITS)
                 if run.report is None:
@@ -265,35 +275,35 @@ class Grader:
                 else:
                     checks.append(_fraction_check("tests", run.report["errors"],
                                                   {"solution_error": run.report["solution_error"]}))
-                checks.append(_lint_check("semgrep", lint["semgrep"], w))
+                checks.append(_lint_check("semgrep", lint["semgrep"]))
         elif task.kind == "bash":
             checks += self._grade_bash(task, code)
             if checks[0].passed:
-                checks += [_lint_check("shellcheck", lint["shellcheck"], w),
-                           _lint_check("semgrep", lint["semgrep"], w)]
+                checks += [_lint_check("shellcheck", lint["shellcheck"]),
+                           _lint_check("semgrep", lint["semgrep"])]
         else:
             run = run_doc_checks(self.sandbox, task.kind, code, task.asserts,
                                  k8s_version=task.meta.get("k8s_version", "1.30.0"), limits=DOC_LIMITS)
-            rep = run.report or {"parse_ok": False, "parse_error": f"sandbox: {run.problem}",
+            rep = run.report or {"parse_ok": False, "parse_error": f"sandbox: {run.problem}: "
+                                                                   f"{run.sandbox.stderr[-300:]}",
                                  "validation_errors": [], "asserts": []}
-            checks.append(CheckResult("parse", float(rep["parse_ok"]), rep["parse_ok"], 0.0, True,
-                                      {"error": rep["parse_error"]} if rep["parse_error"] else {}))
+            checks.append(_gate("parse", rep["parse_ok"], {"error": rep["parse_error"]} if rep["parse_error"] else {}))
             if task.kind == "kubernetes" and rep["parse_ok"]:
                 v = rep["validation_errors"]
-                checks.append(CheckResult("schema", float(not v), not v, 0.0, True, {"errors": v}))
+                checks.append(_gate("schema", not v, {"errors": v}))
             if rep["parse_ok"]:
                 if task.asserts:
                     checks.append(_fraction_check("asserts", rep["asserts"]))
                 if task.kind == "dockerfile":
-                    checks.append(_lint_check("hadolint", lint["hadolint"], w))
-                checks.append(_lint_check("semgrep", lint["semgrep"], w))
-        return _combine(task.id, checks)
+                    checks.append(_lint_check("hadolint", lint["hadolint"]))
+                checks.append(_lint_check("semgrep", lint["semgrep"]))
+        return _combine(task, checks)
 
     def _grade_bash(self, task: GradingTask, code: str) -> list[CheckResult]:
         syn = self.sandbox.run(["/bin/bash", "-n", "script.sh"], files={"script.sh": code}, limits=EXEC_LIMITS)
         if syn.exit_code != 0:
-            return [CheckResult("syntax", 0.0, False, 0.0, True, {"error": syn.stderr[-300:]})]
-        out = [CheckResult("syntax", 1.0, True, 0.0, True)]
+            return [_gate("syntax", False, {"error": syn.stderr[-300:]})]
+        out = [_gate("syntax", True)]
         if task.cases:
             out.append(_fraction_check("cases", [self._run_case(code, c) for c in task.cases]))
         return out

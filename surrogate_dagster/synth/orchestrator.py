@@ -29,7 +29,7 @@ from typing import Any
 from ..llm.client import LLMClient, LLMError, MalformedReply, RetriesExhausted
 from ..llm.breaker import CircuitOpenError
 from ..llm.ledger import BudgetExceeded
-from ..sources.adapters.base import AdapterContext, sft_row
+from ..sources.adapters.base import AdapterContext, Quarantine, sft_row
 from ..sources.hermes import format_tool_call, format_tool_response, hermes_system_prompt
 
 SOURCE_NAME = "synth_orchestrator"
@@ -173,11 +173,15 @@ class ToolEnvironment:
             role, prompt = args.get("role"), args.get("prompt")
             if not isinstance(role, str) or not isinstance(prompt, str) or not prompt.strip():
                 return json.dumps({"error": "spawn_subagent needs string 'role' and 'prompt'"}), True
+            try:
+                max_steps = int(args.get("max_steps", 10))
+            except (TypeError, ValueError):
+                return json.dumps({"error": "max_steps must be an integer"}), True
             if len(self.subagents) >= self.max_subagents:
                 return json.dumps({"error": f"at most {self.max_subagents} subagents per task"}), True
             sid = f"sa-{len(self.subagents) + 1}"
             times: dict = {}
-            fut = self.pool.submit(self._run_subagent, role, prompt, int(args.get("max_steps", 10)), times)
+            fut = self.pool.submit(self._run_subagent, role, prompt, max_steps, times)
             self.subagents[sid] = _Sub(role, fut, time.monotonic() - self.t0, times)
             return json.dumps({"subagent_id": sid, "role": role, "status": "running"}), False
         if name == "receive_results":
@@ -245,7 +249,9 @@ def run_scenario(client: LLMClient, scenario: dict, pool: ThreadPoolExecutor, *,
     calls: list[Any] = []
     try:
         for _turn in range(max_turns):
-            r = client.complete("planner", system=sysmsg + PLANNER_GUIDANCE, messages=api_msgs,
+            # The API gets the tools natively (``tools=``), so its system prompt omits the <tools>
+            # listing: sending both would bill ~1k duplicate input tokens on every planner turn.
+            r = client.complete("planner", system=SURROGATE_PROMPT + PLANNER_GUIDANCE, messages=api_msgs,
                                 tools=anthropic_tools(), progress=progress)
             calls.append(r)
             if r.stop_reason == "max_tokens":
@@ -288,7 +294,7 @@ def run_scenario(client: LLMClient, scenario: dict, pool: ThreadPoolExecutor, *,
 
 
 def synthesize_batch(client: LLMClient, scenarios: list[dict], *, batch_key: str = "batch",
-                     max_turns: int = 8, max_parallel_subagents: int = 1) -> tuple[list[dict], dict]:
+                     max_turns: int = 8, max_parallel_subagents: int = 5) -> tuple[list[dict], dict]:
     """Synthesize one batch (one Dagster partition). Returns (rows, summary).
 
     A scenario that fails on its own (malformed reply, non-retryable error, truncated reply, no
@@ -306,7 +312,7 @@ def synthesize_batch(client: LLMClient, scenarios: list[dict], *, batch_key: str
                         "scenario_index": i, "scenarios_total": len(scenarios)}
             try:
                 rows.append(run_scenario(client, scenario, pool, max_turns=max_turns, progress=progress))
-            except ScenarioFailed as exc:
+            except (ScenarioFailed, Quarantine) as exc:  # Quarantine: the trace failed the row contract
                 failures.append({"scenario_id": scenario["id"], "reason": exc.reason, "detail": exc.detail[:300]})
             except LLMError as exc:
                 if isinstance(exc, RetriesExhausted):

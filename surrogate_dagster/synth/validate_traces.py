@@ -18,7 +18,6 @@ import json
 import re
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 from ..llm.client import LLMClient, LLMError
 from ..llm.ledger import BudgetExceeded

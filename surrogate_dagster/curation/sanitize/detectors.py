@@ -72,6 +72,11 @@ _WEAK = (r"token|api[_.-]?key|apikey|access[_.-]?key|auth[_.-]?key|credentials?|
 # bare `key` is the weakest signal of all: stricter value test, and many key names are not secrets
 _KEYWORD = r"key"
 _KW = re.compile(rf"(?i)({_STRONG})|({_WEAK})|({_KEYWORD})")
+# Cheap gate on the lower-cased text: a keyword, the rest of a name, then an operator. Most
+# keyword hits in code (`for key in`, `self.token)`) fail here, inside the regex engine.
+_GATE = re.compile(r"(?:pass|pw|secret|private.?key|client.?secret|token|api.?key|apikey|access.?key|auth.?key|"
+                   r"credential|creds|signing.?key|encryption.?key|master.?key|key)[\w.-]{0,40}?[\\\"'`\]]{0,2}[ \t]*"
+                   r"(?:=|:|,|\(|>|!=|[ \t]@?\\?[\"'`])")
 # a weak keyword glued to a lower-case prefix (`jsonwebtoken`) counts only after these words
 _GLUED_OK = frozenset({"access", "auth", "api", "bearer", "refresh", "session", "id", "bot", "app", "user", "client",
                        "secret", "private", "oauth", "github", "gitlab", "slack", "npm", "pypi", "hf", "service",
@@ -126,7 +131,16 @@ def _key_bounds(text: str, kw_start: int, kw_end: int) -> tuple[int, int]:
 def detect_assignments(text: str, lower: str) -> Iterator[Candidate]:
     """`password = "..."`, `API_TOKEN: ...`, `"client_secret": "..."`, `Pwd=...;`, XML elements,
     `setProperty("X_TOKEN", "...")` and reversed comparisons `"..." == password`."""
-    for m in _KW.finditer(text):
+    pos = 0
+    while True:
+        g = _GATE.search(lower, pos)
+        if g is None:
+            break
+        m = _KW.match(text, g.start())
+        pos = g.start() + 1
+        if m is None:
+            continue
+        pos = m.end()
         strong = m.group(1) is not None
         bare_key = m.group(3) is not None
         kw = m.group(0).lower()
@@ -195,16 +209,18 @@ def detect_assignments(text: str, lower: str) -> Iterator[Candidate]:
 _REVERSED = re.compile(r"([\"'])(?P<val>[^\"'\n]{4,200})\1\s*(?:===?|!==?)\s*(?P<key>[A-Za-z0-9_.]{2,60})")
 
 _URL_CRED = re.compile(
-    r"(?i)\b[a-z][a-z0-9+.-]{1,20}://(?P<user>[^\s:/@\"'<>()\[\]{}]{0,128}):(?P<pw>[^\s@/\"'<>]{1,256})@(?=[\w\[])")
+    r"://(?P<user>[^\s:/@\"'<>()\[\]{}]{0,128}):(?P<pw>[^\s@/\"'<>]{1,256})@(?=[\w\[])")
+_SCHEME_BEFORE = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,20}$")
 _CURL_USER = re.compile(
     r"""(?:\s|^)(?:-u|--user)(?:=|[ \t]+)(?P<v>(?:"[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"':]+)(?::(?:"[^"\n]*"|'[^'\n]*'|[^\s"']*))?)""",
     re.M)
+# matched on the lower-cased text; the value is re-read from the original at the same offsets
 _CLI_FLAG = re.compile(
-    r"""(?i)(?:\s|^)(?:--(?:password|passwd|pass|db-password|token|auth-token|access-token|api-key|apikey|secret|client-secret)"""
-    r"""(?:=|[ \t]+)|\bsshpass[ \t]+-p[ \t]+)(?P<v>"[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"'-][^\s"']*)""", re.M)
+    r"""(?:--(?:password|passwd|pass|db-password|token|auth-token|access-token|api-key|apikey|secret|client-secret)"""
+    r"""(?:=|[ \t]+)|sshpass[ \t]+-p[ \t]+)(?P<v>"[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"'-][^\s"']*)""")
 _MYSQL_P = re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?[ \t]-p(?P<v>[^\s\"'-]\S*)")
-_HEADER = re.compile(
-    r"(?i)\b(?P<name>authorization|proxy-authorization|x-[\w-]*?(?:api-?key|token|auth)|api-?key|api-token|private-token|token)"
+_HEADER = re.compile(  # on the lower-cased text
+    r"(?P<name>authorization|proxy-authorization|x-[a-z0-9-]{0,30}?(?:api-?key|token|auth)|api-?key|api-token|private-token|token)"
     r"\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?[ \t]*(?:(?P<scheme>basic|bearer|token|digest)[ \t]+)?(?P<v>[\w=~@.+/-]{8,})")
 
 
@@ -220,6 +236,8 @@ def detect_credentials_in_context(text: str, lower: str) -> Iterator[Candidate]:
     if "://" in text and "@" in text:
         for m in _URL_CRED.finditer(text):
             pw = m.group("pw")
+            if not _SCHEME_BEFORE.search(text, max(0, m.start() - 21), m.start()):
+                continue
             if not looks_like_placeholder(pw) and pw.lower() not in ("pass", "pwd", "x-oauth-basic"):
                 yield Candidate(m.start("pw"), m.end("pw"), PASSWORDS, "SECRET_PASSWORD", "url_credentials", 3)
     if "curl" in lower or "wget" in lower:
@@ -240,8 +258,10 @@ def detect_credentials_in_context(text: str, lower: str) -> Iterator[Candidate]:
             if secretish and shannon_entropy(v) >= 2.0:
                 yield Candidate(m.start("v"), m.end("v"), PASSWORDS, "SECRET_CREDENTIALS", "curl_user", 3)
     if "--" in text or "sshpass" in lower:
-        for m in _CLI_FLAG.finditer(text):
-            v = _strip_quotes(m.group("v"))
+        for m in _CLI_FLAG.finditer(lower):
+            if m.start() > 0 and not text[m.start() - 1].isspace():
+                continue
+            v = _strip_quotes(text[m.start("v"):m.end("v")])
             if not looks_like_placeholder(v) and len(v) >= 6 and char_classes(v) >= 2:
                 yield Candidate(m.start("v"), m.end("v"), PASSWORDS, "SECRET_PASSWORD", "cli_flag", 3)
     if "mysql" in lower or "mariadb" in lower:
@@ -250,8 +270,10 @@ def detect_credentials_in_context(text: str, lower: str) -> Iterator[Candidate]:
             if not looks_like_placeholder(v) and not v.isdigit():
                 yield Candidate(m.start("v"), m.end("v"), PASSWORDS, "SECRET_PASSWORD", "mysql_p", 3)
     if "auth" in lower or "key" in lower or "token" in lower:
-        for m in _HEADER.finditer(text):
-            v, scheme = m.group("v"), (m.group("scheme") or "").lower()
+        for m in _HEADER.finditer(lower):
+            if m.start() > 0 and (text[m.start() - 1].isalnum() or text[m.start() - 1] == "_"):
+                continue
+            v, scheme = text[m.start("v"):m.end("v")], m.group("scheme") or ""
             if looks_like_placeholder(v) or shannon_entropy(v) < 2.75 or char_classes(v) < 2:
                 continue
             if m.group("name").lower() == "token" and not scheme and not _HEADER_FLAG.search(text, max(0, m.start() - 12), m.start()):
@@ -263,7 +285,7 @@ def detect_credentials_in_context(text: str, lower: str) -> Iterator[Candidate]:
 # ---------------------------------------------------------------- generic high entropy
 _SEQUENTIAL = re.compile(r"(?i)abcdefgh|01234567|qwertyui")
 _PUBLIC_NAME = re.compile(r"(?i)public|pub[_-]?key|publishable")
-_QUOTED_B64 = re.compile(r"(?<![A-Za-z0-9+/=_-])\\?([\"'])([A-Za-z0-9+/_-]{32,512}={0,2})\\?\1")
+_QUOTED_B64 = re.compile(r"([\"'])([A-Za-z0-9+/_-]{32,512}={0,2})\\?\1")
 
 
 def detect_high_entropy_strings(text: str, lower: str) -> Iterator[Candidate]:
@@ -272,6 +294,9 @@ def detect_high_entropy_strings(text: str, lower: str) -> Iterator[Candidate]:
     it in code."""
     for m in _QUOTED_B64.finditer(text):
         v = m.group(2)
+        q = m.start() - 1 if m.start() and text[m.start() - 1] == "\\" else m.start()
+        if q and (text[q - 1].isalnum() or text[q - 1] in "+/=_-"):
+            continue
         if char_classes(v) < 3 or shannon_entropy(v) < 4.5 or looks_like_placeholder(v) or _SEQUENTIAL.search(v):
             continue
         line_start = text.rfind("\n", 0, m.start()) + 1

@@ -20,6 +20,7 @@ from .pii import detect_emails, detect_ids, detect_ips, detect_phones
 from .placeholders import PlaceholderAllocator, placeholder_spans
 from .validators import shannon_entropy
 
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _CONTEXT_DETECTORS = (detect_private_keys, detect_assignments, detect_credentials_in_context,
                       detect_high_entropy_strings)
 _PII_DETECTORS = (detect_emails, detect_phones, detect_ips, detect_ids)
@@ -92,12 +93,14 @@ class Sanitizer:
     def _scan_plain(self, text: str, depth: int = 0) -> list[Candidate]:
         """All non-NER candidates in `text` (no overlap resolution)."""
         lower = text.lower()
+        if len(lower) != len(text):  # a few non-ASCII characters lower-case to two: keep offsets
+            lower = text.translate(_ASCII_LOWER)
         cands: list[Candidate] = []
         for rule in self._rules:
             if rule.keywords and not any(k in lower for k in rule.keywords):
                 continue
-            for m in rule.regex.finditer(text):
-                value = m.group(rule.group)
+            for m in rule.regex.finditer(lower if rule.on_lower else text):
+                value = text[m.start(rule.group):m.end(rule.group)]
                 if not value:
                     continue
                 if rule.entropy and shannon_entropy(value) < rule.entropy:
@@ -108,10 +111,12 @@ class Sanitizer:
         for det in _CONTEXT_DETECTORS + _PII_DETECTORS:
             cands.extend(c for c in det(text, lower) if c.category in self._cats)
         if self.config.scan_base64 and depth < 2:
-            spans = [(c.start, c.end) for c in cands]
+            claimed = _resolve(cands)  # non-overlapping, sorted: one bisect answers "covered?"
+            c_starts = [c.start for c in claimed]
 
             def covered(s: int, e: int) -> bool:
-                return any(cs < e and ce > s for cs, ce in spans)
+                i = bisect.bisect_left(c_starts, e)
+                return i > 0 and claimed[i - 1].end > s
 
             cands.extend(detect_base64(text, covered, lambda t, d: _resolve(self._scan_plain(t, d)), depth))
         return cands

@@ -51,6 +51,7 @@ class Rule:
     entropy: float = 0.0
     validate: Callable[[str], bool] | None = None
     flags: int = 0
+    on_lower: bool = False  # match the lower-cased text (same offsets): faster than (?i)
     regex: re.Pattern = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -125,9 +126,11 @@ RULES: tuple[Rule, ...] = (
     Rule("rubygems_token", VCS, "SECRET_RUBYGEMS_TOKEN", _L + r"rubygems_[a-f0-9]{48}" + _R,
          ("rubygems_",), entropy=3.0),
     Rule("nuget_key", VCS, "SECRET_NUGET_KEY", _L + r"oy2[a-z0-9]{43}" + _R, ("oy2",), entropy=3.5),
+    # Always-on rules (their keywords are everywhere) start with a character class and check the
+    # preceding character with a look-behind placed after it: a leading look-behind makes `re`
+    # try the whole pattern at every position.
     Rule("artifactory_key", VCS, "SECRET_ARTIFACTORY_KEY",
-         r"(?:\s|=|:|\"|^)(AKC[A-Za-z0-9]{10,}|AP[0-9A-F][A-Za-z0-9]{8,})(?![A-Za-z0-9])",
-         ("akc", "ap"), group=1, flags=re.M),
+         r"A(?<![^\s=:\"]A)(?:KC[A-Za-z0-9]{10,}|P[0-9A-F][A-Za-z0-9]{8,})(?![A-Za-z0-9])", ("akc", "ap")),
     Rule("circleci_token", VCS, "SECRET_CIRCLECI_TOKEN", _L + r"CCIPAT_[A-Za-z0-9]{22}_[a-f0-9]{40}" + _R,
          ("ccipat_",), entropy=3.0),
     # ---- (3) SaaS and AI API keys
@@ -155,8 +158,8 @@ RULES: tuple[Rule, ...] = (
          ("hf_", "api_org_"), entropy=3.0),
     Rule("sendgrid_key", SAAS, "SECRET_SENDGRID_KEY", _L + r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}" + _RD,
          ("sg.",), entropy=3.0),
-    Rule("twilio_key", SAAS, "SECRET_TWILIO_KEY", _L + r"(?:SK|AC)[0-9a-fA-F]{32}" + _R,
-         ("sk", "ac"), entropy=3.0),
+    Rule("twilio_key", SAAS, "SECRET_TWILIO_KEY",
+         r"(?:S(?<![A-Za-z0-9_]S)K|A(?<![A-Za-z0-9_]A)C)[0-9a-fA-F]{32}" + _R, ("sk", "ac"), entropy=3.0),
     Rule("mailgun_key", SAAS, "SECRET_MAILGUN_KEY", _L + r"key-[0-9a-f]{32}" + _R, ("key-",), entropy=3.0),
     Rule("mailchimp_key", SAAS, "SECRET_MAILCHIMP_KEY", _L + r"[0-9a-f]{32}-us[0-9]{1,2}" + _R,
          ("-us",), entropy=3.0),
@@ -166,7 +169,7 @@ RULES: tuple[Rule, ...] = (
          _L + r"(?:EAAA[A-Za-z0-9_-]{60}|sq0(?:atp|csp|idp)-[A-Za-z0-9_-]{22,43})" + _RD,
          ("eaaa", "sq0"), entropy=3.0),
     Rule("discord_bot_token", SAAS, "SECRET_DISCORD_TOKEN",
-         _L + r"[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_!-]{27,}" + _RD,
+         r"[MNO](?<![A-Za-z0-9_-][MNO])[A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_!-]{27,}" + _RD,
          (".",), entropy=3.0),
     Rule("telegram_bot_token", SAAS, "SECRET_TELEGRAM_TOKEN", r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}" + _RD,
          (":aa",), entropy=3.0),
@@ -182,7 +185,8 @@ RULES: tuple[Rule, ...] = (
          _L + r"[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}" + _RD, ("atlasv1",), entropy=3.0),
     Rule("vault_token", SAAS, "SECRET_VAULT_TOKEN", _L + r"(?:hvs|hvb)\.[A-Za-z0-9_-]{90,}" + _RD,
          ("hvs.", "hvb."), entropy=3.5),
-    Rule("vault_token_legacy", SAAS, "SECRET_VAULT_TOKEN", r"(?<![A-Za-z0-9_.])[sb]\.(?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[0-9])[A-Za-z0-9]{24}" + _R,
+    Rule("vault_token_legacy", SAAS, "SECRET_VAULT_TOKEN",
+         r"[sb](?<![A-Za-z0-9_.][sb])\.(?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[0-9])[A-Za-z0-9]{24}" + _R,
          ("s.", "b."), entropy=3.5),
     Rule("sentry_token", SAAS, "SECRET_SENTRY_TOKEN",
          _L + r"(?:sntrys_eyJ[A-Za-z0-9+/=_-]{60,}|sntryu_[a-f0-9]{64})" + _RD, ("sntry",), entropy=3.0),
@@ -205,8 +209,10 @@ RULES: tuple[Rule, ...] = (
          ("eyj",), entropy=3.0, validate=_jwt_header_ok),
     Rule("bearer_token", JWT, "SECRET_BEARER_TOKEN",
          r"(?i)\bbearer[ \t]+([A-Za-z0-9._~+/-]{20,}=*)", ("bearer",), group=1, entropy=3.0),
+    # session cookies; CSRF tokens are anti-forgery nonces, not credentials (as gitleaks treats them)
     Rule("session_cookie", JWT, "SECRET_SESSION_TOKEN",
-         r"(?i)\b(?:session(?:id|_id|_token)?|sessid|sid|phpsessid|jsessionid|connect\.sid|csrftoken|auth[_-]?token|xsrf-token)"
-         r"[\\\"' \t]*[=:][\\\"' \t]*([A-Za-z0-9%._~+/-]{16,}={0,2})",
-         ("sess", "sid", "csrf", "auth_token", "auth-token", "authtoken", "xsrf"), group=1, entropy=3.2),
+         r"(?:session(?:id|_id|_token|-token)?|sessid|phpsessid|jsessionid|connect\.sid|auth[_-]?token)"
+         r"[\\\"' \t]*[=:][\\\"' \t]*([a-z0-9%._~+/-]{16,}={0,2})",
+         ("session", "sessid", "connect.sid", "auth_token", "auth-token", "authtoken"), group=1, entropy=3.2,
+         on_lower=True),
 )

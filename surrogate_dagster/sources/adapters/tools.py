@@ -124,7 +124,8 @@ def sharegpt_messages(turns: Any, tools: list[dict], *, keep_system: str = "rebu
 
     ``keep_system``: ``"rebuild"`` replaces a system turn that lists tools (``<tools>``) with the
     Hermes prompt built from ``tools`` (hermes-fc embeds them as Python literals); ``"verbatim"``
-    keeps it when its ``<tools>`` block is valid JSON (lambda's agent prompt), else rebuilds.
+    keeps it when its ``<tools>`` block is JSON naming exactly the row's tools (lambda's agent
+    prompt, whose extra instructions a rebuild would lose), else rebuilds.
     """
     if not isinstance(turns, list) or not turns:
         raise Quarantine("empty_conversation")

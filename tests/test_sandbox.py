@@ -1,0 +1,94 @@
+"""The sandbox contains every attack the issue lists, and reports what stopped it.
+
+Needs bubblewrap and prlimit (scripts/install_system_deps.sh). Limits are small: ~20 s in all.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+
+from surrogate_dagster.sandbox import Sandbox, SandboxLimits
+from surrogate_dagster.sandbox.probes import PROBES
+from surrogate_dagster.sandbox.runners import run_python_asserts
+
+SMALL = SandboxLimits(wall_s=5, cpu_s=5, memory_mb=512, nproc=16, fsize_mb=4, stdout_bytes=4096,
+                      stderr_bytes=4096, tmpfs_mb=8)
+
+
+@pytest.fixture(scope="module")
+def sb() -> Sandbox:
+    s = Sandbox(SMALL)
+    s.self_check()
+    return s
+
+
+@pytest.mark.parametrize("name", list(PROBES))
+def test_attack_is_contained(sb: Sandbox, name: str) -> None:
+    probe = PROBES[name](sb)
+    assert probe.contained, f"{name}: {probe.evidence}"
+
+
+def test_reports_name_the_limit(sb: Sandbox) -> None:
+    r = sb.run("while True:\n    pass\n", limits=SandboxLimits(wall_s=1, cpu_s=10, memory_mb=256, nproc=4))
+    assert (r.timed_out, r.killed_reason, r.ok) == (True, "timeout", False)
+    assert 900 < r.wall_ms < 3000
+    r = sb.run("x = bytearray(10 * 1024**3)")
+    assert r.killed_reason == "memory" and "memory" in r.limit_hits and r.exit_code == 1
+    r = sb.run("import sys\nsys.stdout.write('y' * 100000)")
+    assert r.killed_reason == "output_limit" and r.stdout_truncated and r.stdout == "y" * 4096
+    r = sb.run("import sys\nsys.stderr.write('z' * 100000)")
+    assert r.killed_reason == "output_limit" and r.stderr_truncated and not r.stdout_truncated
+
+
+def test_files_stdin_env_and_exit_code(sb: Sandbox) -> None:
+    code = ("import os, sys\nprint(open('data/in.txt').read(), sys.stdin.read(), os.environ['GREETING'],"
+            " os.getcwd(), os.environ['HOME'])\nsys.exit(3)\n")
+    r = sb.run(code, files={"data/in.txt": "from-file"}, stdin="from-stdin", env={"GREETING": "hi"})
+    assert r.exit_code == 3 and r.killed_reason is None
+    assert r.stdout.split() == ["from-file", "from-stdin", "hi", "/sandbox", "/sandbox"]
+
+
+def test_runs_unprivileged_with_private_tmpfs(sb: Sandbox) -> None:
+    r = sb.run("import os\nprint(os.getuid())\nopen('f', 'wb').write(b'x' * 3 * 2**20)\n"
+               "open('g', 'wb').write(b'x' * 3 * 2**20)\nopen('h', 'wb').write(b'x' * 3 * 2**20)\n")
+    assert r.stdout.split()[0] != "0"
+    # 9 MB into an 8 MB tmpfs: the disk of the sandbox is bounded too
+    assert r.exit_code != 0 and "No space left on device" in r.stderr
+
+
+def test_bad_file_names_are_refused(sb: Sandbox) -> None:
+    for bad in ("../x", "/etc/passwd", "a/../../b"):
+        with pytest.raises(ValueError):
+            sb.run(["/bin/true"], files={bad: "x"})
+
+
+def test_concurrent_runs_do_not_share_a_uid(sb: Sandbox) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("uid leases exist only when the sandbox is started as root")
+    uids: list[int] = []
+
+    def go() -> None:
+        uids.append(sb.run("import time\ntime.sleep(0.5)\n").uid)
+
+    threads = [threading.Thread(target=go) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(set(uids)) == 3
+
+
+def test_assert_harness_counts_each_test(sb: Sandbox) -> None:
+    code = "def add(a, b):\n    print('noise' * 10000)\n    return a + b\n"
+    run = run_python_asserts(sb, code, ["assert add(1, 2) == 3", "assert add(1, 1) == 3",
+                                        "while True:\n    pass", "def test_zero():\n    assert add(0, 0) == 0"],
+                             per_test_s=0.5)
+    assert run.report is not None
+    errs = run.report["errors"]
+    assert errs[0] is None and errs[1].startswith("AssertionError") and errs[2] == "timeout" and errs[3] is None
+    # the solution exits the interpreter: no result, reported as such
+    run = run_python_asserts(sb, "import os\nos._exit(0)\n", ["assert True"])
+    assert run.report is None and run.problem == "no_result"

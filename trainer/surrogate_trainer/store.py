@@ -1,0 +1,241 @@
+"""The object store as the trainer sees it: files and directories in, files and directories out.
+
+It speaks the pipeline's manifest protocol (surrogate_dagster/storage/object_store.py) without
+importing the pipeline: every object ``K`` has a sidecar ``K.sha256.json`` = {key, sha256, size,
+content_type}; the sidecar is removed before a write and written after it, and reads verify the
+bytes. A test writes here and reads with the pipeline's store (and back), so the two cannot drift.
+
+Two backends: a local directory (the local profile, a shared volume) and S3/Wasabi (boto3 with the
+checksum settings Wasabi needs, PITFALLS "Storage"). Credentials come from the environment
+variables the config names; values never appear in a config or a message.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
+MANIFEST_SUFFIX = ".sha256.json"
+TMP_PREFIX = ".~tmp-"
+CHUNK = 8 * 1024 * 1024
+
+
+class StoreError(RuntimeError):
+    """A missing or corrupt object (the message names the key, never a credential)."""
+
+
+def _sha256_file(path: Path) -> tuple[str, int]:
+    h, size = hashlib.sha256(), 0
+    with open(path, "rb") as fh:
+        while chunk := fh.read(CHUNK):
+            h.update(chunk)
+            size += len(chunk)
+    return h.hexdigest(), size
+
+
+class TrainerStore:
+    """put/get of files, directory trees and small JSON documents, with SHA-256 manifests."""
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.kind = config.get("kind")
+        if self.kind == "local":
+            self.root = Path(config["root"]).resolve()
+            self.root.mkdir(parents=True, exist_ok=True)
+        elif self.kind == "s3":
+            import boto3
+            from boto3.s3.transfer import TransferConfig
+            from botocore.config import Config
+
+            def env(name: str | None) -> str | None:
+                if not name:
+                    return None
+                value = os.environ.get(name)
+                if not value:
+                    raise StoreError(f"environment variable {name!r} named by the store config is not set")
+                return value
+
+            self.bucket = config["bucket"]
+            self.prefix = (config.get("prefix") or "").strip("/")
+            self.client = boto3.session.Session(
+                aws_access_key_id=env(config.get("access_key_env")),
+                aws_secret_access_key=env(config.get("secret_key_env")),
+                region_name=config.get("region"),
+            ).client("s3", endpoint_url=config.get("endpoint_url"), config=Config(
+                retries={"mode": "standard", "total_max_attempts": int(config.get("max_attempts", 8))},
+                request_checksum_calculation="when_required",
+                response_checksum_validation="when_required",
+            ))
+            self.transfer = TransferConfig(multipart_threshold=64 << 20, multipart_chunksize=64 << 20)
+        else:
+            raise StoreError(f"store kind must be 'local' or 's3', got {self.kind!r}")
+
+    # ---- raw primitives --------------------------------------------------------------------
+    def _full(self, key: str) -> str:
+        return f"{self.prefix}/{key}" if self.kind == "s3" and self.prefix else key
+
+    def _local(self, key: str) -> Path:
+        return self.root.joinpath(*key.split("/"))
+
+    def _raw_put_file(self, key: str, src: Path) -> None:
+        if self.kind == "local":
+            dest = self._local(key)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            tmp = dest.parent / f"{TMP_PREFIX}{uuid.uuid4().hex}"
+            try:
+                with open(src, "rb") as fin, open(tmp, "xb") as fout:
+                    while chunk := fin.read(CHUNK):
+                        fout.write(chunk)
+                    fout.flush()
+                    os.fsync(fout.fileno())
+                os.replace(tmp, dest)
+            finally:
+                tmp.unlink(missing_ok=True)
+        else:
+            self.client.upload_file(str(src), self.bucket, self._full(key), Config=self.transfer)
+
+    def _raw_put_bytes(self, key: str, data: bytes) -> None:
+        if self.kind == "local":
+            dest = self._local(key)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            tmp = dest.parent / f"{TMP_PREFIX}{uuid.uuid4().hex}"
+            tmp.write_bytes(data)
+            os.replace(tmp, dest)
+        else:
+            self.client.put_object(Bucket=self.bucket, Key=self._full(key), Body=data)
+
+    def _raw_get_bytes(self, key: str) -> bytes | None:
+        if self.kind == "local":
+            path = self._local(key)
+            return path.read_bytes() if path.is_file() else None
+        try:
+            return self.client.get_object(Bucket=self.bucket, Key=self._full(key))["Body"].read()
+        except self.client.exceptions.NoSuchKey:
+            return None
+
+    def _raw_get_file(self, key: str, dest: Path) -> None:
+        if self.kind == "local":
+            src = self._local(key)
+            if not src.is_file():
+                raise StoreError(f"object {key!r} has a manifest but no bytes")
+            with open(src, "rb") as fin, open(dest, "wb") as fout:
+                while chunk := fin.read(CHUNK):
+                    fout.write(chunk)
+        else:
+            self.client.download_file(self.bucket, self._full(key), str(dest), Config=self.transfer)
+
+    def _raw_delete(self, key: str) -> None:
+        if self.kind == "local":
+            self._local(key).unlink(missing_ok=True)
+        else:
+            self.client.delete_object(Bucket=self.bucket, Key=self._full(key))
+
+    def _raw_list(self, prefix: str) -> list[str]:
+        if self.kind == "local":
+            base = self._local(prefix.rstrip("/")) if prefix else self.root
+            if not base.is_dir():
+                return []
+            out = []
+            for p in base.rglob("*"):
+                rel = p.relative_to(self.root).as_posix()
+                if p.is_file() and TMP_PREFIX not in rel:
+                    out.append(rel)
+            return out
+        root = f"{self.prefix}/" if self.prefix else ""
+        keys: list[str] = []
+        for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=root + prefix):
+            keys += [o["Key"][len(root):] for o in page.get("Contents", [])]
+        return keys
+
+    # ---- manifest protocol -----------------------------------------------------------------
+    def _commit(self, key: str, sha: str, size: int, content_type: str | None) -> None:
+        doc = {"key": key, "sha256": sha, "size": size, "content_type": content_type}
+        self._raw_put_bytes(key + MANIFEST_SUFFIX, json.dumps(doc).encode())
+
+    def put_file(self, key: str, path: str | os.PathLike[str], content_type: str | None = None) -> dict:
+        """Upload one file under ``key``; returns its manifest entry."""
+        sha, size = _sha256_file(Path(path))
+        self._raw_delete(key + MANIFEST_SUFFIX)
+        self._raw_put_file(key, Path(path))
+        self._commit(key, sha, size, content_type)
+        return {"key": key, "sha256": sha, "size": size}
+
+    def put_json(self, key: str, doc: Any) -> None:
+        data = json.dumps(doc, indent=1, sort_keys=True).encode()
+        self._raw_delete(key + MANIFEST_SUFFIX)
+        self._raw_put_bytes(key, data)
+        self._commit(key, hashlib.sha256(data).hexdigest(), len(data), "application/json")
+
+    def _manifest(self, key: str) -> dict | None:
+        raw = self._raw_get_bytes(key + MANIFEST_SUFFIX)
+        return json.loads(raw) if raw is not None else None
+
+    def exists(self, key: str) -> bool:
+        return self._manifest(key) is not None
+
+    def get_json(self, key: str) -> Any:
+        man = self._manifest(key)
+        if man is None:
+            raise StoreError(f"no object under key {key!r}")
+        data = self._raw_get_bytes(key)
+        if data is None or hashlib.sha256(data).hexdigest() != man["sha256"]:
+            raise StoreError(f"object {key!r} does not match its manifest")
+        return json.loads(data)
+
+    def get_file(self, key: str, dest: str | os.PathLike[str]) -> None:
+        """Download ``key`` to ``dest``, verified against its manifest (``dest`` appears only if valid)."""
+        man = self._manifest(key)
+        if man is None:
+            raise StoreError(f"no object under key {key!r}")
+        dest = Path(dest)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dest.parent / f"{TMP_PREFIX}{uuid.uuid4().hex}"
+        try:
+            self._raw_get_file(key, tmp)
+            sha, size = _sha256_file(tmp)
+            if sha != man["sha256"] or size != man["size"]:
+                raise StoreError(f"object {key!r}: sha256 {sha} does not match its manifest {man['sha256']}")
+            os.replace(tmp, dest)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    def list(self, prefix: str) -> list[str]:
+        """Committed keys (object and manifest both present) starting with ``prefix``."""
+        raw = set(self._raw_list(prefix))
+        return sorted(k for k in raw if not k.endswith(MANIFEST_SUFFIX) and k + MANIFEST_SUFFIX in raw)
+
+    def delete(self, key: str) -> None:
+        self._raw_delete(key + MANIFEST_SUFFIX)
+        self._raw_delete(key)
+
+    # ---- trees -----------------------------------------------------------------------------
+    def put_tree(self, prefix: str, directory: str | os.PathLike[str], skip: tuple[str, ...] = ()) -> list[dict]:
+        """Upload every file under ``directory`` to ``prefix/<relative path>``; returns the manifest entries."""
+        directory = Path(directory)
+        entries = []
+        for path in sorted(p for p in directory.rglob("*") if p.is_file()):
+            rel = path.relative_to(directory).as_posix()
+            if any(rel == s or rel.startswith(s.rstrip("/") + "/") for s in skip):
+                continue
+            entry = self.put_file(f"{prefix}/{rel}", path)
+            entries.append({**entry, "path": rel})
+        return entries
+
+    def get_tree(self, prefix: str, directory: str | os.PathLike[str]) -> list[str]:
+        """Download every object under ``prefix/`` into ``directory``; returns the relative paths."""
+        prefix = prefix.rstrip("/") + "/"
+        rels = []
+        for key in self.list(prefix):
+            rel = key[len(prefix):]
+            self.get_file(key, Path(directory) / rel)
+            rels.append(rel)
+        if not rels:
+            raise StoreError(f"nothing stored under {prefix!r}")
+        return rels
+
+    def delete_tree(self, prefix: str) -> None:
+        for key in self.list(prefix.rstrip("/") + "/"):
+            self.delete(key)
