@@ -42,55 +42,89 @@ def _ordered_asset_defs(defs):
     return [(k, by_key[k]) for k in order if k in by_key], graph
 
 
+def _quiet_datatrove() -> None:
+    """datatrove logs every bucket at INFO through loguru; keep the runner's output readable."""
+    try:
+        from loguru import logger
+    except ImportError:
+        return
+    logger.remove()
+    logger.add(sys.stderr, level="WARNING")
+
+
+def _groups(ordered, graph):
+    """Consecutive assets sharing a partitions definition run together, one run per partition.
+
+    An asset joins the current group only if every parent is already done or in the group, so
+    each run sees its upstream partitions materialized.
+    """
+    groups: list[tuple[object, list]] = []
+    done: set = set()
+    for key, ad in ordered:
+        pdef = ad.partitions_def
+        parents = set(graph.get(key).parent_keys)
+        if groups and groups[-1][0] == pdef and parents <= done | set(groups[-1][1]):
+            groups[-1][1].append(key)
+        else:
+            if groups:
+                done |= set(groups[-1][1])
+            groups.append((pdef, [key]))
+    return groups
+
+
 def run_all(select: list[str] | None = None, fail_fast: bool = False, log_level: str = "WARNING") -> int:
     ensure_instance_home()
     from dagster import DagsterInstance, materialize
 
     from . import definitions
 
+    _quiet_datatrove()
+
     defs = definitions.defs
     all_assets = list(defs.assets or [])
     instance = DagsterInstance.get()
     ordered, graph = _ordered_asset_defs(defs)
-    failed: set[tuple[str, str | None]] = set()
-    failed_keys: set = set()
+    if select:
+        ordered = [(k, ad) for k, ad in ordered if k.to_user_string() in select]
+    failed: dict = {}  # asset key -> set of failed partition keys (None = unpartitioned)
+    n_runs = n_failed = 0
     t_all = time.monotonic()
-    for key, ad in ordered:
-        name = key.to_user_string()
-        if select and name not in select:
-            continue
-        pdef = ad.partitions_def
+    run_config = {"loggers": {"console": {"config": {"log_level": log_level}}}}
+    for pdef, keys in _groups(ordered, graph):
+        names = ", ".join(k.to_user_string() for k in keys)
         pkeys = pdef.get_partition_keys(dynamic_partitions_store=instance) if pdef else [None]
-        upstream_failed = {k for k in graph.get(key).parent_keys} & failed_keys
+        print(f"[{names}] {len(pkeys)} partition(s)" if pdef else f"[{names}]", flush=True)
         for pk in pkeys:
-            label = f"{name}[{pk}]" if pk else name
-            if upstream_failed and any((u.to_user_string(), pk) in failed or (u.to_user_string(), None) in failed
-                                       for u in upstream_failed):
-                print(f"  skip  {label}: an upstream partition failed", flush=True)
-                failed.add((name, pk))
-                failed_keys.add(key)
+            label = pk or "-"
+            bad_parents = [p for k in keys for p in graph.get(k).parent_keys
+                           if p in failed and (pk in failed[p] or None in failed[p] or
+                                               graph.get(p).partitions_def != pdef)]
+            if bad_parents:
+                print(f"  skip  {label}: upstream {bad_parents[0].to_user_string()} failed", flush=True)
+                for k in keys:
+                    failed.setdefault(k, set()).add(pk)
+                n_failed += 1
                 continue
             t0 = time.monotonic()
-            result = materialize(all_assets, selection=[key], partition_key=pk, instance=instance,
-                                 resources=defs.resources, raise_on_error=False,
-                                 run_config={"loggers": {"console": {"config": {"log_level": log_level}}}})
+            result = materialize(all_assets, selection=keys, partition_key=pk, instance=instance,
+                                 resources=defs.resources, raise_on_error=False, run_config=run_config)
+            n_runs += 1
             dt = time.monotonic() - t0
             if result.success:
                 print(f"  ok    {label} ({dt:.1f}s)", flush=True)
-            else:
-                failed.add((name, pk))
-                failed_keys.add(key)
-                errs = [e.message for e in result.all_events if e.is_failure]
-                print(f"  FAIL  {label} ({dt:.1f}s): {errs[-1] if errs else 'see the run in the UI'}",
-                      flush=True)
-                if fail_fast:
-                    return 1
-    print(f"\nmaterialized the graph in {time.monotonic() - t_all:.0f}s; "
-          f"{len(failed)} partition(s) failed or skipped")
+                continue
+            n_failed += 1
+            for k in keys:
+                failed.setdefault(k, set()).add(pk)
+            errs = [e.message for e in result.all_events if e.is_failure]
+            print(f"  FAIL  {label} ({dt:.1f}s): {errs[-1] if errs else 'see the run in the UI'}", flush=True)
+            if fail_fast:
+                return 1
+    print(f"\n{n_runs} runs in {time.monotonic() - t_all:.0f}s; {n_failed} failed or skipped")
     print(f"object store: {REPO_ROOT / 'var' / 'object_store'} (local profile)")
     print(f"Dagster instance: {os.environ['DAGSTER_HOME']}")
     print("open the UI with `make ui` (dagster dev on http://127.0.0.1:3000), then Assets -> Lineage")
-    return 1 if failed else 0
+    return 1 if n_failed else 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -51,12 +51,20 @@ def test_files_stdin_env_and_exit_code(sb: Sandbox) -> None:
     assert r.stdout.split() == ["from-file", "from-stdin", "hi", "/sandbox", "/sandbox"]
 
 
-def test_runs_unprivileged_with_private_tmpfs(sb: Sandbox) -> None:
-    r = sb.run("import os\nprint(os.getuid())\nopen('f', 'wb').write(b'x' * 3 * 2**20)\n"
-               "open('g', 'wb').write(b'x' * 3 * 2**20)\nopen('h', 'wb').write(b'x' * 3 * 2**20)\n")
-    assert r.stdout.split()[0] != "0"
-    # 9 MB into an 8 MB tmpfs: the disk of the sandbox is bounded too
-    assert r.exit_code != 0 and "No space left on device" in r.stderr
+def test_runs_unprivileged_and_every_writable_place_is_bounded(sb: Sandbox) -> None:
+    code = ("import os, json\nres = {'uid': os.getuid()}\n"
+            "for d in ('/sandbox', '/tmp', '/dev/shm', '/dev', '/'):\n"
+            "    try:\n        for i in range(3):\n"
+            "            open(os.path.join(d, 'f%d' % i), 'wb').write(b'x' * 3 * 2**20)\n"
+            "        res[d] = 'wrote 9 MB'\n"
+            "    except OSError as e:\n        res[d] = e.strerror\nprint(json.dumps(res))\n")
+    r = sb.run(code)
+    res = __import__("json").loads(r.stdout)
+    assert res.pop("uid") != 0
+    # 9 MB into 8 MB tmpfs mounts; /dev and / are read-only: no way to fill the host's memory
+    assert res == {"/sandbox": "No space left on device", "/tmp": "No space left on device",
+                   "/dev/shm": "No space left on device", "/dev": "Read-only file system",
+                   "/": "Read-only file system"}
 
 
 def test_bad_file_names_are_refused(sb: Sandbox) -> None:

@@ -9,6 +9,7 @@ Per-source steps re-run alone when one source changes; only the cheap cross-sour
 (dedup decisions, the per-source application of them, mixtures) follow.
 """
 
+import functools
 import io
 import json
 import tarfile
@@ -38,6 +39,14 @@ CURATION = load_curation()
 CURATION_VERSION = config_hash(CURATION)
 
 
+@functools.lru_cache(maxsize=2)
+def _sanitizer(categories: tuple[str, ...], ner_model: str | None):
+    """One sanitizer per process: loading the NER model dominates small partitions."""
+    from .sanitize import Sanitizer, SanitizerConfig
+
+    return Sanitizer(SanitizerConfig(categories=categories, ner_model=ner_model))
+
+
 def _mb(rows: list[dict]) -> float:
     return sum(len(row_text(r).encode()) for r in rows) / 1e6
 
@@ -47,13 +56,10 @@ def _mb(rows: list[dict]) -> float:
 def sanitized_rows(context: AssetExecutionContext, object_store: ObjectStoreResource,
                    curation: CurationSettings) -> MaterializeResult:
     """One source with secrets and PII replaced by consistent placeholders (ten categories + NER)."""
-    from .sanitize import Sanitizer, SanitizerConfig
-
     store = object_store.get_store()
     source = context.partition_key
     revision, rows = read_normalized(store, source)
-    sanitizer = Sanitizer(SanitizerConfig(categories=tuple(CURATION.sanitize.categories),
-                                          ner_model=curation.ner_model))
+    sanitizer = _sanitizer(tuple(CURATION.sanitize.categories), curation.ner_model)
     counts: Counter[str] = Counter()
     changed = 0
     t0 = time.monotonic()
@@ -104,7 +110,9 @@ def filtered_rows(context: AssetExecutionContext, object_store: ObjectStoreResou
     latest, rows = read_step(store, "sanitized", source)
     checker = AstChecker(languages=CURATION.ast.languages)
     heur = HeuristicFilter(CURATION.quality.heuristics)
-    edu = EduFilter(build_edu_scorer(curation.edu_scorer), threshold=CURATION.quality.edu_threshold)
+    edu_threshold = (curation.edu_threshold if curation.edu_threshold is not None
+                     else CURATION.quality.edu_threshold)
+    edu = EduFilter(build_edu_scorer(curation.edu_scorer), threshold=edu_threshold)
     ast_stats, heur_stats, edu_stats = AstStats(), HeuristicStats(), EduStats()
     t0 = time.monotonic()
     reasons: Counter[str] = Counter()
@@ -126,7 +134,7 @@ def filtered_rows(context: AssetExecutionContext, object_store: ObjectStoreResou
             kept.append(row)
     dt = time.monotonic() - t0
     version = version_of(latest["version"], CURATION.ast.model_dump(), CURATION.quality.model_dump(),
-                         curation.edu_scorer)
+                         curation.edu_scorer, edu_threshold)
     write_step(store, "filtered", source, version, kept, dropped, summary={"dropped": dict(reasons)})
     return MaterializeResult(
         data_version=DataVersion(version),
@@ -137,7 +145,7 @@ def filtered_rows(context: AssetExecutionContext, object_store: ObjectStoreResou
             "ast_by_language": MetadataValue.json(ast_stats.as_metadata()),
             "heuristics": MetadataValue.json(heur_stats.as_metadata()),
             "edu_scores": MetadataValue.json(edu_stats.as_metadata()),
-            "edu_scorer": curation.edu_scorer,
+            "edu_scorer": curation.edu_scorer, "edu_threshold": edu_threshold,
             "mb_per_s": round(_mb(rows) / dt, 2) if dt > 0 else 0.0,
         },
     )

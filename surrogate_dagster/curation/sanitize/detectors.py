@@ -12,7 +12,7 @@ import re
 from typing import Iterator, NamedTuple
 
 from .patterns import JWT, PASSWORDS, PKEY
-from .validators import char_classes, looks_like_placeholder, shannon_entropy
+from .validators import char_classes, decode_b64_text, looks_like_placeholder, shannon_entropy
 
 
 class Candidate(NamedTuple):
@@ -91,6 +91,7 @@ _ASSIGN_TAIL = re.compile(
     r"[ \t]*(?:\[\]\s*)?@?(?P<vq>\\?[\"'`])?")
 _QVAL = {"\"": re.compile(r"((?:[^\"\\\n]|\\(?!\"|n))*)\\?\""), "'": re.compile(r"((?:[^'\\\n]|\\(?!'|n))*)\\?'"),
          "`": re.compile(r"([^`\n]*)`")}
+_CALL = re.compile(r"[A-Za-z_][\w.]*[(\[]")
 _UVAL = re.compile(r"[^\s\"'`,;\\]+")
 _NON_SECRET_SUFFIX = re.compile(
     r"(?i)(?:^|[_.-]|(?<=[a-z]))(?:ids?|names?|urls?|uris?|files?|paths?|size|length|len|types?|format|"
@@ -118,14 +119,14 @@ def _value_ok(value: str, strong: bool, quoted: bool, bare_key: bool = False) ->
             and _CODE_REF.match(v) is None)
 
 
+_NAME_BACK = re.compile(r"[A-Za-z0-9_.-]{0,50}$")
+_NAME_FWD = re.compile(r"[A-Za-z0-9_.-]{0,40}")
+
+
 def _key_bounds(text: str, kw_start: int, kw_end: int) -> tuple[int, int]:
-    s = kw_start
-    while s > 0 and s > kw_start - 50 and (text[s - 1].isalnum() or text[s - 1] in "_.-"):
-        s -= 1
-    e = kw_end
-    while e < len(text) and e < kw_end + 40 and (text[e].isalnum() or text[e] in "_.-"):
-        e += 1
-    return s, e
+    """The whole name around a keyword: `aws_secret_access_key`, `DB_PASSWORD`."""
+    s = _NAME_BACK.search(text, max(0, kw_start - 50), kw_start).start()
+    return s, _NAME_FWD.match(text, kw_end).end()
 
 
 def detect_assignments(text: str, lower: str) -> Iterator[Candidate]:
@@ -194,6 +195,8 @@ def detect_assignments(text: str, lower: str) -> Iterator[Candidate]:
             vs, ve = um.span()
             if text[ve:ve + 1] in ("(", "[") or text[ve:ve + 1] == "." and text[ve + 1:ve + 2].isalpha():
                 continue  # a call or attribute access, not a literal
+            if _CALL.match(text, vs, ve):
+                continue  # `get_password(user)`, `cfg["pw"]`: code, not a literal
             while ve > vs and text[ve - 1] in ")]},;>":
                 ve -= 1  # closing punctuation of the surrounding code, not the value
         val = text[vs:ve]
@@ -299,6 +302,8 @@ def detect_high_entropy_strings(text: str, lower: str) -> Iterator[Candidate]:
             continue
         if char_classes(v) < 3 or shannon_entropy(v) < 4.5 or looks_like_placeholder(v) or _SEQUENTIAL.search(v):
             continue
+        if decode_b64_text(v) is not None:
+            continue  # base64 of plain text: the base64 detector scans what it says
         line_start = text.rfind("\n", 0, m.start()) + 1
         if _PUBLIC_NAME.search(text, max(line_start, m.start() - 60), m.start()):
             continue  # public keys / publishable tokens are meant to be shared

@@ -6,38 +6,15 @@ base64) is followed, which covers k8s Secrets and docker `auth` fields.
 """
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from typing import Callable, Iterator
 
 from .detectors import Candidate
 from .patterns import PASSWORDS
+from .validators import decode_b64_text
 
 B64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/]{20,}={0,2}(?![A-Za-z0-9+/=_-])")
-MAX_RUN = 16384
 _USERPASS = re.compile(r"^[A-Za-z0-9._@+-]{1,128}:[^\s]{4,256}$")
-
-
-def decode_b64_text(run: str) -> str | None:
-    """The UTF-8 text a base64 run encodes, or None when it is not (mostly printable) text."""
-    if len(run) > MAX_RUN:
-        return None
-    stripped = run.rstrip("=")
-    if len(stripped) % 4 == 1:
-        return None
-    # A run of letters only is nearly always a word or identifier, not base64 of text.
-    if stripped.isalpha() and (stripped.islower() or stripped.isupper()):
-        return None
-    try:
-        raw = base64.b64decode(stripped + "=" * (-len(stripped) % 4), validate=True)
-        out = raw.decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError, ValueError):
-        return None
-    if not out:
-        return None
-    printable = sum(1 for c in out if c.isprintable() or c in "\n\r\t")
-    return out if printable >= 0.95 * len(out) else None
 
 
 def detect_base64(text: str, covered: Callable[[int, int], bool],

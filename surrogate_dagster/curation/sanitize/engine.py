@@ -2,13 +2,16 @@
 
 Idempotence is by construction: placeholders match no detector, spans touching a placeholder
 are dropped, and when a pass changed the text the detectors run again on the result (at most
-`max_rounds`), so `sanitize(sanitize(x).text)` finds nothing. A document with no finding costs one
-pass; context-sensitive NER is what the extra rounds are for.
+`max_rounds`), so `sanitize(sanitize(x).text)` finds nothing. A replacement can enable a new match
+(a token glued to a redacted one, NER context): later rounds catch those, scanning only windows
+around the new placeholders, since no detector looks further than ~64 characters for context.
+A document with no finding costs one pass.
 """
 from __future__ import annotations
 
 import bisect
 import os
+import re
 from dataclasses import dataclass, field
 
 from .detectors import (Candidate, detect_assignments, detect_credentials_in_context, detect_high_entropy_strings,
@@ -79,6 +82,7 @@ class Sanitizer:
             raise ValueError(f"unknown sanitizer categories: {sorted(unknown)}")
         self._cats = frozenset(self.config.categories)
         self._rules: tuple[Rule, ...] = tuple(r for r in RULES if r.category in self._cats)
+        self._keywords = frozenset(k for r in self._rules for k in r.keywords)
         self._key: bytes | None = None
         if self.config.hmac_key_env:
             raw = os.environ.get(self.config.hmac_key_env)
@@ -96,8 +100,9 @@ class Sanitizer:
         if len(lower) != len(text):  # a few non-ASCII characters lower-case to two: keep offsets
             lower = text.translate(_ASCII_LOWER)
         cands: list[Candidate] = []
+        present = {k for k in self._keywords if k in lower}  # one scan per distinct keyword
         for rule in self._rules:
-            if rule.keywords and not any(k in lower for k in rule.keywords):
+            if rule.keywords and present.isdisjoint(rule.keywords):
                 continue
             for m in rule.regex.finditer(lower if rule.on_lower else text):
                 value = text[m.start(rule.group):m.end(rule.group)]
@@ -137,6 +142,29 @@ class Sanitizer:
             cands = [c for c in cands if not touches(c)]
         return _resolve(cands)
 
+    def _detect_near(self, text: str, zones: list[tuple[int, int]]) -> list[Candidate]:
+        """Candidates within `_ZONE` of the given spans, found by scanning `_WINDOW`-padded windows.
+
+        Every detector decides from at most ~64 characters of context around a match (long-range
+        structures force a full scan instead), so text farther than that from a replacement
+        yields exactly what the previous round saw there: nothing left to find."""
+        windows: list[list[int]] = []
+        for s, e in zones:
+            ws, we = max(0, s - _WINDOW), min(len(text), e + _WINDOW)
+            if windows and ws <= windows[-1][1]:
+                windows[-1][1] = max(windows[-1][1], we)
+            else:
+                windows.append([ws, we])
+        zs = [s for s, _ in zones]
+        out: list[Candidate] = []
+        for ws, we in windows:
+            for c in self.detect(text[ws:we]):
+                c = c._replace(start=c.start + ws, end=c.end + ws)
+                i = bisect.bisect_left(zs, c.end + _ZONE)
+                if i > 0 and zones[i - 1][1] + _ZONE > c.start:
+                    out.append(c)
+        return _resolve(out)
+
     # ------------------------------------------------------------------ substitution
     def sanitize(self, text: str) -> SanitizeResult:
         """Replace every finding with its placeholder; see the module docstring for idempotence."""
@@ -146,21 +174,41 @@ class Sanitizer:
         counts = {c: 0 for c in self.config.categories}
         findings: list[Finding] = []
         cur = text
+        zones: list[tuple[int, int]] | None = None  # None: scan everything
         for rnd in range(self.config.max_rounds):
-            cands = self.detect(cur)
+            cands = self.detect(cur) if zones is None else self._detect_near(cur, zones)
             if not cands:
                 break
-            parts, pos = [], 0
+            parts, pos, out_len, new_ph = [], 0, 0, []
             for c in cands:
                 ph = alloc.get(c.tag, cur[c.start:c.end])
                 parts.append(cur[pos:c.start])
+                out_len += c.start - pos
+                new_ph.append((out_len, out_len + len(ph)))
                 parts.append(ph)
+                out_len += len(ph)
                 pos = c.end
                 counts[c.category] += 1
                 findings.append(Finding(c.category, c.rule, ph, c.start, c.end, rnd))
             parts.append(cur[pos:])
             cur = "".join(parts)
+            # Later rounds only look near the new placeholders (module docstring), unless NER is on
+            # (sentence-level context) or the text has long-range structures (PEM blocks, long
+            # base64 runs) that a window could cut.
+            zones = None if self._ner is not None or _long_range(cur) else new_ph
         return SanitizeResult(cur, counts, findings)
+
+
+_WINDOW = 512   # context scanned around a new placeholder in later rounds
+_ZONE = 64      # a later-round finding must come this close to a new placeholder
+_NON_B64 = re.compile(r"[^A-Za-z0-9+/]+")
+
+
+def _long_range(text: str) -> bool:
+    """PEM/PuTTY blocks or base64 runs of >= 400 chars: structures a window could cut."""
+    if "-----BEGIN" in text or "PuTTY-User-Key" in text:
+        return True
+    return len(text) >= 400 and max(map(len, _NON_B64.split(text))) >= 400
 
 
 def _resolve(cands: list[Candidate]) -> list[Candidate]:

@@ -64,7 +64,7 @@ def detect_phones(text: str, lower: str) -> Iterator[Candidate]:
         return
     for m in _PHONE.finditer(text):
         s = m.group(0)
-        n = sum(c.isdigit() for c in s)
+        n = sum(map(str.isdigit, s))
         if n < 7 or n > 15 or _DATEISH.match(s):
             continue
         digits = re.sub(r"\D", "", s)

@@ -6,6 +6,8 @@ Shannon entropy floors and placeholder tests for generic secrets.
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import ipaddress
 import math
 import re
@@ -82,14 +84,18 @@ IBAN_LENGTHS = {
 }
 
 
+_IBAN_DIGITS = str.maketrans({chr(c): str(c - 55) for c in range(ord("A"), ord("Z") + 1)})
+
+
 def iban_ok(raw: str) -> bool:
     """Country length and mod-97 == 1 (ISO 7064) on an IBAN with spaces removed."""
     s = raw.replace(" ", "").upper()
     if IBAN_LENGTHS.get(s[:2]) != len(s) or not s[2:4].isdigit():
         return False
     moved = s[4:] + s[:4]
-    num = "".join(str(int(ch, 36)) for ch in moved)
-    return int(num) % 97 == 1
+    if not moved.isalnum() or not moved.isascii():
+        return False
+    return int(moved.translate(_IBAN_DIGITS)) % 97 == 1
 
 
 def ssn_ok(area: str, group: str, serial: str) -> bool:
@@ -117,8 +123,8 @@ def public_ip(s: str) -> bool:
     return str(addr) not in KNOWN_RESOLVERS
 
 
-_PLACEHOLDER_WORDS = re.compile(
-    r"(?i)example|here$|####|changeme|change_me|placeholder|your[_-]?|dummy|fake|redacted|sample|"
+_PLACEHOLDER_WORDS = re.compile(  # matched on the lower-cased value
+    r"example|here$|####|changeme|change_me|placeholder|your[_-]?|dummy|fake|redacted|sample|"
     r"xxxx|\*\*\*\*|\.\.\.|todo|replace|insert|<[a-z_ -]+>|^none$|^null$|^nil$|^true$|^false$|"
     r"^undefined$|^password$|^secret$|^passw(?:or)?d$|^string$|^test$")
 
@@ -130,10 +136,38 @@ def looks_like_placeholder(value: str) -> bool:
         return True
     if len(set(v)) <= 2:
         return True
-    return _PLACEHOLDER_WORDS.search(v) is not None
+    return _PLACEHOLDER_WORDS.search(v.lower()) is not None
 
 
 def char_classes(s: str) -> int:
     """How many of lower, upper, digit, symbol occur in `s`."""
-    return (any(c.islower() for c in s) + any(c.isupper() for c in s)
-            + any(c.isdigit() for c in s) + any(not c.isalnum() for c in s))
+    return ((s != s.upper()) + (s != s.lower()) + (_DIGIT.search(s) is not None)
+            + (_SYMBOL.search(s) is not None))
+
+
+_DIGIT = re.compile(r"\d")
+_SYMBOL = re.compile(r"[^A-Za-z0-9]")
+
+
+MAX_B64_RUN = 16384
+
+
+def decode_b64_text(run: str) -> str | None:
+    """The UTF-8 text a base64 run encodes, or None when it is not (mostly printable) text."""
+    if len(run) > MAX_B64_RUN:
+        return None
+    stripped = run.rstrip("=")
+    if len(stripped) % 4 == 1:
+        return None
+    # A run of letters only is nearly always a word or identifier, not base64 of text.
+    if stripped.isalpha() and (stripped.islower() or stripped.isupper()):
+        return None
+    try:
+        raw = base64.b64decode(stripped + "=" * (-len(stripped) % 4), validate=True)
+        out = raw.decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return None
+    if not out:
+        return None
+    printable = sum(1 for c in out if c.isprintable() or c in "\n\r\t")
+    return out if printable >= 0.95 * len(out) else None

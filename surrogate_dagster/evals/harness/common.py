@@ -70,13 +70,18 @@ def pct(num: float, den: float) -> float:
 class _SafeUnpickler(pickle.Unpickler):
     """Plain data only: containers, numbers, strings, and a few builtin value types."""
 
-    ALLOWED = {("builtins", n) for n in ("set", "frozenset", "complex", "bytearray", "slice", "range")}
+    # value types whose constructors run no user code (benchmark outputs use Counter, Decimal...)
+    ALLOWED = {("builtins", n) for n in ("set", "frozenset", "complex", "bytearray", "slice", "range", "int",
+                                         "float", "str", "list", "dict", "tuple", "bool", "bytes")} | {
+        ("collections", "Counter"), ("collections", "OrderedDict"), ("collections", "defaultdict"),
+        ("collections", "deque"), ("decimal", "Decimal"), ("fractions", "Fraction"), ("datetime", "date"),
+        ("datetime", "datetime"), ("datetime", "timedelta")}
 
     def find_class(self, module: str, name: str) -> Any:
         if (module, name) in self.ALLOWED:
-            import builtins
+            import importlib
 
-            return getattr(builtins, name)
+            return getattr(importlib.import_module(module), name)
         raise pickle.UnpicklingError(f"refusing to unpickle {module}.{name} (plain data only)")
 
 

@@ -1,0 +1,124 @@
+"""Run curation blocks at scale on datatrove's executors, chosen by the profile.
+
+The profile's `phases.ops.datatrove_executor` names the executor and its settings:
+
+    datatrove_executor: {kind: local, tasks: 4, workers: 2}                 # one machine, processes
+    datatrove_executor: {kind: slurm, tasks: 64, partition: cpu, time: "02:00:00",
+                         cpus_per_task: 2, mem_per_cpu_gb: 4, venv_path: /opt/venv/bin/activate}
+    datatrove_executor: {kind: ray, tasks: 64, cpus_per_task: 1, address: "ray://head:10001"}
+
+A curation block (a row -> None | drop-reason function, see curation/) becomes a datatrove
+filter with `BlockFilter`; rows travel as JSON in the document text, so every field survives;
+dropped rows go to an exclusion folder with their reason. `curation_pipeline` builds the
+reader -> filters -> writer pipeline over any datatrove folder (local path, s3://...), and
+`make_executor` returns the profile's executor for it. Completed ranks are skipped on re-run
+(datatrove's `completions`): give each run its own `logging_dir` unless resuming on purpose.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from datatrove.data import Document
+from datatrove.executor.base import PipelineExecutor
+from datatrove.pipeline.filters.base_filter import BaseFilter
+from datatrove.pipeline.readers import JsonlReader
+from datatrove.pipeline.writers import JsonlWriter
+
+Block = Callable[[dict], str | None]
+
+ALLOWED = {
+    "local": {"tasks", "workers", "start_method", "skip_completed", "randomize_start_duration"},
+    "slurm": {"tasks", "workers", "time", "partition", "cpus_per_task", "mem_per_cpu_gb", "job_name", "qos",
+              "env_command", "condaenv", "venv_path", "sbatch_args", "max_array_size", "slurm_logs_folder",
+              "skip_completed", "requeue", "srun_args", "tasks_per_job"},
+    "ray": {"tasks", "workers", "cpus_per_task", "mem_per_cpu_gb", "skip_completed", "address", "tasks_per_job",
+            "time", "ray_remote_kwargs", "randomize_start_duration"},
+}
+REQUIRED = {"slurm": {"tasks", "time", "partition"}}
+
+
+def executor_settings(profile) -> dict[str, Any]:
+    """The profile's datatrove executor section (default: local, 1 task) validated."""
+    cfg = dict((profile.phases.get("ops") or {}).get("datatrove_executor") or {"kind": "local"})
+    validate_settings(cfg)
+    return cfg
+
+
+def validate_settings(cfg: dict[str, Any]) -> None:
+    """Unknown kinds/keys and missing Slurm essentials are errors naming what was expected."""
+    kind = cfg.get("kind")
+    if kind not in ALLOWED:
+        raise ValueError(f"datatrove_executor.kind must be one of {sorted(ALLOWED)}, got {kind!r}")
+    extra = set(cfg) - ALLOWED[kind] - {"kind"}
+    if extra:
+        raise ValueError(f"datatrove_executor ({kind}): unknown keys {sorted(extra)}; allowed {sorted(ALLOWED[kind])}")
+    missing = REQUIRED.get(kind, set()) - set(cfg)
+    if missing:
+        raise ValueError(f"datatrove_executor ({kind}): missing {sorted(missing)}")
+
+
+def make_executor(pipeline: list, cfg: dict[str, Any], logging_dir: str) -> PipelineExecutor:
+    """The executor the settings name, over `pipeline`, logging (and recording completions) in `logging_dir`."""
+    validate_settings(cfg)
+    kw = {k: v for k, v in cfg.items() if k not in ("kind", "address")}
+    kind = cfg["kind"]
+    if kind == "local":
+        from datatrove.executor import LocalPipelineExecutor
+
+        # fork, not datatrove's forkserver default: under Dagster's run worker a forkserver
+        # re-imports the code location and re-spawns (PITFALLS, datatrove).
+        kw.setdefault("start_method", "fork")
+        return LocalPipelineExecutor(pipeline, logging_dir=logging_dir, **kw)
+    if kind == "slurm":
+        from datatrove.executor import SlurmPipelineExecutor
+
+        return SlurmPipelineExecutor(pipeline, logging_dir=logging_dir, **kw)
+    from datatrove.executor.ray import RayPipelineExecutor
+
+    import ray  # noqa: F401  (fail here, clearly, when ray is not installed)
+
+    if not ray.is_initialized():
+        # address None starts (or joins, via RAY_ADDRESS) a cluster; "ray://..." joins a remote one.
+        ray.init(address=cfg.get("address"), ignore_reinit_error=True, log_to_driver=False)
+    return RayPipelineExecutor(pipeline, logging_dir=logging_dir, **kw)
+
+
+class BlockFilter(BaseFilter):
+    """A curation block (row -> None or drop reason) as a datatrove filter over JSON-row documents."""
+
+    name = "curation block"
+
+    def __init__(self, block: Block, label: str | None = None, exclusion_writer=None) -> None:
+        super().__init__(exclusion_writer=exclusion_writer)
+        self.block = block
+        self.name = label or getattr(block, "__name__", type(block).__name__)
+
+    def filter(self, doc: Document) -> bool | tuple[bool, str]:
+        reason = self.block(json.loads(doc.text))
+        return True if reason is None else (False, reason)
+
+
+def _row_in(self, data: dict, path: str, id_in_file: int | str) -> dict:
+    return {"text": json.dumps(data, ensure_ascii=False), "id": str(data.get("id", f"{path}/{id_in_file}")),
+            "metadata": {}}
+
+
+def _row_out(self, doc: Document) -> dict:
+    row = json.loads(doc.text)
+    if "filter_reason" in doc.metadata:
+        row["_drop_reason"] = doc.metadata["filter_reason"]
+    return row
+
+
+def curation_pipeline(input_folder: str, output_folder: str, blocks: list[Block],
+                      excluded_folder: str | None = None) -> list:
+    """Read JSONL rows, apply blocks in order, write kept rows (and dropped ones, with reasons)."""
+    steps: list = [JsonlReader(input_folder, adapter=_row_in, glob_pattern="*.jsonl")]
+    for i, block in enumerate(blocks):
+        excl = JsonlWriter(f"{excluded_folder}/{i:02d}", adapter=_row_out, compression=None) if excluded_folder else None
+        steps.append(BlockFilter(block, exclusion_writer=excl))
+    steps.append(JsonlWriter(output_folder, adapter=_row_out, compression=None))
+    return steps

@@ -1,0 +1,152 @@
+"""Production on Kubernetes: the K8sRunLauncher instance config and Pipes pods for GPU work.
+
+The profile's `phases.k8s` section (resources/production.yaml) holds everything deployment-
+specific; this module renders it:
+
+    python -m surrogate_dagster.ops.k8s instance > dagster.yaml   # run launcher, monitoring, retries
+    python -m surrogate_dagster.ops.k8s values   > values.yaml    # the dagster Helm chart's values
+
+and builds, for the code location, a `pipes_k8s` resource (PipesK8sClient) plus the GPU pod spec
+that training/inference assets pass to `pipes_k8s.run(..., base_pod_spec=gpu_pod_spec(...))`.
+Secrets are Kubernetes Secret names only; their values never enter a file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class GpuPod(_Strict):
+    gpus: int = Field(1, ge=1)
+    cpu: str = "8"
+    memory: str = "64Gi"
+    node_selector: dict[str, str] = Field(default_factory=dict)
+    tolerations: list[dict[str, Any]] = Field(default_factory=list)
+    shm_size: str = "16Gi"  # torch DataLoader workers need more than the 64 MB default /dev/shm
+
+
+class K8sSettings(_Strict):
+    namespace: str
+    image: str = Field(description="the code-location image (this package + its pinned deps)")
+    gpu_image: str = Field(description="the trainer/inference image Pipes launches for GPU work")
+    image_pull_policy: str = "IfNotPresent"
+    service_account: str = "dagster"
+    env_secrets: list[str] = Field(default_factory=list, description="Secret names exposed as env")
+    instance_config_map: str = "dagster-instance"
+    postgres_password_secret: str = "dagster-postgresql-secret"
+    max_retries: int = Field(2, ge=0, description="run retries after a run worker dies")
+    gpu_pool_limit: int = Field(1, ge=1)
+    gpu_pod: GpuPod = Field(default_factory=GpuPod)
+
+
+def k8s_settings(profile) -> K8sSettings | None:
+    """The profile's k8s section, validated (None when the profile has none, e.g. local)."""
+    section = profile.phases.get("k8s")
+    return K8sSettings.model_validate(section) if section else None
+
+
+def run_launcher_config(s: K8sSettings) -> dict[str, Any]:
+    """K8sRunLauncher config: one Kubernetes Job per run, in the code location's image."""
+    return {"instance_config_map": s.instance_config_map, "postgres_password_secret": s.postgres_password_secret,
+            "dagster_home": "/opt/dagster/dagster_home", "job_namespace": s.namespace,
+            "load_incluster_config": True, "service_account_name": s.service_account,
+            "image_pull_policy": s.image_pull_policy, "env_secrets": list(s.env_secrets)}
+
+
+def instance_yaml(s: K8sSettings) -> str:
+    """dagster.yaml for the cluster: K8s run launcher, run monitoring + retries, one GPU at a time."""
+    doc = {
+        "run_launcher": {"module": "dagster_k8s", "class": "K8sRunLauncher", "config": run_launcher_config(s)},
+        # A run worker that dies (OOM, node loss, kill) is detected and the run marked failed ...
+        "run_monitoring": {"enabled": True, "start_timeout_seconds": 600, "max_resume_run_attempts": 0,
+                           "poll_interval_seconds": 60},
+        # ... then re-executed from the failed step: finished partitions are not redone.
+        "run_retries": {"enabled": True, "max_retries": s.max_retries, "retry_on_asset_or_op_failure": False},
+        "concurrency": {"pools": {"default_limit": s.gpu_pool_limit}},
+        "telemetry": {"enabled": False},
+    }
+    return yaml.safe_dump(doc, sort_keys=False)
+
+
+def helm_values(s: K8sSettings) -> str:
+    """Values for the `dagster/dagster` Helm chart: this code location, the K8s run launcher."""
+    doc = {
+        "dagster-user-deployments": {"enabled": True, "deployments": [{
+            "name": "surrogate-dagster",
+            "image": {"repository": s.image.rsplit(":", 1)[0],
+                      "tag": s.image.rsplit(":", 1)[1] if ":" in s.image.split("/")[-1] else "latest",
+                      "pullPolicy": s.image_pull_policy},
+            "dagsterApiGrpcArgs": ["--module-name", "surrogate_dagster.definitions"],
+            "port": 3030,
+            "envSecrets": [{"name": n} for n in s.env_secrets],
+            "env": [{"name": "SURROGATE_PROFILE", "value": "production"}],
+        }]},
+        "runLauncher": {"type": "K8sRunLauncher", "config": {"k8sRunLauncher": {
+            "jobNamespace": s.namespace, "envSecrets": [{"name": n} for n in s.env_secrets],
+            "imagePullPolicy": s.image_pull_policy}}},
+        "dagsterDaemon": {"runMonitoring": {"enabled": True, "startTimeoutSeconds": 600, "pollIntervalSeconds": 60},
+                          "runRetries": {"enabled": True, "maxRetries": s.max_retries}},
+        "serviceAccount": {"create": True, "name": s.service_account},
+    }
+    return yaml.safe_dump(doc, sort_keys=False)
+
+
+def gpu_pod_spec(s: K8sSettings) -> dict[str, Any]:
+    """A base pod spec for Pipes GPU pods: GPU limits, node placement, secrets as env, big /dev/shm."""
+    g = s.gpu_pod
+    res = {"limits": {"nvidia.com/gpu": str(g.gpus), "cpu": g.cpu, "memory": g.memory},
+           "requests": {"nvidia.com/gpu": str(g.gpus), "cpu": g.cpu, "memory": g.memory}}
+    spec: dict[str, Any] = {
+        "service_account_name": s.service_account,
+        "restart_policy": "Never",
+        "containers": [{"name": "trainer", "image": s.gpu_image, "resources": res,
+                        "env_from": [{"secret_ref": {"name": n}} for n in s.env_secrets],
+                        "volume_mounts": [{"name": "dshm", "mount_path": "/dev/shm"}]}],
+        "volumes": [{"name": "dshm", "empty_dir": {"medium": "Memory", "size_limit": g.shm_size}}],
+    }
+    if g.node_selector:
+        spec["node_selector"] = dict(g.node_selector)
+    if g.tolerations:
+        spec["tolerations"] = list(g.tolerations)
+    return spec
+
+
+def k8s_resources(profile) -> dict[str, Any]:
+    """{"pipes_k8s": PipesK8sClient} for a profile with a k8s section, else {} (local runs on CPU)."""
+    s = k8s_settings(profile)
+    if s is None:
+        return {}
+    from dagster_k8s import PipesK8sClient
+
+    # In-cluster credentials: the run worker pod's service account launches the GPU pods.
+    return {"pipes_k8s": PipesK8sClient(load_incluster_config=True)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m surrogate_dagster.ops.k8s")
+    ap.add_argument("what", choices=["instance", "values", "gpu-pod"])
+    ap.add_argument("--profile", default="production", help="profile name or YAML path (default production)")
+    args = ap.parse_args(argv)
+    from ..catalog import load_profile
+
+    s = k8s_settings(load_profile(args.profile))
+    if s is None:
+        print(f"profile {args.profile!r} has no phases.k8s section", file=sys.stderr)
+        return 2
+    out = {"instance": instance_yaml, "values": helm_values,
+           "gpu-pod": lambda x: yaml.safe_dump(gpu_pod_spec(x), sort_keys=False)}[args.what](s)
+    sys.stdout.write(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,306 @@
+"""Collect two checkpoints' lineages from the Dagster event log and report what differs.
+
+    python -m surrogate_dagster.ops.lineage_report --checkpoint-b stage2_checkpoint@latest \
+        --checkpoint-a stage2_checkpoint@previous [--json out.json] [--markdown out.md]
+
+A checkpoint is `ASSET[PARTITION]@WHICH`, WHICH one of `latest` (default), `previous`, `-N`
+(the N-th materialization before the latest), a storage id, or a run id. For each upstream
+(asset, partition) the lineage holds the materialization the checkpoint used: the one named by
+Dagster's `dagster/input_event_pointer/<parent>` tag when it pins one (unpartitioned parents),
+otherwise the latest one recorded before the consumer's own materialization.
+
+The `regression_lineage_report` asset runs the same code from the UI; the eval gates link to it
+(`report_link_metadata`), and the `regression_report_sensor` launches it when a gate fails.
+"""
+
+
+import argparse
+import json
+import re
+import sys
+from collections import deque
+from typing import Any
+
+from dagster import (
+    AssetExecutionContext,
+    AssetKey,
+    AssetRecordsFilter,
+    Config,
+    DagsterInstance,
+    MaterializeResult,
+    MetadataValue,
+    asset,
+    define_asset_job,
+)
+from dagster._core.definitions.data_version import INPUT_EVENT_POINTER_TAG_PREFIX
+
+from ..resources import ObjectStoreResource
+from .lineage import diff_lineages, node_id, render_markdown
+
+REPORT_ASSET = "regression_lineage_report"
+DEFAULT_DEFINITIONS = "surrogate_dagster.definitions:defs"
+_SEL = re.compile(r"^(?P<asset>[^\[@]+)(\[(?P<part>[^\]]+)\])?(@(?P<which>.+))?$")
+
+
+class CheckpointNotFound(LookupError):
+    """The checkpoint spec names no materialization in this instance."""
+
+
+# ----------------------------------------------------------------------- event log access
+
+def metadata_to_plain(metadata: dict) -> dict[str, Any]:
+    """Dagster metadata values as plain JSON-able Python values."""
+    out: dict[str, Any] = {}
+    for k, v in (metadata or {}).items():
+        val = getattr(v, "value", v)
+        if hasattr(val, "to_string"):  # AssetKey values
+            val = val.to_user_string()
+        if isinstance(val, (str, int, float, bool, dict, list)) or val is None:
+            out[k] = val
+        else:
+            out[k] = str(val)
+    return out
+
+
+def _event(record):
+    entry = record.event_log_entry
+    return entry.asset_materialization or entry.asset_observation
+
+
+def _fetch(instance: DagsterInstance, key: AssetKey, partition: str | None, observable: bool,
+           before: int | None = None, storage_ids: list[int] | None = None, limit: int = 1):
+    flt = AssetRecordsFilter(asset_key=key, asset_partitions=[partition] if partition is not None else None,
+                             before_storage_id=before, storage_ids=storage_ids)
+    fetch = instance.fetch_observations if observable else instance.fetch_materializations
+    return list(fetch(flt, limit=limit).records)
+
+
+def parse_checkpoint(spec: str) -> tuple[AssetKey, str | None, str]:
+    """`asset[partition]@which` -> (key, partition, which)."""
+    m = _SEL.match(spec.strip())
+    if not m:
+        raise ValueError(f"checkpoint {spec!r}: expected ASSET[PARTITION]@WHICH, e.g. stage2_checkpoint@latest")
+    return AssetKey.from_user_string(m["asset"]), m["part"], (m["which"] or "latest")
+
+
+def resolve_checkpoint(instance: DagsterInstance, spec: str):
+    """The materialization record a checkpoint spec names; CheckpointNotFound with what exists."""
+    key, part, which = parse_checkpoint(spec)
+    if which.isdigit() and len(which) < 16:
+        recs = _fetch(instance, key, part, False, storage_ids=[int(which)])
+    elif which in ("latest", "previous") or re.fullmatch(r"-\d+", which):
+        back = 0 if which == "latest" else 1 if which == "previous" else int(which[1:])
+        recs = _fetch(instance, key, part, False, limit=back + 1)[back:]
+    else:  # a run id
+        recs = [r for r in _fetch(instance, key, part, False, limit=200) if r.run_id.startswith(which)][:1]
+    if not recs:
+        n = len(_fetch(instance, key, part, False, limit=200))
+        raise CheckpointNotFound(f"{spec}: no such materialization ({key.to_user_string()} has {n} in this instance)")
+    return recs[0]
+
+
+def latest_checkpoint_key(instance: DagsterInstance, asset_graph, group: str = "training") -> AssetKey:
+    """The most recently materialized asset of `group` (the default checkpoint to explain)."""
+    best = None
+    for key in asset_graph.materializable_asset_keys:
+        if asset_graph.get(key).group_name != group:
+            continue
+        recs = _fetch(instance, key, None, False)
+        if recs and (best is None or recs[0].storage_id > best[0]):
+            best = (recs[0].storage_id, key)
+    if best is None:
+        raise CheckpointNotFound(f"no asset of group {group!r} has been materialized yet")
+    return best[1]
+
+
+def _parent_partitions(instance, asset_graph, child: AssetKey, partition: str | None, parent: AssetKey):
+    pnode = asset_graph.get(parent)
+    if pnode.partitions_def is None:
+        return [None]
+    if partition is None:
+        return list(pnode.partitions_def.get_partition_keys(dynamic_partitions_store=instance))
+    res = asset_graph.get_parent_partition_keys_for_child(partition, parent, child)
+    return list(res.partitions_subset.get_partition_keys())
+
+
+def collect_lineage(instance: DagsterInstance, asset_graph, record, max_nodes: int = 20000) -> dict:
+    """Walk upstream from one materialization; every (asset, partition) with the event it used."""
+    root_key = record.asset_key
+    root = node_id(root_key.to_user_string(), record.partition_key)
+    nodes: dict[str, dict] = {}
+    queue = deque([(root_key, record.partition_key, record)])
+    while queue:
+        key, part, rec = queue.popleft()
+        nid = node_id(key.to_user_string(), part)
+        known = asset_graph.has(key)
+        anode = asset_graph.get(key) if known else None
+        entry: dict[str, Any] = {"asset": key.to_user_string(), "partition": part,
+                                 "group": anode.group_name if anode else None, "parents": [], "missing": rec is None}
+        if rec is not None:
+            ev = _event(rec)
+            tags = ev.tags or {}
+            entry.update(storage_id=rec.storage_id, run_id=rec.run_id, timestamp=rec.timestamp,
+                         data_version=tags.get("dagster/data_version"), code_version=tags.get("dagster/code_version"),
+                         metadata=metadata_to_plain(ev.metadata))
+        prev = nodes.get(nid)
+        if prev is not None:
+            # Reached again through another consumer: keep the newest version and note the others.
+            if rec is None or prev.get("storage_id", -1) >= rec.storage_id:
+                if rec is not None and rec.storage_id != prev.get("storage_id"):
+                    prev.setdefault("also_used", []).append(rec.storage_id)
+                continue
+            entry.setdefault("also_used", []).append(prev.get("storage_id"))
+        nodes[nid] = entry
+        if len(nodes) > max_nodes:
+            raise RuntimeError(f"lineage of {root} has more than {max_nodes} nodes; narrow it down")
+        if anode is None or rec is None:
+            continue
+        tags = _event(rec).tags or {}
+        for parent in sorted(anode.parent_keys, key=lambda k: k.to_user_string()):
+            if not asset_graph.has(parent):
+                continue
+            observable = asset_graph.get(parent).is_observable and not asset_graph.get(parent).is_materializable
+            ptr = tags.get(f"{INPUT_EVENT_POINTER_TAG_PREFIX}/{parent.to_user_string()}")
+            for ppart in _parent_partitions(instance, asset_graph, key, part, parent):
+                entry["parents"].append(node_id(parent.to_user_string(), ppart))
+                prec = None
+                if ppart is None and ptr and ptr.isdigit():
+                    found = _fetch(instance, parent, None, observable, storage_ids=[int(ptr)])
+                    prec = found[0] if found else None
+                if prec is None:
+                    found = _fetch(instance, parent, ppart, observable, before=rec.storage_id)
+                    prec = found[0] if found else None
+                queue.append((parent, ppart, prec))
+    return {"root": root, "nodes": nodes}
+
+
+def build_report(instance: DagsterInstance, asset_graph, checkpoint_a: str | None,
+                 checkpoint_b: str | None) -> dict:
+    """Resolve both checkpoints (B defaults to the latest training asset, A to B's previous one) and diff."""
+    if not checkpoint_b:
+        checkpoint_b = latest_checkpoint_key(instance, asset_graph).to_user_string() + "@latest"
+    if not checkpoint_a:
+        key, part, _ = parse_checkpoint(checkpoint_b)
+        checkpoint_a = key.to_user_string() + (f"[{part}]" if part else "") + "@previous"
+    rec_b = resolve_checkpoint(instance, checkpoint_b)
+    rec_a = resolve_checkpoint(instance, checkpoint_a)
+    report = diff_lineages(collect_lineage(instance, asset_graph, rec_a), collect_lineage(instance, asset_graph, rec_b))
+    report["checkpoint_a"], report["checkpoint_b"] = checkpoint_a, checkpoint_b
+    return report
+
+
+def report_link_metadata(checkpoint: str, baseline: str | None = None) -> dict[str, Any]:
+    """Metadata an eval gate attaches to a failed check: a link to the report asset and the CLI line."""
+    cmd = f"python -m surrogate_dagster.ops.lineage_report --checkpoint-b {checkpoint}@latest " \
+          f"--checkpoint-a {baseline or checkpoint + '@previous'}"
+    return {"why_regressed": MetadataValue.asset(AssetKey(REPORT_ASSET)),
+            "why_regressed_cli": MetadataValue.text(cmd),
+            "checkpoint": checkpoint, **({"baseline_checkpoint": baseline} if baseline else {})}
+
+
+# ----------------------------------------------------------------------- Dagster asset and job
+
+def load_definitions(ref: str):
+    """`MODULE:ATTR` -> the Definitions object it names (ATTR defaults to `defs`)."""
+    import importlib
+
+    module, _, attr = ref.partition(":")
+    return getattr(importlib.import_module(module), attr or "defs")
+
+
+def asset_graph_of(context: AssetExecutionContext, definitions: str = ""):
+    """The code location's asset graph. A run launched by Dagster has its repository; an in-process
+    `materialize()` has none (its job's graph holds only the selected assets): load `definitions`."""
+    from dagster_shared.check import CheckError
+
+    if definitions:
+        return load_definitions(definitions).resolve_asset_graph()
+    try:
+        return context.repository_def.asset_graph
+    except CheckError:
+        return load_definitions(DEFAULT_DEFINITIONS).resolve_asset_graph()
+
+
+class LineageReportConfig(Config):
+    """Which checkpoints to compare (empty: the latest training asset vs its previous materialization)."""
+
+    checkpoint_a: str = ""
+    checkpoint_b: str = ""
+    definitions: str = ""  # MODULE:ATTR whose asset graph to walk (default: this run's code location)
+
+
+def _summary_table(report: dict, limit: int = 10) -> str:
+    if not report["causes"]:
+        return "_no upstream difference_"
+    lines = ["| rank | cause | score |", "|---:|---|---:|"]
+    for c in report["causes"][:limit]:
+        lines.append(f"| {c['rank']} | {c['title'].replace('|', '/')} | {c['score']} |")
+    return "\n".join(lines)
+
+
+@asset(name=REPORT_ASSET, group_name="ops", kinds={"markdown"})
+def regression_lineage_report(context: AssetExecutionContext, config: LineageReportConfig,
+                              object_store: ObjectStoreResource) -> MaterializeResult:
+    """Why did it regress: two checkpoints' lineages compared, causes ranked (full report in the store)."""
+    graph = asset_graph_of(context, config.definitions)
+    report = build_report(context.instance, graph, config.checkpoint_a or None, config.checkpoint_b or None)
+    store = object_store.get_store()
+    stem = f"ops/lineage_reports/{report['b'].get('storage_id')}_vs_{report['a'].get('storage_id')}"
+    md = render_markdown(report)
+    store.put_bytes(stem + ".json", json.dumps(report, default=str, indent=1).encode())
+    store.put_bytes(stem + ".md", md.encode())
+    top = report["causes"][0] if report["causes"] else None
+    # Keep metadata small (HTTP 413 on huge metadata, PITFALLS): the full report is in the store.
+    return MaterializeResult(metadata={
+        "checkpoint_a": report["checkpoint_a"], "checkpoint_b": report["checkpoint_b"],
+        "top_cause": top["title"] if top else "none",
+        "top_partition": (top or {}).get("partition") or "",
+        "causes": len(report["causes"]), "nodes": len(report["nodes"]),
+        "summary": MetadataValue.md(_summary_table(report)),
+        "report_uri": store.uri(stem + ".md"), "report_json_uri": store.uri(stem + ".json"),
+    })
+
+
+regression_report_job = define_asset_job("regression_report_job", selection=[REPORT_ASSET],
+                                         description="Explain a failed eval gate: lineage diff of two checkpoints")
+
+
+# ----------------------------------------------------------------------- CLI
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m surrogate_dagster.ops.lineage_report", description=__doc__.split("\n")[0])
+    ap.add_argument("--checkpoint-a", default="", help="the good checkpoint (default: B's previous materialization)")
+    ap.add_argument("--checkpoint-b", default="", help="the regressed checkpoint (default: latest training asset)")
+    ap.add_argument("--json", help="write the full report as JSON here")
+    ap.add_argument("--markdown", help="write the Markdown report here (default: print it)")
+    ap.add_argument("--limit", type=int, default=20, help="causes to print")
+    ap.add_argument("--definitions", default=DEFAULT_DEFINITIONS,
+                    help="MODULE:ATTR of the Definitions whose asset graph to walk")
+    args = ap.parse_args(argv)
+    import os
+
+    defs = load_definitions(args.definitions)
+    if not os.environ.get("DAGSTER_HOME"):
+        from ..cli import ensure_instance_home
+
+        ensure_instance_home()  # the instance `make run` and `make ui` use
+    with DagsterInstance.get() as instance:
+        try:
+            report = build_report(instance, defs.resolve_asset_graph(), args.checkpoint_a, args.checkpoint_b)
+        except (CheckpointNotFound, ValueError) as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+    md = render_markdown(report, limit=args.limit)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(report, fh, default=str, indent=1)
+    if args.markdown:
+        with open(args.markdown, "w", encoding="utf-8") as fh:
+            fh.write(md)
+    else:
+        print(md)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

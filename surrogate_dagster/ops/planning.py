@@ -1,0 +1,121 @@
+"""Which (asset, partition)s to run: downstream of changed sources, or stale/missing ones.
+
+A plan is `{AssetKey: set of partition keys}` (`None` is the one key of an unpartitioned asset).
+`downstream_plan` follows Dagster's own partition mappings (identity between assets partitioned
+by source, all partitions across an unpartitioned step), restricted to the asset keys allowed
+(e.g. the sources and curation groups), so one changed source re-runs its own chain, the
+cross-source steps and the mixtures, and nothing else. `execute_plan` runs a plan in-process in
+dependency order (the laptop path); the sensor hands the same plan to Dagster as a backfill.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from dagster import AssetKey, DagsterInstance, materialize
+from dagster._core.definitions.assets.graph.asset_graph_subset import AssetGraphSubset
+from dagster._core.definitions.data_version import CachingStaleStatusResolver, StaleStatus
+from dagster._core.definitions.events import AssetKeyPartitionKey
+
+Plan = dict[AssetKey, set[str | None]]
+
+
+def keys_in_groups(asset_graph, groups: Iterable[str]) -> set[AssetKey]:
+    """Materializable asset keys of the given groups (whatever assets exist today)."""
+    groups = set(groups)
+    return {k for k in asset_graph.materializable_asset_keys if asset_graph.get(k).group_name in groups}
+
+
+def downstream_plan(asset_graph, roots: Plan, allowed: set[AssetKey], instance=None) -> Plan:
+    """Roots plus every allowed descendant partition, through the graph's partition mappings."""
+    plan: Plan = {k: set(v) for k, v in roots.items()}
+    frontier = [(k, p) for k, ps in roots.items() for p in ps]
+    while frontier:
+        key, part = frontier.pop()
+        for child in asset_graph.get(key).child_keys:
+            if child not in allowed:
+                continue
+            cdef = asset_graph.get(child).partitions_def
+            if cdef is None:
+                targets: list[str | None] = [None]
+            elif part is None:  # an unpartitioned step feeds every partition downstream
+                targets = list(cdef.get_partition_keys(dynamic_partitions_store=instance))
+            else:
+                targets = list(asset_graph.get_child_partition_keys_of_parent(part, key, child))
+            for t in targets:
+                if t not in plan.setdefault(child, set()):
+                    plan[child].add(t)
+                    frontier.append((child, t))
+    return plan
+
+
+def recuration_plan(asset_graph, changed_sources: Iterable[str], root: AssetKey,
+                    groups: Iterable[str] = ("sources", "curation"), instance=None) -> Plan:
+    """Changed partitions of `root` (source_rows) and what follows from them in `groups`."""
+    changed = sorted(set(changed_sources))
+    if not changed:
+        return {}
+    return downstream_plan(asset_graph, {root: set(changed)}, keys_in_groups(asset_graph, groups), instance)
+
+
+def to_subset(plan: Plan, asset_graph) -> AssetGraphSubset:
+    """A plan as the AssetGraphSubset a backfill run request takes."""
+    return AssetGraphSubset.from_asset_partition_set(
+        {AssetKeyPartitionKey(k, p) for k, ps in plan.items() for p in ps}, asset_graph)
+
+
+def describe(plan: Plan) -> dict[str, Any]:
+    """A plan as JSON-able {asset: [partitions] | "unpartitioned"}."""
+    return {k.to_user_string(): (sorted(p for p in ps if p is not None) if any(ps) else "unpartitioned")
+            for k, ps in sorted(plan.items(), key=lambda kv: kv[0].to_user_string())}
+
+
+def stale_plan(asset_graph, instance: DagsterInstance, keys: Iterable[AssetKey] | None = None) -> Plan:
+    """Every (asset, partition) whose status is MISSING or STALE (code, data or upstream changed)."""
+    from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
+    from dagster._time import get_current_datetime
+
+    view = AssetGraphView(temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None),
+                          instance=instance, asset_graph=asset_graph)
+    resolver = CachingStaleStatusResolver(instance=instance, asset_graph=asset_graph, loading_context=view)
+    plan: Plan = {}
+    for key in keys if keys is not None else asset_graph.materializable_asset_keys:
+        pdef = asset_graph.get(key).partitions_def
+        parts = pdef.get_partition_keys(dynamic_partitions_store=instance) if pdef else [None]
+        todo = {p for p in parts if resolver.get_status(key, p) in (StaleStatus.MISSING, StaleStatus.STALE)}
+        if todo:
+            plan[key] = todo
+    return plan
+
+
+def execute_plan(defs, instance: DagsterInstance, plan: Plan, log: Callable[[str], Any] = print,
+                 tags: dict[str, str] | None = None) -> dict[tuple[str, str | None], bool]:
+    """Run a plan in-process, asset by asset in topological order, one run per partition.
+
+    A failed partition skips the partitions that depend on it; the rest keeps going. Returns
+    {(asset, partition): success}.
+    """
+    graph = defs.resolve_asset_graph()
+    assets = list(defs.assets or [])
+    results: dict[tuple[str, str | None], bool] = {}
+    failed: set[tuple[AssetKey, str | None]] = set()
+    for key in graph.toposorted_asset_keys:
+        for part in sorted(plan.get(key, ()), key=lambda p: p or ""):
+            label = key.to_user_string() + (f"[{part}]" if part else "")
+            blocked = [(pk, pp) for pk, pp in failed if pk in graph.get(key).parent_keys
+                       and (pp is None or part is None or pp == part)]
+            if blocked:
+                log(f"  skip  {label}: an upstream partition failed")
+                failed.add((key, part))
+                results[(key.to_user_string(), part)] = False
+                continue
+            t0 = time.monotonic()
+            res = materialize(assets, selection=[key], partition_key=part, instance=instance,
+                              resources=defs.resources, raise_on_error=False, tags=tags)
+            results[(key.to_user_string(), part)] = res.success
+            if not res.success:
+                failed.add((key, part))
+            log(f"  {'ok  ' if res.success else 'FAIL'}  {label} ({time.monotonic() - t0:.1f}s)")
+    return results

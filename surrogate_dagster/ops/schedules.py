@@ -1,0 +1,64 @@
+"""Schedules: weekly re-curation (observe every source's HF revision) and monthly Tier-2 evals.
+
+The weekly schedule only *observes* `hf_revisions` (22 cheap hub calls); the `recuration_sensor`
+then compares each observed revision with the one last mirrored and launches a backfill of the
+changed sources' chains, the cross-source steps and the mixtures. Observing from the UI
+("Observe sources") starts the same re-curation at any time.
+
+Tier-2 eval assets are the ones tagged `eval_tier: "2"`; the monthly job picks up whatever assets
+carry the tag, and skips itself (with a reason) while none do.
+"""
+
+
+from dagster import (
+    AssetSelection,
+    DefaultScheduleStatus,
+    RunRequest,
+    ScheduleEvaluationContext,
+    SkipReason,
+    define_asset_job,
+    schedule,
+)
+
+from .revisions import HF_REVISIONS
+
+TIER2_TAG = ("eval_tier", "2")
+TIER2_SELECTION = AssetSelection.tag(*TIER2_TAG)
+
+observe_hf_revisions_job = define_asset_job(
+    "observe_hf_revisions", selection=AssetSelection.assets(HF_REVISIONS),
+    description="Ask the hub for every source's current revision (the partitions' data versions)")
+tier2_eval_job = define_asset_job(
+    "tier2_evals", selection=TIER2_SELECTION, description="Tier-2 eval reports (assets tagged eval_tier=2)")
+
+
+@schedule(name="weekly_recuration", cron_schedule="0 3 * * 1", job=observe_hf_revisions_job,
+          execution_timezone="UTC", default_status=DefaultScheduleStatus.RUNNING,
+          description="Mondays 03:00 UTC: observe HF revisions; changed sources are re-curated by "
+                      "recuration_sensor")
+def weekly_recuration_schedule(context: ScheduleEvaluationContext):
+    return RunRequest(run_key=f"observe-{context.scheduled_execution_time:%Y-%m-%d}",
+                      tags={"surrogate/trigger": "weekly_recuration"})
+
+
+@schedule(name="monthly_tier2_evals", cron_schedule="0 4 1 * *", job=tier2_eval_job,
+          execution_timezone="UTC", default_status=DefaultScheduleStatus.RUNNING,
+          description="1st of the month 04:00 UTC: Tier-2 evals on the latest checkpoints")
+def monthly_tier2_schedule(context: ScheduleEvaluationContext):
+    graph = context.repository_def.asset_graph
+    keys = TIER2_SELECTION.resolve(graph)
+    if not keys:
+        return SkipReason("no asset is tagged eval_tier=2 yet")
+    month = f"{context.scheduled_execution_time:%Y-%m}"
+    pdefs = {graph.get(k).partitions_def for k in keys}
+    if pdefs == {None}:
+        return RunRequest(run_key=f"tier2-{month}", tags={"surrogate/trigger": "monthly_tier2"})
+    # Partitioned Tier-2 reports (e.g. one per checkpoint): evaluate the newest partition.
+    requests = []
+    for pdef in pdefs - {None}:
+        parts = pdef.get_partition_keys(dynamic_partitions_store=context.instance)
+        if parts:
+            sel = [k for k in keys if graph.get(k).partitions_def == pdef]
+            requests.append(RunRequest(run_key=f"tier2-{month}-{parts[-1]}", partition_key=parts[-1],
+                                       asset_selection=sel, tags={"surrogate/trigger": "monthly_tier2"}))
+    return requests or SkipReason("Tier-2 assets have no partitions yet")

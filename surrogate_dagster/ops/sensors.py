@@ -1,0 +1,118 @@
+"""Sensors: re-curate sources whose HF revision changed; explain failed eval gates.
+
+`recuration_sensor` reads the event log only (cheap, every minute): for each source, the latest
+observed `hf_revisions` data version vs the revision `source_rows` last mirrored. Changed sources
+become one backfill: their partitions of every sources/curation asset downstream of `source_rows`,
+then the cross-source steps and the mixtures (Dagster's backfill daemon orders partitioned and
+unpartitioned steps). The cursor remembers the revision requested per source, so an in-flight
+backfill is not requested twice.
+
+`regression_report_sensor` watches the latest evaluation of every check on an evals-group asset
+whose name says it is a gate (GATE_PATTERN); a failed evaluation launches `regression_report_job`
+for the checkpoint the check names (metadata `checkpoint` / `baseline_checkpoint`, as
+`lineage_report.report_link_metadata` writes them) or, failing that, the eval asset's nearest
+training-group ancestor.
+"""
+
+
+import json
+import re
+
+from dagster import (
+    AssetSelection,
+    DefaultSensorStatus,
+    RunRequest,
+    SensorEvaluationContext,
+    SensorResult,
+    SkipReason,
+    sensor,
+)
+
+from .lineage_report import REPORT_ASSET, regression_report_job
+from .planning import describe, recuration_plan, to_subset
+from .revisions import SOURCE_ROWS, mirrored_revisions, observed_revisions
+
+RECURATION_GROUPS = ("sources", "curation")
+GATE_PATTERN = re.compile(r"(gate|regress)", re.IGNORECASE)
+
+
+def revision_changes(instance, requested: dict[str, str]) -> dict[str, tuple[str, str]]:
+    """{source: (mirrored, observed)} for sources whose observed revision is new and not yet requested."""
+    observed = observed_revisions(instance)
+    mirrored = mirrored_revisions(instance, list(observed))
+    return {p: (mirrored[p], rev) for p, (rev, _) in observed.items()
+            if p in mirrored and mirrored[p] != rev and requested.get(p) != rev}
+
+
+@sensor(name="recuration_sensor", minimum_interval_seconds=60, default_status=DefaultSensorStatus.RUNNING,
+        asset_selection=AssetSelection.groups(*RECURATION_GROUPS),
+        description="Backfill the sources whose observed HF revision differs from the mirrored one, "
+                    "then the cross-source steps and mixtures")
+def recuration_sensor(context: SensorEvaluationContext):
+    requested = json.loads(context.cursor) if context.cursor else {}
+    changes = revision_changes(context.instance, requested)
+    if not changes:
+        return SkipReason("every observed HF revision is already mirrored (or requested)")
+    graph = context.repository_def.asset_graph
+    plan = recuration_plan(graph, changes, SOURCE_ROWS, RECURATION_GROUPS, instance=context.instance)
+    context.log.info(f"re-curating {sorted(changes)}: {json.dumps(describe(plan))}")
+    tags = {"surrogate/trigger": "hf_revision_changed", "surrogate/sources": ",".join(sorted(changes))}
+    requested.update({p: new for p, (_, new) in changes.items()})
+    return SensorResult(run_requests=[RunRequest.for_asset_graph_subset(to_subset(plan, graph), tags=tags)],
+                        cursor=json.dumps(requested, sort_keys=True))
+
+
+def gate_check_keys(asset_graph, group: str = "evals"):
+    """Checks on `group` assets whose names mark them as gates."""
+    return sorted((k for k in asset_graph.asset_check_keys
+                   if asset_graph.get(k.asset_key).group_name == group and GATE_PATTERN.search(k.name)),
+                  key=lambda k: k.to_user_string())
+
+
+def _nearest_ancestor(asset_graph, key, group: str):
+    frontier, seen = [key], set()
+    while frontier:
+        nxt = []
+        for k in frontier:
+            for p in sorted(asset_graph.get(k).parent_keys, key=lambda x: x.to_user_string()):
+                if p in seen or not asset_graph.has(p):
+                    continue
+                seen.add(p)
+                if asset_graph.get(p).group_name == group:
+                    return p
+                nxt.append(p)
+        frontier = nxt
+    return None
+
+
+@sensor(name="regression_report_sensor", job=regression_report_job, minimum_interval_seconds=60,
+        default_status=DefaultSensorStatus.RUNNING,
+        description="When an eval gate fails, build the lineage report of the checkpoint it judged")
+def regression_report_sensor(context: SensorEvaluationContext):
+    graph = context.repository_def.asset_graph
+    keys = gate_check_keys(graph)
+    if not keys:
+        return SkipReason("no gate checks on evals assets yet")
+    seen = json.loads(context.cursor) if context.cursor else {}
+    latest = context.instance.event_log_storage.get_latest_asset_check_execution_by_key(keys)
+    requests = []
+    for key, rec in latest.items():
+        ev = rec.event.asset_check_evaluation if rec.event and rec.event.dagster_event else None
+        if ev is None or rec.id <= seen.get(key.to_user_string(), -1):
+            continue
+        seen[key.to_user_string()] = rec.id
+        if ev.passed:
+            continue
+        meta = {k: getattr(v, "value", v) for k, v in (ev.metadata or {}).items()}
+        ckpt = meta.get("checkpoint")
+        if not ckpt:
+            anc = _nearest_ancestor(graph, key.asset_key, "training")
+            if anc is None:
+                context.log.warning(f"{key.to_user_string()} failed but names no checkpoint and has no training ancestor")
+                continue
+            ckpt = anc.to_user_string()
+        cfg = {"checkpoint_b": f"{ckpt}@latest", "checkpoint_a": str(meta.get("baseline_checkpoint") or f"{ckpt}@previous")}
+        requests.append(RunRequest(run_key=f"{key.to_user_string()}:{rec.id}",
+                                   run_config={"ops": {REPORT_ASSET: {"config": cfg}}},
+                                   tags={"surrogate/trigger": "gate_failed", "surrogate/check": key.to_user_string()}))
+    return SensorResult(run_requests=requests, cursor=json.dumps(seen, sort_keys=True))

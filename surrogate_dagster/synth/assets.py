@@ -1,0 +1,349 @@
+"""Synth group: scenarios -> orchestrator traces (batched partitions), and execution-graded pairs.
+
+    synth_scenarios -> orchestrator_traces[batch-000 .. batch-NNN]  -> agent SFT mixture
+    curated_rows[opencodeinstruct, opc_sft_stage2] + stage1_6_checkpoint -> exec_graded_pairs -> code DPO mixture
+
+Partitions: the catalog's target (assets/synth.yaml: 500 scenarios / 25 per batch = 20 batches),
+the same on every profile, so the graph, run history and backfills do not change between
+deployments and batch-007 is the same 25 scenarios wherever it runs. A profile with a smaller
+target (local: 50) fills the first batches; a partition past its scenarios materializes an
+empty, clearly labelled result and pays nothing, rather than failing.
+
+Money: every LLM call goes through one client per batch (cache in the object store, so a re-run
+pays nothing for replies it already has; retries, breaker, ledger). Each attempt's ledger is
+recorded under llm-ledger/, and the budget guard of the next batch counts all of them
+(``spent_in_store``). The assets share the pool "llm" so batches do not race the guard.
+"""
+
+
+import json
+import time
+from collections import Counter
+
+from dagster import (
+    AllPartitionMapping,
+    AssetDep,
+    AssetExecutionContext,
+    AssetKey,
+    DataVersion,
+    Failure,
+    MaterializeResult,
+    MetadataValue,
+    StaticPartitionsDefinition,
+    asset,
+)
+
+from ..llm.ledger import BudgetExceeded, record_batch_spend, spent_in_store
+from ..metadata import counts_table
+from ..resources import ObjectStoreResource
+from .config import (
+    PAIRS_PREFIX,
+    SCENARIOS_LEDGER_KEY,
+    SCENARIOS_PREFIX,
+    TRACES_PREFIX,
+    content_version,
+    ledger_keys,
+    load_exec_graded_pairs,
+    load_orchestrator_traces,
+    load_scenarios,
+    synth_catalog,
+    trace_batch_keys,
+    write_table_set,
+)
+from .resource import LLMResource, SynthSettings, synth_resources
+
+CATALOG = synth_catalog()  # validated at import: a broken synth.yaml fails definitions loading
+SYNTH_VERSION = content_version(CATALOG)
+BATCH_KEYS = trace_batch_keys(CATALOG)
+BATCH_SIZE = int(CATALOG["batch_size"])
+batch_partitions = StaticPartitionsDefinition(BATCH_KEYS)
+CHECKPOINT_KEY = AssetKey("stage1_6_checkpoint")  # runbook: pairs are sampled from the agent checkpoint
+LLM_POOL = "llm"
+
+
+def _attempt_id(context: AssetExecutionContext) -> str:
+    # A step retry inside one run is another attempt: it must not overwrite the first one's spend.
+    return f"{context.run_id}/{context.retry_number}"
+
+
+def _backend(llm: LLMResource) -> str:
+    if llm.is_local_standin:
+        return "local stand-in model (NOT Claude; llm/standin.py)"
+    return llm.base_url or "anthropic"
+
+
+def _ledger_metadata(summary: dict) -> dict:
+    return {"ledger": MetadataValue.json(summary), "batch_usd": summary["batch_usd"],
+            "spent_total_usd": summary["spent_total_usd"], "budget_usd": summary["budget_usd"],
+            "input_tokens": summary["input_tokens"], "output_tokens": summary["output_tokens"],
+            "llm_calls": summary["counts"].get("calls", 0), "cache_hits": summary["counts"].get("cache_hits", 0)}
+
+
+def _md_cell(text: object, limit: int = 160) -> str:
+    s = " ".join(str(text).split())
+    return (s[:limit] + "…" if len(s) > limit else s).replace("|", "\\|")
+
+
+@asset(group_name="synth", code_version=SYNTH_VERSION, kinds={"anthropic", "parquet"}, pool=LLM_POOL)
+def synth_scenarios(context: AssetExecutionContext, object_store: ObjectStoreResource, llm: LLMResource,
+                    synth: SynthSettings) -> MaterializeResult:
+    """Startup-engineering tasks: the catalog's seeds expanded by the LLM to the profile's target,
+    deduplicated (exact + word 3-gram Jaccard), each tagged parallel (3+ independent steps) and
+    irreversible."""
+    from .scenarios import expand_scenarios
+
+    store = object_store.get_store()
+    cfg = synth.profile()
+    client = llm.make_client(cache_store=store, spent_before_usd=spent_in_store(store, ledger_keys(CATALOG)))
+    try:
+        scenarios, summary = expand_scenarios(
+            client, CATALOG["seeds"], target=cfg.target_count, per_request=int(CATALOG.get("per_request", 25)),
+            dedup_threshold=float(CATALOG.get("dedup_jaccard", 0.6)))
+    except BudgetExceeded as exc:
+        raise Failure(description=f"scenario expansion stopped by the budget guard: {exc}",
+                      metadata=_ledger_metadata(client.ledger.summary())) from exc
+    finally:
+        record_batch_spend(store, SCENARIOS_LEDGER_KEY, _attempt_id(context), client.ledger.summary())
+    if len(scenarios) > cfg.target_count:  # the seeds alone exceed a small (local) target
+        summary["dropped_by_reason"]["seed_over_target"] = len(scenarios) - cfg.target_count
+        scenarios = scenarios[: cfg.target_count]
+        summary["scenarios"] = len(scenarios)
+        summary["seeds"] = sum(s["origin"] == "seed" for s in scenarios)
+        summary["parallel"] = sum(s["parallel"] for s in scenarios)
+        summary["irreversible"] = sum(s["irreversible"] for s in scenarios)
+    if summary["shortfall"]:
+        context.log.warning(f"only {len(scenarios)} of {cfg.target_count} scenarios after {summary['rounds']} rounds")
+    version = content_version(scenarios)
+    write_table_set(store, SCENARIOS_PREFIX, version, {"scenarios": scenarios},
+                    {"target": cfg.target_count, "summary": {k: v for k, v in summary.items() if k != "ledger"}})
+    drops = summary["dropped_by_reason"]
+    n_batches = -(-len(scenarios) // BATCH_SIZE)
+    lines = ["| id | task | steps | parallel | irreversible | origin |", "|---|---|---:|---|---|---|"]
+    for s in scenarios[:: max(1, len(scenarios) // max(1, cfg.sample_rows))][: cfg.sample_rows]:
+        lines.append(f"| {s['id']} | {_md_cell(s['task'])} | {s['independent_steps']} | {s['parallel']} | "
+                     f"{s['irreversible']} | {s['origin']} |")
+    return MaterializeResult(
+        data_version=DataVersion(version),
+        metadata={
+            "scenarios": len(scenarios), "target": cfg.target_count, "shortfall": summary["shortfall"],
+            "seeds": summary["seeds"], "generated": len(scenarios) - summary["seeds"], "rounds": summary["rounds"],
+            "parallel_3plus_steps": summary["parallel"], "irreversible": summary["irreversible"],
+            "dedup_drops": sum(v for k, v in drops.items() if k.endswith("duplicate")),
+            "dropped_by_reason": MetadataValue.md(counts_table(drops, "reason", "items")),
+            "batches_filled": f"{n_batches} of {len(BATCH_KEYS)} ({', '.join(BATCH_KEYS[:n_batches])}"
+                              f"{'' if n_batches == len(BATCH_KEYS) else '; the rest materialize empty'})",
+            "sample": MetadataValue.md("\n".join(lines)), "backend": _backend(llm),
+            "uri": store.uri(f"{SCENARIOS_PREFIX}/_latest.json"), **_ledger_metadata(summary["ledger"]),
+        },
+    )
+
+
+def _trace_markdown(row: dict, header: str, max_chars: int = 1200) -> str:
+    """One trace as Markdown (the fixed system prompt left out), long turns cut in the middle."""
+    out = [f"### {header}"]
+    for m in row["messages"][1:]:
+        text = m["content"]
+        if len(text) > max_chars:
+            text = text[: max_chars // 2] + "\n[... cut ...]\n" + text[-max_chars // 2:]
+        out += [f"**{m['role']}**", "```", text.replace("```", "ˋˋˋ"), "```"]
+    return "\n".join(out)
+
+
+def _samples_markdown(kept: list[dict], rejected: list[dict], traces: dict[str, dict], n: int) -> str:
+    parts = []
+    for row in kept[:n]:
+        meta = json.loads(row["meta"])
+        verdicts = "; ".join(f"{v['model']}: accept, score {v.get('score')}" for v in meta["validation"]["verdicts"])
+        parts.append(_trace_markdown(row, f"KEPT {row['id']}: {_md_cell(meta['task'], 120)}\n\n{verdicts}"))
+    for rej in [r for r in rejected if r["id"] in traces][:n]:
+        parts.append(_trace_markdown(traces[rej["id"]], f"REJECTED ({rej['stage']}) {rej['id']}: "
+                                                        f"{_md_cell('; '.join(rej['reasons']), 300)}"))
+    return "\n\n".join(parts) or "_no traces in this batch_"
+
+
+@asset(group_name="synth", partitions_def=batch_partitions, code_version=SYNTH_VERSION, deps=[synth_scenarios],
+       kinds={"anthropic", "parquet"}, pool=LLM_POOL)
+def orchestrator_traces(context: AssetExecutionContext, object_store: ObjectStoreResource, llm: LLMResource,
+                        synth: SynthSettings) -> MaterializeResult:
+    """One batch of orchestrator -> subagent traces (plan, parallel subagents, aggregate) in ChatML
+    with Hermes tool calls, kept only when both judges accept; rejections stored with reasons."""
+    from .orchestrator import BatchFailed, synthesize_batch
+    from .validate_traces import validate_batch
+
+    batch = context.partition_key
+    store = object_store.get_store()
+    cfg = synth.profile()
+    sptr, scenarios = load_scenarios(store)
+    index = BATCH_KEYS.index(batch)
+    part = scenarios[index * BATCH_SIZE:(index + 1) * BATCH_SIZE]
+    prefix = f"{TRACES_PREFIX}/{batch}"
+    if not part:
+        note = (f"EMPTY BATCH: the scenario set has {len(scenarios)} scenarios (this profile's target is "
+                f"{sptr['target']}), which fill batches up to {BATCH_KEYS[max(0, -(-len(scenarios) // BATCH_SIZE) - 1)]}; "
+                f"{batch} has none. Nothing was synthesized or paid.")
+        write_table_set(store, prefix, content_version("empty", sptr["version"]), {"rows": [], "rejected": []},
+                        {"batch": batch, "scenarios_version": sptr["version"], "empty": True, "note": note})
+        context.log.info(note)
+        return MaterializeResult(data_version=DataVersion(f"empty-{sptr['version']}"),
+                                 metadata={"status": "empty: beyond this profile's scenario target", "note": note,
+                                           "scenarios": 0, "kept": 0, "rejected": 0, "batch_usd": 0.0})
+    client = llm.make_client(cache_store=store, spent_before_usd=spent_in_store(store, ledger_keys(CATALOG)))
+    try:
+        rows, syn = synthesize_batch(client, part, batch_key=batch, max_turns=int(CATALOG.get("max_planner_turns", 8)))
+        kept, rejected, val = validate_batch(client, rows, {s["id"]: s for s in part}, n_samples=cfg.sample_traces)
+    except BatchFailed as exc:
+        raise Failure(description=f"{exc}. Re-run this partition alone: the replies already received are "
+                                  "cached and cost nothing again.",
+                      metadata={"how_far": exc.summary["how_far"], **_ledger_metadata(client.ledger.summary())}) from exc
+    finally:
+        record_batch_spend(store, batch, _attempt_id(context), client.ledger.summary())
+    by_scn = {s["id"]: s for s in part}
+    traces = {r["id"]: r for r in rows}
+    rejections = [{"id": f"synth-{f['scenario_id']}", "scenario_id": f["scenario_id"],
+                   "task": by_scn[f["scenario_id"]]["task"], "stage": "synthesis", "reasons": [f["reason"]],
+                   "detail": f["detail"], "trace": ""} for f in syn["failures"]]
+    rejections += [{"id": r["id"], "scenario_id": r["scenario_id"], "task": by_scn[r["scenario_id"]]["task"],
+                    "stage": r["stage"], "reasons": list(r["reasons"]),
+                    "detail": json.dumps(r.get("verdicts", []), ensure_ascii=False),
+                    "trace": json.dumps(traces[r["id"]]["messages"], ensure_ascii=False)} for r in rejected]
+    by_reason = Counter({f"synthesis:{k}": v for k, v in syn["failed_by_reason"].items()})
+    by_reason.update(val["rejected_by_reason"])
+    stop = " ".join(m for m in (syn["stop_message"], val["stop_message"]) if m)
+    ledger = client.ledger.summary()
+    version = content_version(sptr["version"], kept)
+    write_table_set(store, prefix, version, {"rows": kept, "rejected": rejections},
+                    {"batch": batch, "scenarios_version": sptr["version"], "empty": False, "stop_message": stop,
+                     "ledger": ledger})
+    if stop:
+        context.log.warning(stop)
+    return MaterializeResult(
+        data_version=DataVersion(version),
+        metadata={
+            "status": "stopped by the budget guard" if stop else "complete",
+            "scenarios": len(part), "traces_synthesized": len(rows), "kept": len(kept),
+            "rejected": len(rejections), "unjudged": val["unjudged"],
+            "kept_by_tag": MetadataValue.json(dict(Counter(
+                "parallel" if json.loads(r["meta"])["tags"]["parallel"] else
+                "irreversible" if json.loads(r["meta"])["tags"]["irreversible"] else "sequential" for r in kept))),
+            "rejected_by_reason": MetadataValue.md(counts_table(by_reason, "reason", "traces")),
+            "judge_agreement": MetadataValue.json(val["judge_agreement"]),
+            "sample_traces": MetadataValue.md(_samples_markdown(kept, rejected, traces, cfg.sample_traces)),
+            "budget_stop": stop or "none", "how_far": syn["how_far"], "backend": _backend(llm),
+            "uri": store.uri(f"{prefix}/_latest.json"), **_ledger_metadata(ledger),
+        },
+    )
+
+
+def _pass_rate_plot(summary: dict) -> str:
+    """Per task kind: score histogram and how many of the k samples passed, as a Markdown image."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ..metadata import png_markdown
+
+    by_kind = summary["by_kind"]
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.2))
+    k = summary["samples_per_prompt"]
+    width = 0.8 / max(1, len(by_kind))
+    for i, (kind, s) in enumerate(by_kind.items()):
+        bins = list(s["score_histogram"])
+        a1.bar([x + i * width for x in range(len(bins))], [s["score_histogram"][b] for b in bins], width, label=kind)
+        a2.bar([x + i * width for x in range(k + 1)],
+               [s["passing_samples_per_prompt"].get(x, 0) for x in range(k + 1)], width, label=kind)
+    a1.set_xticks(range(5), ["[0,.25)", "[.25,.5)", "[.5,.75)", "[.75,1)", "1.0"])
+    a1.set_title("score of each sample")
+    a1.set_ylabel("samples")
+    a2.set_xticks(range(k + 1))
+    a2.set_title(f"passing samples per prompt (of {k})")
+    a2.set_ylabel("prompts")
+    a1.legend(fontsize=7)
+    md = png_markdown(fig)
+    plt.close(fig)
+    return md
+
+
+def _model_ref(context: AssetExecutionContext, store, synth: SynthSettings, cfg):
+    from ..evals.inference import ModelRef
+    from ..paths import resolve_repo_path
+    from .exec_pairs import checkpoint_model_ref
+
+    if cfg.model_dir:  # an explicit model (a deployment without the checkpoint; tests)
+        path = resolve_repo_path(cfg.model_dir)
+        cfg_file = path / "config.json"
+        rev = content_version(cfg_file.read_text()) if cfg_file.is_file() else ""
+        return ModelRef(name=f"model_dir:{path.name}", model_dir=str(path), revision=rev)
+    event = context.instance.get_latest_materialization_event(CHECKPOINT_KEY)
+    if event is None or event.asset_materialization is None:
+        raise Failure(description=f"{CHECKPOINT_KEY.to_user_string()} has not been materialized: the pairs are "
+                                  "sampled from it (or set phases.synth.model_dir)")
+    metadata = {k: v.value for k, v in event.asset_materialization.metadata.items()}
+    return checkpoint_model_ref(store, metadata, synth.work_path("checkpoints", CHECKPOINT_KEY.to_user_string()),
+                                base_model_dir=cfg.base_model_dir)
+
+
+@asset(group_name="synth", code_version=SYNTH_VERSION, kinds={"pytorch", "parquet"},
+       deps=[AssetDep("curated_rows", partition_mapping=AllPartitionMapping()), CHECKPOINT_KEY])
+def exec_graded_pairs(context: AssetExecutionContext, object_store: ObjectStoreResource,
+                      synth: SynthSettings) -> MaterializeResult:
+    """DPO pairs from execution: k samples per prompt with tests (temperature 1.0, from the agent
+    checkpoint), each graded in the sandbox (pytest-style asserts, semgrep, shellcheck, hadolint,
+    Terraform/Kubernetes validators), best vs worst where their scores differ."""
+    from ..curation.stage_io import read_step
+    from .exec_pairs import build_exec_pairs, devsecops_tasks, make_sampler, tasks_from_rows
+    from .graders import Grader
+
+    store = object_store.get_store()
+    cfg = synth.profile()
+    tasks, dropped = [], Counter()
+    for source in cfg.pair_sources:
+        _, rows = read_step(store, "curated", source)
+        t, d = tasks_from_rows(rows, source, cfg.max_prompts_per_source, cfg.max_prompt_chars)
+        tasks += t
+        dropped.update(d)
+    if cfg.devsecops:
+        t, d = devsecops_tasks(cfg.max_devsecops_prompts, cfg.max_prompt_chars)
+        tasks += t
+        dropped.update(d)
+    if not tasks:
+        raise Failure(description=f"no prompts with tests in {cfg.pair_sources} (devsecops={cfg.devsecops})",
+                      metadata={"left_out": MetadataValue.md(counts_table(dropped))})
+    ref = _model_ref(context, store, synth, cfg)
+    t0 = time.monotonic()
+    sampler = make_sampler(ref, cfg)
+    grader = Grader(workers=cfg.grader_workers)
+    res = build_exec_pairs(tasks, sampler, grader, n=cfg.samples_per_prompt, temperature=cfg.temperature,
+                           min_margin=cfg.min_margin)
+    version = content_version(res.rows, ref.revision)
+    write_table_set(store, PAIRS_PREFIX, version, {"rows": res.rows, "grades": res.grades},
+                    {"model": {"name": ref.name, "model_dir": ref.model_dir, "adapter_dir": ref.adapter_dir,
+                               "revision": ref.revision}, "summary": res.summary})
+    s = res.summary
+    kinds = [f"| {k} | {v['prompts']} | {s['pairs_by_kind'].get(k, 0)} | {v['pass_rate']:.3f} | {v['mean_score']:.3f} | "
+             f"{v['pairable_prompts']} |" for k, v in s["by_kind"].items()]
+    return MaterializeResult(
+        data_version=DataVersion(version),
+        metadata={
+            "prompts": s["prompts"], "pairs": s["pairs"], "samples_per_prompt": s["samples_per_prompt"],
+            "temperature": s["temperature"], "pass_rate": round(s["overall"]["pass_rate"], 4),
+            "mean_score": round(s["overall"]["mean_score"], 4),
+            "by_kind": MetadataValue.md("| kind | prompts | pairs | pass rate | mean score | pairable |\n"
+                                        "|---|---:|---:|---:|---:|---:|\n" + "\n".join(kinds)),
+            "pass_rate_plot": MetadataValue.md(_pass_rate_plot(s)),
+            "pass_rate_distribution": MetadataValue.json(s),
+            "no_pair_by_reason": MetadataValue.md(counts_table(s["no_pair_by_reason"], "reason", "prompts")),
+            "prompts_left_out": MetadataValue.md(counts_table(dropped, "reason", "rows")),
+            "model": MetadataValue.json({"name": ref.name, "model_dir": ref.model_dir,
+                                         "adapter_dir": ref.adapter_dir or "", "revision": ref.revision,
+                                         "backend": cfg.backend}),
+            "seconds": round(time.monotonic() - t0, 1), "sample_s": s["sample_s"], "grade_s": s["grade_s"],
+            "uri": store.uri(f"{PAIRS_PREFIX}/_latest.json"),
+        },
+    )
+
+
+SYNTH_ASSETS = [synth_scenarios, orchestrator_traces, exec_graded_pairs]
+
+__all__ = ["SYNTH_ASSETS", "synth_resources", "load_orchestrator_traces", "load_exec_graded_pairs",
+           "synth_scenarios", "orchestrator_traces", "exec_graded_pairs", "batch_partitions"]

@@ -1,0 +1,26 @@
+"""Shared fixtures: a temp-dir local profile (object store, hub pushes, work dir)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+# Tests never talk to the real hub, even if a developer's shell is configured for it.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+@pytest.fixture
+def local_resources(tmp_path):
+    """Resources of the local profile with every writable path under tmp_path."""
+    from surrogate_dagster.curation.resource import CurationSettings
+    from surrogate_dagster.paths import FIXTURES_DIR
+    from surrogate_dagster.resources import HubResource, ObjectStoreResource
+
+    return {
+        "object_store": ObjectStoreResource(kind="local", root=str(tmp_path / "store")),
+        "hub": HubResource(mode="offline", mirror_dir=str(FIXTURES_DIR / "hub"),
+                           push_dir=str(tmp_path / "pushes"), org="test"),
+        "curation": CurationSettings(ner_model=None, edu_scorer="rubric", edu_threshold=2,
+                                     work_dir=str(tmp_path / "work")),
+    }

@@ -1,0 +1,194 @@
+"""The trainer entrypoint, run by the pipeline through Dagster Pipes: ``python -m surrogate_trainer.run``.
+
+One run = one stage: fetch the inputs (datasets, base model or merged policy, previous adapter)
+from the object store, resume from the stage's last uploaded checkpoint if there is one, train with
+axolotl in this process (its Python API, so the plugin's callback shares this Pipes context), merge
+the adapter into the policy when the next stage needs it, upload the artifacts, then report.
+
+The pipeline sees the run through the messages in protocol.py and one asset materialization.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import shutil
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .protocol import ARTIFACT, STARTED, RunSpec, expand_work
+from .reporting import RUNTIME
+from .store import TrainerStore
+
+# Written into the work dir so an operator (or a test) can find the process to stop it.
+PID_FILE = "trainer.pid"
+
+
+@dataclass
+class RunResult:
+    metadata: dict[str, Any]
+    data_version: str
+
+
+def fetch_inputs(store: TrainerStore, spec: RunSpec, work: Path) -> list[str]:
+    """Download every input into the work dir; a finished download is marked and not repeated."""
+    fetched = []
+    for item in spec.inputs:
+        dest = work / item["dest"]
+        source = item.get("key") or item.get("prefix")
+        marker = work / ".fetched" / hashlib.sha256(f"{source}->{item['dest']}".encode()).hexdigest()[:24]
+        if marker.exists() and marker.read_text() == source:
+            continue
+        if "key" in item:
+            store.get_file(item["key"], dest)
+        else:
+            store.get_tree(item["prefix"], dest)
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(source)
+        fetched.append(source)
+    return fetched
+
+
+def prepare_resume(store: TrainerStore, spec: RunSpec, output_dir: Path) -> int | None:
+    """If the stage's run left a checkpoint in the store, download it; return its step."""
+    marker = f"{spec.checkpoint_prefix}/latest.json"
+    if not store.exists(marker):
+        # A fresh start must not pick up local leftovers of some other attempt.
+        if output_dir.exists():
+            shutil.rmtree(output_dir)
+        return None
+    latest = store.get_json(marker)
+    local = output_dir / latest["dir"]
+    if output_dir.exists():
+        shutil.rmtree(output_dir)  # partial local checkpoints past the uploaded one are not trusted
+    store.get_tree(f"{spec.checkpoint_prefix}/{latest['dir']}", local)
+    return int(latest["step"])
+
+
+def device_name() -> str:
+    import torch
+
+    if torch.cuda.is_available():
+        return f"cuda:{torch.cuda.get_device_name(0)} x{torch.cuda.device_count()}"
+    return f"cpu:{platform.processor() or platform.machine()} x{os.cpu_count()}"
+
+
+def train_stage(cfg_path: Path) -> None:
+    """axolotl's own train path (what `axolotl train` runs per process), in this process."""
+    from axolotl.cli.args import TrainerCliArgs
+    from axolotl.cli.config import load_cfg
+    from axolotl.cli.train import do_train
+
+    do_train(load_cfg(str(cfg_path)), TrainerCliArgs())
+
+
+def merge_stage(cfg_path: Path, adapter_dir: Path) -> Path:
+    """`axolotl merge-lora`, in this process: base_model + adapter -> <output_dir>/merged."""
+    from axolotl.cli.merge_lora import do_cli
+
+    do_cli(config=str(cfg_path), lora_model_dir=str(adapter_dir))
+    merged = adapter_dir / "merged"
+    if not (merged / "config.json").is_file():
+        raise RuntimeError(f"merge-lora finished but {merged} has no config.json")
+    return merged
+
+
+def run(spec: RunSpec, pipes: Any = None) -> RunResult:
+    """Train one stage end to end; raises on any failure (the process then exits non-zero)."""
+    t_start = time.monotonic()
+    os.environ.update(spec.extra_env)
+    work = Path(spec.work_dir).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    (work / PID_FILE).write_text(str(os.getpid()))
+    store = TrainerStore(spec.store)
+
+    RUNTIME.pipes, RUNTIME.store = pipes, store
+    RUNTIME.checkpoint_prefix, RUNTIME.keep_checkpoints = spec.checkpoint_prefix, spec.keep_checkpoints
+    RUNTIME.expected_reference = expand_work(spec.expected_reference, str(work)) if spec.expected_reference else None
+
+    t0 = time.monotonic()
+    fetched = fetch_inputs(store, spec, work)
+    fetch_s = time.monotonic() - t0
+    cfg = expand_work(spec.axolotl_config, str(work))
+    output_dir = Path(cfg["output_dir"])
+    resumed = prepare_resume(store, spec, output_dir)
+    if resumed is not None:
+        cfg["resume_from_checkpoint"] = str(output_dir / f"checkpoint-{resumed}")
+        RUNTIME.checkpoints = [resumed]
+    RUNTIME.message({"type": STARTED, "stage": spec.stage, "pid": os.getpid(), "device": device_name(),
+                     "resumed_from_step": resumed, "fetched": fetched, "fetch_s": fetch_s})
+    cfg_path = work / "axolotl.yaml"
+    cfg_path.write_text(yaml.safe_dump(cfg, sort_keys=False))
+
+    t0 = time.monotonic()
+    train_stage(cfg_path)
+    train_s = time.monotonic() - t0
+    if not (output_dir / "adapter_model.safetensors").is_file():
+        raise RuntimeError(f"training finished but no adapter was saved in {output_dir}")
+
+    adapter_prefix = f"{spec.output_prefix}/adapter"
+    adapter_files = store.put_tree(adapter_prefix, output_dir, skip=tuple(
+        p.name for p in output_dir.iterdir() if p.name.startswith("checkpoint-") or p.name == "merged"))
+    merged_prefix, merge_s = None, 0.0
+    if spec.merge:
+        t0 = time.monotonic()
+        merged = merge_stage(cfg_path, output_dir)
+        merged_prefix = f"{spec.output_prefix}/merged"
+        store.put_tree(merged_prefix, merged)
+        merge_s = time.monotonic() - t0
+
+    final = RUNTIME.final
+    losses = [p["loss"] for p in RUNTIME.progress if p.get("loss") is not None]
+    rates = [p["tokens_per_s"] for p in RUNTIME.progress if p.get("tokens_per_s")]
+    summary = {
+        "stage": spec.stage,
+        "fingerprint": spec.fingerprint,
+        "global_step": final.get("global_step"),
+        "resumed_from_step": resumed,
+        "final_loss": losses[-1] if losses else None,
+        "train_loss": final.get("train_loss"),
+        "tokens": final.get("tokens"),
+        "tokens_per_s": sum(rates) / len(rates) if rates else None,
+        "train_s": train_s,
+        "merge_s": merge_s,
+        "wall_s": time.monotonic() - t_start,
+        "device": device_name(),
+        "adapter_prefix": adapter_prefix,
+        "adapter_bytes": sum(f["size"] for f in adapter_files),
+        "merged_prefix": merged_prefix,
+        "reference": {k: v for k, v in (RUNTIME.reference or {}).items() if k != "probe"} or None,
+        "reference_probe": (RUNTIME.reference or {}).get("probe"),
+        "progress": RUNTIME.progress,
+    }
+    # Written last: the pipeline reads this as the commit marker of the stage's artifacts.
+    store.put_json(f"{spec.output_prefix}/result.json", summary)
+    RUNTIME.message({"type": ARTIFACT, **{k: v for k, v in summary.items() if k != "progress"}})
+    metadata = {k: v for k, v in summary.items()
+                if k not in ("progress", "reference", "reference_probe") and v is not None}
+    return RunResult(metadata=metadata, data_version=spec.fingerprint)
+
+
+def main(argv: list[str]) -> int:
+    """Under Pipes (the pipeline's way), or ``--spec FILE`` to run a rendered spec by hand."""
+    if argv[:1] == ["--spec"] and len(argv) == 2:
+        result = run(RunSpec.from_extras(json.loads(Path(argv[1]).read_text())))
+        print(json.dumps(result.metadata, indent=1))
+        return 0
+    from dagster_pipes import open_dagster_pipes
+
+    with open_dagster_pipes() as pipes:
+        spec = RunSpec.from_extras(dict(pipes.extras))
+        result = run(spec, pipes)
+        pipes.report_asset_materialization(metadata=result.metadata, data_version=result.data_version)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
