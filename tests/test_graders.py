@@ -151,3 +151,32 @@ def test_pair_ties_and_refusals() -> None:
     summary = pass_rate_summary([s, [ScoredCompletion("x", 0.0, False)] * 4])
     assert summary["none_pass_prompts"] == 1 and summary["pairable_prompts"] == 1
     assert summary["score_histogram"]["1.0"] == 2 and summary["score_histogram"]["[0,.25)"] == 4
+
+
+def test_exec_graded_pairs_wires_sampling_grading_and_pairing() -> None:
+    from surrogate_dagster.synth.graders import Grade
+    from surrogate_dagster.synth.pairs import exec_graded_pairs
+
+    tasks = [GradingTask(id=f"t{i}", kind="python", prompt=f"p{i}", tests=["assert True"]) for i in range(3)]
+    seen = {}
+
+    def generate(prompts: list[str], k: int, temperature: float) -> list[list[str]]:
+        seen.update(prompts=prompts, k=k, temperature=temperature)
+        return [[f"{p}-{j}" for j in range(k)] for p in prompts]
+
+    class ScoreBySuffix:  # grades "pN-j" as j/3 for t0, all equal for t1, pass/fail for t2
+        def grade_many(self, items):
+            out = []
+            for task, c in items:
+                j = int(c.rsplit("-", 1)[1])
+                score = {"t0": j / 3, "t1": 0.5, "t2": float(j == 2)}[task.id]
+                out.append(Grade(task.id, score, score == 1.0, [], None, task.kind))
+            return out
+
+    rows, report = exec_graded_pairs(tasks, generate, ScoreBySuffix(), k=4, temperature=1.0)
+    assert seen == {"prompts": ["p0", "p1", "p2"], "k": 4, "temperature": 1.0}
+    assert [(r["chosen"], r["rejected"]) for r in rows] == [("p0-3", "p0-0"), ("p2-2", "p2-3")]
+    assert report["pairs"] == 2 and report["no_pair"] == {"all_scores_equal": 1}
+    assert report["summary"]["prompts"] == 3 and report["summary"]["completions"] == 12
+    with pytest.raises(ValueError):
+        exec_graded_pairs(tasks, lambda p, k, t: [["only one"]] * len(p), ScoreBySuffix(), k=4)

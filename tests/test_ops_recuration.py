@@ -20,7 +20,6 @@ from dagster import (
     build_schedule_context,
     build_sensor_context,
     materialize,
-    observe,
 )
 
 from surrogate_dagster.ops import OPS_JOBS
@@ -60,6 +59,11 @@ def world(tmp_path_factory):
     return tmp, hub, defs, instance, resources
 
 
+def _observe(defs, instance):
+    """What the weekly schedule runs: the observation job of hf_revisions."""
+    return defs.resolve_job_def("observe_hf_revisions").execute_in_process(instance=instance).success
+
+
 def _tick(defs, instance, cursor=None):
     ctx = build_sensor_context(instance=instance, cursor=cursor, definitions=defs, sensor_name="recuration_sensor")
     return recuration_sensor(ctx)
@@ -67,12 +71,12 @@ def _tick(defs, instance, cursor=None):
 
 def test_changed_source_is_recurated_alone(world):
     tmp, hub, defs, instance, resources = world
-    assert observe([hf_revisions], instance=instance, resources=resources).success
+    assert _observe(defs, instance)
     first = _tick(defs, instance)
     assert isinstance(first, SkipReason)  # revisions observed == revisions mirrored
 
     new_rev = plant_change(hub, XLAM)
-    assert observe([hf_revisions], instance=instance, resources=resources).success
+    assert _observe(defs, instance)
     assert observed_revisions(instance, [XLAM])[XLAM][0] == new_rev
     res = _tick(defs, instance)
     assert isinstance(res, SensorResult) and len(res.run_requests) == 1
@@ -152,7 +156,7 @@ def test_failed_gate_launches_the_lineage_report(tmp_path):
     instance = DagsterInstance.ephemeral()
     ctx = build_sensor_context(instance=instance, definitions=defs, sensor_name="regression_report_sensor")
     assert isinstance(regression_report_sensor(ctx), SensorResult)  # nothing evaluated yet
-    assert materialize(assets, instance=instance, asset_checks=[gate, gate2], raise_on_error=False)
+    assert materialize([*assets, gate, gate2], instance=instance, raise_on_error=False)
     ctx = build_sensor_context(instance=instance, definitions=defs, sensor_name="regression_report_sensor")
     res = regression_report_sensor(ctx)
     cfgs = {r.tags["surrogate/check"]: r.run_config["ops"]["regression_lineage_report"]["config"] for r in res.run_requests}

@@ -23,7 +23,7 @@ from surrogate_dagster.storage import make_object_store
 from surrogate_dagster.synth import exec_pairs
 from surrogate_dagster.synth.assets import (BATCH_KEYS, SYNTH_ASSETS, exec_graded_pairs, load_exec_graded_pairs,
                                             load_orchestrator_traces, orchestrator_traces, synth_scenarios)
-from surrogate_dagster.synth.config import (SCENARIOS_PREFIX, TRACES_PREFIX, load_scenarios, read_pointer, resolve_llm,
+from surrogate_dagster.synth.config import (SCENARIOS_PREFIX, TRACES_PREFIX, load_scenarios, read_pointer, read_table, resolve_llm,
                                             resolve_synth, synth_catalog, write_table_set)
 from surrogate_dagster.synth.resource import LLMResource, SynthSettings, synth_resources
 
@@ -79,9 +79,13 @@ def test_trace_partitions_fail_alone_rerun_from_cache_and_empty_past_target(scen
     b1 = scen[25:]
     standin, seen = StandInModel(), []
 
-    def responder(req):  # remembers which scenario each request was about
+    def responder(req):  # remembers which scenario each request was about; judge_2 rejects scen[1]
         seen.append(json.dumps(req["messages"][0]["content"]))
-        return standin.respond(req)
+        content, stop, label = standin.respond(req)
+        if label == "judge" and req["model"] == CAT["models"]["judge_2"] and scen[1]["task"] in seen[-1]:
+            content = [{"type": "tool_use", "id": "toolu_v", "name": "record_verdict",
+                        "input": {"accept": False, "score": 2, "reasons": ["nothing was verified"]}}]
+        return content, stop, label
 
     with MessagesServer(responder) as srv:
         res = resources(root, llm_resource(srv.url))
@@ -89,7 +93,13 @@ def test_trace_partitions_fail_alone_rerun_from_cache_and_empty_past_target(scen
         m0 = md(r0, "orchestrator_traces")
         assert m0["status"] == "complete" and m0["scenarios"] == 25 and m0["kept"] > 0
         assert m0["kept"] + m0["rejected"] == 25 and m0["batch_usd"] > 0 and m0["budget_stop"] == "none"
+        assert "| judges_rejected | 1 |" in m0["rejected_by_reason"]
         assert "KEPT synth-scn-" in m0["sample_traces"] and "**assistant**" in m0["sample_traces"]
+        assert f"REJECTED (judges) synth-{scen[1]['id']}: claude-sonnet-4-5: nothing was verified" in m0["sample_traces"]
+        ptr0 = read_pointer(store, f"{TRACES_PREFIX}/batch-000")
+        rej = {r["scenario_id"]: r for r in read_table(store, ptr0, "rejected")}
+        assert rej[scen[1]["id"]]["reasons"] == ["claude-sonnet-4-5: nothing was verified"]
+        assert json.loads(rej[scen[1]["id"]]["trace"])[1]["content"] == scen[1]["task"]
         v0 = read_pointer(store, f"{TRACES_PREFIX}/batch-000")["version"]
 
         # batch-001: the service goes down at its 4th scenario -> breaker -> the partition fails
@@ -106,11 +116,13 @@ def test_trace_partitions_fail_alone_rerun_from_cache_and_empty_past_target(scen
         assert len(led["attempts"]) == 1 and list(led["attempts"].values())[0]["batch_usd"] > 0
 
         n, k = srv.n_requests, len(seen)
+        srv.inject(Fault("malformed", match=lambda q, t=b1[5]["task"]: q["messages"][0]["content"] == t))
         r1 = materialize([orchestrator_traces], partition_key="batch-001", resources=res)
         m1 = md(r1, "orchestrator_traces")
         assert m1["status"] == "complete" and m1["scenarios"] == 20 and m1["kept"] > 0
+        assert "| synthesis:malformed_reply | 1 |" in m1["rejected_by_reason"]  # one scenario, not the batch
         assert m1["cache_hits"] >= paid_calls > 0  # what the failed attempt bought is not bought again
-        assert srv.n_requests - n == m1["llm_calls"]
+        assert srv.n_requests - n == m1["llm_calls"] + 1  # + the malformed reply (booked, not a call)
         # the re-run touched batch-001 only
         assert seen[k:] and not any(json.dumps(s["task"])[1:-1] in c for c in seen[k:] for s in scen[:25])
         assert read_pointer(store, f"{TRACES_PREFIX}/batch-000")["version"] == v0

@@ -238,52 +238,57 @@ class Decontaminator:
         if not tokens or idx.hashes.size == 0:
             return None
         th = token_hashes(tokens)
-        # item -> (gram length, matched positions, informative matched hashes); an item is
-        # indexed under exactly one length (n, or its own length when shorter than n)
-        hits: dict[int, tuple[int, list[int], set[int]]] = {}
-        for length in (idx.n, *idx.short_lengths):
-            hs = combine(th, length)
-            if hs.size == 0:
-                continue
-            lo = np.searchsorted(idx.hashes, hs, side="left")
-            hi = np.searchsorted(idx.hashes, hs, side="right")
-            for p in np.nonzero(hi > lo)[0].tolist():
-                for j in range(lo[p], hi[p]):
-                    entry = hits.setdefault(int(idx.refs[j]), (length, [], set()))
-                    entry[1].append(p)
-                    if idx.informative[j]:
-                        entry[2].add(int(hs[p]))
-        best: tuple[int, int, int, int] | None = None  # (longest tokens, distinct, -item, start)
-        for item, (length, pos, informative) in hits.items():
-            distinct = len(informative)
-            if distinct < max(1, min(self.min_matches, int(idx.item_ngrams[item]))):
-                continue
-            run, start = _longest_run(pos)
-            cand = (run + length - 1, distinct, -item, start)
-            if best is None or cand[:3] > best[:3]:
-                best = cand
-        if best is None:
+        # query n-grams of every indexed length: n, plus the lengths of items indexed whole
+        grams = [(length, combine(th, length)) for length in (idx.n, *idx.short_lengths)]
+        grams = [(length, h) for length, h in grams if h.size]
+        if not grams:
             return None
-        longest, distinct, neg_item, start = best
-        bench, item_id = idx.items[-neg_item]
-        return Match(bench, item_id, longest, distinct, " ".join(tokens[start:start + longest])[:300])
+        q = np.concatenate([h for _, h in grams])
+        q_len = np.concatenate([np.full(h.size, length, dtype=np.int64) for length, h in grams])
+        q_pos = np.concatenate([np.arange(h.size, dtype=np.int64) for _, h in grams])
+        order = np.argsort(q, kind="stable")  # sorted needles make searchsorted cache-friendly
+        q, q_len, q_pos = q[order], q_len[order], q_pos[order]
+        lo = np.searchsorted(idx.hashes, q, side="left")
+        hit = idx.hashes[np.minimum(lo, idx.hashes.size - 1)] == q
+        if not hit.any():
+            return None
+        q, q_len, q_pos, lo = q[hit], q_len[hit], q_pos[hit], lo[hit]
+        cnt = np.searchsorted(idx.hashes, q, side="right") - lo
+        # one entry per (query n-gram, item holding it)
+        j = np.arange(cnt.sum()) - np.repeat(np.cumsum(cnt) - cnt, cnt) + np.repeat(lo, cnt)
+        item, info = idx.refs[j].astype(np.int64), idx.informative[j]
+        pos, length, h = np.repeat(q_pos, cnt), np.repeat(q_len, cnt), np.repeat(q, cnt)
+
+        # distinct informative n-grams per item (a repeated n-gram in the row counts once)
+        ii, hh = item[info], h[info]
+        o = np.lexsort((hh, ii))
+        ii, hh = ii[o], hh[o]
+        first = np.ones(ii.size, dtype=bool)
+        first[1:] = (ii[1:] != ii[:-1]) | (hh[1:] != hh[:-1])
+        distinct = np.bincount(ii[first], minlength=len(idx.items))
+        need = np.maximum(1, np.minimum(self.min_matches, idx.item_ngrams))
+        passing = distinct >= need
+        keep = passing[item]
+        if not keep.any():
+            return None
+
+        # longest run of consecutive matched positions per passing item
+        item, pos, length = item[keep], pos[keep], length[keep]
+        o = np.lexsort((pos, item))
+        item, pos, length = item[o], pos[o], length[o]
+        new_run = np.ones(item.size, dtype=bool)
+        new_run[1:] = (item[1:] != item[:-1]) | (pos[1:] != pos[:-1] + 1)
+        run_id = np.cumsum(new_run) - 1
+        run_tokens = np.bincount(run_id) + length[new_run] - 1
+        run_item, run_start = item[new_run], pos[new_run]
+        # best run: longest, then most distinct n-grams, then lowest item number
+        best = np.lexsort((run_item, -distinct[run_item], -run_tokens))[0]
+        k = int(run_item[best])
+        bench, item_id = idx.items[k]
+        longest, start = int(run_tokens[best]), int(run_start[best])
+        return Match(bench, item_id, longest, int(distinct[k]), " ".join(tokens[start:start + longest])[:300])
 
     def __call__(self, text: str) -> str | None:
         """Curation-block form: None to keep, ``"decontam_<benchmark>"`` to drop."""
         m = self.check(text)
         return m.reason if m else None
-
-
-def _longest_run(sorted_positions: list[int]) -> tuple[int, int]:
-    """(length, start) of the longest run of consecutive integers in an ascending list."""
-    best_len, best_start, run_len, run_start = 0, 0, 0, 0
-    prev = None
-    for p in sorted_positions:
-        if prev is not None and p == prev + 1:
-            run_len += 1
-        elif prev is None or p != prev:
-            run_len, run_start = 1, p
-        if run_len > best_len:
-            best_len, best_start = run_len, run_start
-        prev = p
-    return best_len, best_start

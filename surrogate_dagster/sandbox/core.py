@@ -204,7 +204,8 @@ class Sandbox:
     def run(self, program: Sequence[str] | str, files: Mapping[str, str | bytes] | None = None,
             stdin: str | bytes | None = None, *, limits: SandboxLimits | None = None,
             env: Mapping[str, str] | None = None) -> SandboxResult:
-        """Run ``program`` (an argv list, or a str of Python source) in /work holding ``files``."""
+        """Run ``program`` (an argv list, or a str of Python source) in /sandbox, where ``files``
+        ({relative path: text or bytes}) are written first; ``env`` adds variables."""
         lim = limits or self.limits
         files = dict(files or {})
         if isinstance(program, str):

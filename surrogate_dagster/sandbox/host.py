@@ -38,7 +38,7 @@ def interpreter_layout(python: str) -> tuple[list[str], list[tuple[str, bytes]]]
     /usr/bin/python3.X (same minor version, so compiled wheels keep working) and a pyvenv.cfg
     whose home is /usr/bin.
     """
-    same = os.path.realpath(python) == os.path.realpath(sys.executable)
+    same = os.path.abspath(python) == os.path.abspath(sys.executable)
     # editable installs' .pth hooks point into the host repo (not mounted) and cost ~40 ms of
     # imports per start: mask them with /dev/null
     masks = [a for pth in sorted(glob.glob(f"{sys.prefix}/lib/python*/site-packages/__editable__*.pth"))
@@ -47,6 +47,10 @@ def interpreter_layout(python: str) -> tuple[list[str], list[tuple[str, bytes]]]
         prefix = os.path.dirname(os.path.dirname(os.path.abspath(python)))
         real = os.path.dirname(os.path.dirname(os.path.realpath(python)))
         binds = [p for p in dict.fromkeys([prefix, real]) if not p.startswith("/usr")]
+        hidden = [p for p in binds if os.geteuid() == 0 and not world_readable(p)]
+        if hidden:
+            raise SandboxError(f"{hidden} not readable by the sandbox uids: use an interpreter "
+                               "installed in a world-readable place")
         return [a for p in binds for a in ("--ro-bind", p, p)], []
     prefixes = [p for p in dict.fromkeys([sys.prefix, sys.base_prefix]) if not p.startswith("/usr")]
     if os.geteuid() != 0 or all(world_readable(p) for p in prefixes):
@@ -73,7 +77,11 @@ def reap(proc: subprocess.Popen, timeout: float | None) -> bool:
     deadline = None if timeout is None else time.monotonic() + timeout
     delay = 0.0005
     while True:
-        pid, status, ru = os.wait4(proc.pid, 0 if deadline is None else os.WNOHANG)
+        try:
+            pid, status, ru = os.wait4(proc.pid, 0 if deadline is None else os.WNOHANG)
+        except ChildProcessError:  # reaped elsewhere (SIGCHLD ignored): status unknown, say failed
+            proc.returncode = 255
+            return True
         if pid:
             proc.returncode = os.waitstatus_to_exitcode(status)
             proc.sbx_cpu_s = ru.ru_utime + ru.ru_stime  # type: ignore[attr-defined]

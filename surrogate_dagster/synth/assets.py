@@ -145,12 +145,20 @@ def _trace_markdown(row: dict, header: str, max_chars: int = 1200) -> str:
         text = m["content"]
         if len(text) > max_chars:
             text = text[: max_chars // 2] + "\n[... cut ...]\n" + text[-max_chars // 2:]
-        out += [f"**{m['role']}**", "```", text.replace("```", "ˋˋˋ"), "```"]
+        out += [f"**{m['role']}**", "````", text.replace("````", "```"), "````"]  # 4-tick fence holds ``` blocks
     return "\n".join(out)
 
 
 def _samples_markdown(kept: list[dict], rejected: list[dict], traces: dict[str, dict], n: int) -> str:
     parts = []
+
+    def tag(row: dict) -> str:
+        t = json.loads(row["meta"])["tags"]
+        return "irreversible" if t["irreversible"] else "parallel" if t["parallel"] else "sequential"
+
+    # one kept trace per kind of decision first (parallel, sequential, irreversible), then the rest
+    firsts = {tag(r): r["id"] for r in reversed(kept)}
+    kept = sorted(kept, key=lambda r: r["id"] not in firsts.values())
     for row in kept[:n]:
         meta = json.loads(row["meta"])
         verdicts = "; ".join(f"{v['model']}: accept, score {v.get('score')}" for v in meta["validation"]["verdicts"])

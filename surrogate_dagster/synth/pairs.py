@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from statistics import mean, median
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from surrogate_dagster.sources.adapters.base import AdapterContext, Quarantine, content_id, dpo_row
 
@@ -106,3 +106,27 @@ def scored_from_grades(completions: Sequence[str], grades: Sequence[Any]) -> lis
     if len(completions) != len(grades):
         raise ValueError(f"{len(completions)} completions but {len(grades)} grades")
     return [ScoredCompletion(c, g.score, g.passed, g.to_dict()) for c, g in zip(completions, grades)]
+
+
+def exec_graded_pairs(tasks: Sequence[Any], generate: Callable[[list[str], int, float], list[list[str]]],
+                      grader: Any, *, k: int = 4, temperature: float = 1.0,
+                      min_margin: float = 0.0) -> tuple[list[dict], dict[str, Any]]:
+    """Sample ``k`` completions per task with ``generate(prompts, k, temperature)`` (the inference
+    resource), grade them all in one batch, pair best vs worst. Returns (DPO rows, report)."""
+    prompts = [t.prompt for t in tasks]
+    samples = generate(prompts, k, temperature)
+    if len(samples) != len(tasks) or any(len(s) != k for s in samples):
+        raise ValueError(f"generate returned {[len(s) for s in samples]} samples, wanted {k} for each "
+                         f"of {len(tasks)} prompts")
+    grades = grader.grade_many([(t, c) for t, cs in zip(tasks, samples) for c in cs])
+    rows, reasons, groups = [], Counter(), []
+    for i, (task, cs) in enumerate(zip(tasks, samples)):
+        scored = scored_from_grades(cs, grades[i * k:(i + 1) * k])
+        groups.append(scored)
+        row, reason = make_pair(task.id, task.prompt, scored, task_source=task.source, min_margin=min_margin,
+                                extra_meta={"kind": task.kind, "temperature": temperature})
+        if row is None:
+            reasons[reason] += 1
+        else:
+            rows.append(row)
+    return rows, {"summary": pass_rate_summary(groups), "pairs": len(rows), "no_pair": dict(reasons)}

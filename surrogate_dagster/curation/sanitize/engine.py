@@ -3,9 +3,11 @@
 Idempotence is by construction: placeholders match no detector, spans touching a placeholder
 are dropped, and when a pass changed the text the detectors run again on the result (at most
 `max_rounds`), so `sanitize(sanitize(x).text)` finds nothing. A replacement can enable a new match
-(a token glued to a redacted one, NER context): later rounds catch those, scanning only windows
-around the new placeholders, since no detector looks further than ~64 characters for context.
-A document with no finding costs one pass.
+(a token glued to a redacted one, a context word moved closer, NER context): later rounds catch
+those by re-running the context-sensitive detectors over the text and every detector in windows
+around placeholders glued to token characters or cut by a dropped overlapping candidate; no
+detector reads more than ~64 characters of context, and long-range structures (PEM blocks, long
+base64 runs) and NER force full rescans. A document with no finding costs one pass.
 """
 from __future__ import annotations
 
@@ -27,6 +29,10 @@ _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrst
 _CONTEXT_DETECTORS = (detect_private_keys, detect_assignments, detect_credentials_in_context,
                       detect_high_entropy_strings)
 _PII_DETECTORS = (detect_emails, detect_phones, detect_ips, detect_ids)
+# Detectors whose decision reads context at a distance (a keyword up to 60 characters before,
+# `version`/`public` look-behinds, `-H "` before a header): a replacement elsewhere can change it.
+_CONTEXT_SENSITIVE = (detect_phones, detect_ids, detect_ips, detect_high_entropy_strings,
+                      detect_credentials_in_context)
 
 
 @dataclass(frozen=True)
@@ -96,9 +102,7 @@ class Sanitizer:
     # ------------------------------------------------------------------ detection
     def _scan_plain(self, text: str, depth: int = 0) -> list[Candidate]:
         """All non-NER candidates in `text` (no overlap resolution)."""
-        lower = text.lower()
-        if len(lower) != len(text):  # a few non-ASCII characters lower-case to two: keep offsets
-            lower = text.translate(_ASCII_LOWER)
+        lower = _lower(text)  # same offsets as text, even for the few chars that lower-case to two
         cands: list[Candidate] = []
         present = {k for k in self._keywords if k in lower}  # one scan per distinct keyword
         for rule in self._rules:
@@ -126,44 +130,51 @@ class Sanitizer:
             cands.extend(detect_base64(text, covered, lambda t, d: _resolve(self._scan_plain(t, d)), depth))
         return cands
 
-    def detect(self, text: str) -> list[Candidate]:
-        """Non-overlapping candidates for `text`, placeholders excluded, sorted by start."""
-        cands = self._scan_plain(text)
-        if self._ner is not None:
-            cands.extend(c for c in detect_ner(text, self._ner) if c.category in self._cats)
+    def _raw(self, text: str, context_only: bool = False) -> list[Candidate]:
+        """Unresolved candidates, minus any touching an existing placeholder."""
+        if context_only:
+            lower = _lower(text)
+            cands = [c for det in _CONTEXT_SENSITIVE for c in det(text, lower) if c.category in self._cats]
+        else:
+            cands = self._scan_plain(text)
+            if self._ner is not None:
+                cands.extend(c for c in detect_ner(text, self._ner) if c.category in self._cats)
         ph = placeholder_spans(text)
         if ph:
             ph_starts = [s for s, _ in ph]
 
             def touches(c: Candidate) -> bool:
-                i = bisect.bisect_right(ph_starts, c.end)
-                return any(s < c.end and e > c.start for s, e in ph[max(0, i - 4):i])
+                i = bisect.bisect_left(ph_starts, c.end)
+                return i > 0 and ph[i - 1][1] > c.start
 
             cands = [c for c in cands if not touches(c)]
+        return cands
+
+    def detect(self, text: str) -> list[Candidate]:
+        """Non-overlapping candidates for `text`, placeholders excluded, sorted by start."""
+        return _resolve(self._raw(text))
+
+    def _detect_later_round(self, text: str, hot: list[tuple[int, int]]) -> list[Candidate]:
+        """What a replacement can newly expose (see the module docstring): the context-sensitive
+        detectors over the whole text, and every detector in windows around `hot` placeholders
+        (those glued to token characters, or cut through by a dropped overlapping candidate)."""
+        cands = self._raw(text, context_only=True)
+        if hot:
+            windows: list[list[int]] = []
+            for s, e in hot:
+                ws, we = max(0, s - _WINDOW), min(len(text), e + _WINDOW)
+                if windows and ws <= windows[-1][1]:
+                    windows[-1][1] = max(windows[-1][1], we)
+                else:
+                    windows.append([ws, we])
+            hs = [s for s, _ in hot]
+            for ws, we in windows:
+                for c in self._raw(text[ws:we]):
+                    c = c._replace(start=c.start + ws, end=c.end + ws)
+                    i = bisect.bisect_left(hs, c.end + _ZONE)
+                    if i > 0 and hot[i - 1][1] + _ZONE > c.start:
+                        cands.append(c)
         return _resolve(cands)
-
-    def _detect_near(self, text: str, zones: list[tuple[int, int]]) -> list[Candidate]:
-        """Candidates within `_ZONE` of the given spans, found by scanning `_WINDOW`-padded windows.
-
-        Every detector decides from at most ~64 characters of context around a match (long-range
-        structures force a full scan instead), so text farther than that from a replacement
-        yields exactly what the previous round saw there: nothing left to find."""
-        windows: list[list[int]] = []
-        for s, e in zones:
-            ws, we = max(0, s - _WINDOW), min(len(text), e + _WINDOW)
-            if windows and ws <= windows[-1][1]:
-                windows[-1][1] = max(windows[-1][1], we)
-            else:
-                windows.append([ws, we])
-        zs = [s for s, _ in zones]
-        out: list[Candidate] = []
-        for ws, we in windows:
-            for c in self.detect(text[ws:we]):
-                c = c._replace(start=c.start + ws, end=c.end + ws)
-                i = bisect.bisect_left(zs, c.end + _ZONE)
-                if i > 0 and zones[i - 1][1] + _ZONE > c.start:
-                    out.append(c)
-        return _resolve(out)
 
     # ------------------------------------------------------------------ substitution
     def sanitize(self, text: str) -> SanitizeResult:
@@ -174,17 +185,29 @@ class Sanitizer:
         counts = {c: 0 for c in self.config.categories}
         findings: list[Finding] = []
         cur = text
-        zones: list[tuple[int, int]] | None = None  # None: scan everything
+        hot: list[tuple[int, int]] | None = None  # None: full scan
         for rnd in range(self.config.max_rounds):
-            cands = self.detect(cur) if zones is None else self._detect_near(cur, zones)
+            if hot is None:
+                raw = self._raw(cur)
+                cands = _resolve(raw)
+            else:
+                raw = cands = self._detect_later_round(cur, hot)
             if not cands:
                 break
-            parts, pos, out_len, new_ph = [], 0, 0, []
+            dropped = sorted({(c.start, c.end) for c in raw} - {(c.start, c.end) for c in cands})
+            parts, pos, out_len, hot = [], 0, 0, []
             for c in cands:
                 ph = alloc.get(c.tag, cur[c.start:c.end])
                 parts.append(cur[pos:c.start])
                 out_len += c.start - pos
-                new_ph.append((out_len, out_len + len(ph)))
+                # a token that ends right before this span or starts right after it had its
+                # boundary check decided by the span's edge characters, which are now `<`/`>`
+                glued = ((c.start > 0 and _GLUE_BEFORE.match(cur, c.start - 1) is not None)
+                         or _GLUE_AFTER.match(cur, c.end) is not None)
+                # a dropped candidate overlapping this span leaves a fragment next to it
+                cut = any(ds < c.end and de > c.start for ds, de in dropped)
+                if glued or cut:
+                    hot.append((out_len, out_len + len(ph)))
                 parts.append(ph)
                 out_len += len(ph)
                 pos = c.end
@@ -192,15 +215,20 @@ class Sanitizer:
                 findings.append(Finding(c.category, c.rule, ph, c.start, c.end, rnd))
             parts.append(cur[pos:])
             cur = "".join(parts)
-            # Later rounds only look near the new placeholders (module docstring), unless NER is on
-            # (sentence-level context) or the text has long-range structures (PEM blocks, long
-            # base64 runs) that a window could cut.
-            zones = None if self._ner is not None or _long_range(cur) else new_ph
+            if self._ner is not None or _long_range(cur):
+                hot = None  # NER context is sentence-wide; PEM/base64 blocks are long: full rescan
         return SanitizeResult(cur, counts, findings)
 
 
-_WINDOW = 512   # context scanned around a new placeholder in later rounds
-_ZONE = 64      # a later-round finding must come this close to a new placeholder
+def _lower(text: str) -> str:
+    lower = text.lower()
+    return lower if len(lower) == len(text) else text.translate(_ASCII_LOWER)
+
+
+_GLUE_BEFORE = re.compile(r"[A-Za-z0-9_)]")
+_GLUE_AFTER = re.compile(r"[A-Za-z0-9_+(-]")
+_WINDOW = 512   # context scanned around a hot placeholder in later rounds
+_ZONE = 64      # a later-round finding from a window must come this close to that placeholder
 _NON_B64 = re.compile(r"[^A-Za-z0-9+/]+")
 
 

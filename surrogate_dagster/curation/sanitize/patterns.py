@@ -55,7 +55,24 @@ class Rule:
     regex: re.Pattern = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "regex", re.compile(self.pattern, self.flags))
+        object.__setattr__(self, "regex", re.compile(_literal_first(self.pattern), self.flags))
+
+
+_LIT = re.compile(r"(?:[A-Za-z0-9_-]|\\\.)+")
+
+
+def _literal_first(pattern: str) -> str:
+    """Move a leading boundary look-behind after the token's literal prefix.
+
+    `(?<![A-Za-z0-9_])ghp_...` makes `re` evaluate the look-behind at every position;
+    `ghp_(?<![A-Za-z0-9_].{4})...` lets it skip to the literal first (same matches)."""
+    for lb in (_L, _LD):
+        if pattern.startswith(lb):
+            m = _LIT.match(pattern, len(lb))
+            if m and len(m.group(0)) >= 2 and pattern[m.end():m.end() + 1] not in ("?", "*", "+", "{"):
+                n = len(m.group(0).replace("\\.", "."))
+                return m.group(0) + f"(?<!{lb[4:-1]}.{{{n}}})" + pattern[m.end():]
+    return pattern
 
 
 def _not_example(v: str) -> bool:
