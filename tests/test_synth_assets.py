@@ -23,8 +23,8 @@ from surrogate_dagster.storage import make_object_store
 from surrogate_dagster.synth import exec_pairs
 from surrogate_dagster.synth.assets import (BATCH_KEYS, SYNTH_ASSETS, exec_graded_pairs, load_exec_graded_pairs,
                                             load_orchestrator_traces, orchestrator_traces, synth_scenarios)
-from surrogate_dagster.synth.config import (SCENARIOS_PREFIX, TRACES_PREFIX, load_scenarios, read_pointer, read_table, resolve_llm,
-                                            resolve_synth, synth_catalog, write_table_set)
+from surrogate_dagster.synth.config import (SCENARIOS_PREFIX, TRACES_PREFIX, load_scenarios, read_pointer,
+                                            read_table, resolve_llm, resolve_synth, synth_catalog, write_table_set)
 from surrogate_dagster.synth.resource import LLMResource, SynthSettings, synth_resources
 
 CAT = synth_catalog()

@@ -74,16 +74,24 @@ class OfflineHub(HubClient):
         path = self._revision_root(hf_id, revision) / config / f"{split}.jsonl"
         if not path.is_file():
             raise FileNotFoundError(f"offline hub: {hf_id} has no {config}/{split} at {path}")
-        with path.open(encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, 1):
-                if not line.strip():
+        with path.open("rb") as fh:
+            for lineno, raw in enumerate(fh, 1):
+                if not raw.strip():
                     continue
                 try:
+                    line = raw.decode("utf-8")
                     row = json.loads(line)
+                except UnicodeDecodeError as e:
+                    # Surfaced, not skipped: the mirror quarantines it with this reason.
+                    yield {"__unreadable__": f"{path.name}:{lineno}: not UTF-8 ({e.reason} at byte {e.start})",
+                           "__line__": raw.decode("utf-8", errors="replace")}
+                    continue
                 except json.JSONDecodeError as e:
-                    # A row the reader cannot even parse is surfaced, not skipped: the mirror
-                    # quarantines it with this reason.
                     yield {"__unreadable__": f"{path.name}:{lineno}: {e.msg}", "__line__": line}
+                    continue
+                if not isinstance(row, dict):
+                    yield {"__unreadable__": f"{path.name}:{lineno}: a row must be a JSON object",
+                           "__line__": line}
                     continue
                 yield {k: row.get(k) for k in columns} if columns else row
 

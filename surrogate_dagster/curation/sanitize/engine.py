@@ -167,6 +167,8 @@ class Sanitizer:
                     windows[-1][1] = max(windows[-1][1], we)
                 else:
                     windows.append([ws, we])
+            if any(_long_range(text[ws:we]) for ws, we in windows):
+                return _resolve(self._raw(text))  # a window could cut a PEM block or base64 run
             hs = [s for s, _ in hot]
             for ws, we in windows:
                 for c in self._raw(text[ws:we]):
@@ -215,8 +217,8 @@ class Sanitizer:
                 findings.append(Finding(c.category, c.rule, ph, c.start, c.end, rnd))
             parts.append(cur[pos:])
             cur = "".join(parts)
-            if self._ner is not None or _long_range(cur):
-                hot = None  # NER context is sentence-wide; PEM/base64 blocks are long: full rescan
+            if self._ner is not None:
+                hot = None  # NER context is sentence-wide: full rescan
         return SanitizeResult(cur, counts, findings)
 
 
