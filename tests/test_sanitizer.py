@@ -149,6 +149,21 @@ def test_idempotent_over_labelled_corpus(san: Sanitizer) -> None:
         assert not twice.findings and not any(twice.counts.values()), r["id"]
 
 
+@pytest.mark.parametrize("sep", ["\n", " ", ""])
+def test_idempotent_on_dense_mixed_documents(san: Sanitizer, sep: str) -> None:
+    """Documents glued from many corpus lines (with no separator too, so tokens touch): later
+    rounds must leave nothing for a second sanitize to find."""
+    import random
+
+    rows = _corpus()
+    rng = random.Random(7)
+    for _ in range(40):
+        doc = sep.join(rng.choice(rows)["text"] for _ in range(25))
+        once = san.sanitize(doc)
+        again = san.sanitize(once.text)
+        assert again.text == once.text and not again.findings, [f.rule for f in again.findings]
+
+
 def test_corpus_recall_and_false_positive_floor(san: Sanitizer) -> None:
     rows = [r for r in _corpus() if r.get("scope") != "ner"]
     flagged = [bool(san.sanitize(r["text"]).findings) for r in rows]

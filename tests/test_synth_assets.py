@@ -14,6 +14,7 @@ from dagster import AssetKey, materialize
 
 from surrogate_dagster.catalog import load_profile
 from surrogate_dagster.curation.stage_io import write_step
+from surrogate_dagster.llm.client import LOCAL_KEY, LLMError
 from surrogate_dagster.llm.ledger import spent_in_store
 from surrogate_dagster.llm.local_server import Fault, MessagesServer
 from surrogate_dagster.llm.standin import StandInModel
@@ -95,7 +96,8 @@ def test_trace_partitions_fail_alone_rerun_from_cache_and_empty_past_target(scen
         assert m0["kept"] + m0["rejected"] == 25 and m0["batch_usd"] > 0 and m0["budget_stop"] == "none"
         assert "| judges_rejected | 1 |" in m0["rejected_by_reason"]
         assert "KEPT synth-scn-" in m0["sample_traces"] and "**assistant**" in m0["sample_traces"]
-        assert f"REJECTED (judges) synth-{scen[1]['id']}: claude-sonnet-4-5: nothing was verified" in m0["sample_traces"]
+        assert (f"REJECTED (judges) synth-{scen[1]['id']}: claude-sonnet-4-5: nothing was verified"
+                in m0["sample_traces"])
         ptr0 = read_pointer(store, f"{TRACES_PREFIX}/batch-000")
         rej = {r["scenario_id"]: r for r in read_table(store, ptr0, "rejected")}
         assert rej[scen[1]["id"]]["reasons"] == ["claude-sonnet-4-5: nothing was verified"]
@@ -160,7 +162,8 @@ def test_budget_guard_stops_a_batch_and_says_how_far(scenario_store, tmp_path):
 IS_PRIME_TESTS = ["assert is_prime(2) == True", "assert is_prime(1) == False", "assert is_prime(9) == False",
                   "assert is_prime(97) == True"]
 GOOD_PRIME = "```python\ndef is_prime(n):\n    if n < 2:\n        return False\n    i = 2\n" \
-             "    while i * i <= n:\n        if n % i == 0:\n            return False\n        i += 1\n    return True\n```"
+             "    while i * i <= n:\n        if n % i == 0:\n            return False\n" \
+             "        i += 1\n    return True\n```"
 BAD_PRIME = "```python\ndef is_prime(n):\n    return n % 2 == 1\n```"
 GOOD_REV = "```python\ndef reverse_words(s):\n    return ' '.join(s.split()[::-1])\n```"
 BAD_REV = "```python\ndef reverse_words(s)\n    return s\n```"  # syntax error: gate fails
@@ -175,7 +178,8 @@ def _curated(root) -> None:
                    [{"role": "user", "content": "Say hi."}, {"role": "assistant", "content": "hi"}],
                    meta={"unit_tests": []})]
     opc = [sft_row(AdapterContext(source="opc_sft_stage2", config="educational_instruct"), "edu-1",
-                   [{"role": "user", "content": "Write `reverse_words(s)`."}, {"role": "assistant", "content": GOOD_REV}],
+                   [{"role": "user", "content": "Write `reverse_words(s)`."},
+                    {"role": "assistant", "content": GOOD_REV}],
                    meta={"testcase": ["assert reverse_words('a b c') == 'c b a'", "assert reverse_words('x') == 'x'"]}),
            sft_row(AdapterContext(source="opc_sft_stage2", config="evol_instruct"), "evol-1",
                    [{"role": "user", "content": "Explain."}, {"role": "assistant", "content": "ok"}])]
@@ -218,7 +222,8 @@ def test_exec_graded_pairs_asset_pairs_best_vs_worst(tmp_path, monkeypatch):
     assert "opencodeinstruct:no_tests" in m["prompts_left_out"] and "opc_sft_stage2:no_tests" in m["prompts_left_out"]
     assert "all_scores_equal" in m["no_pair_by_reason"]
     dist = m["pass_rate_distribution"]
-    assert dist["overall"]["completions"] == 12 and dist["by_kind"]["python"]["passing_samples_per_prompt"] == {"2": 1, "3": 1}
+    assert dist["overall"]["completions"] == 12
+    assert dist["by_kind"]["python"]["passing_samples_per_prompt"] == {"2": 1, "3": 1}
     rows = {r["prompt"][0]["content"]: r for r in load_exec_graded_pairs(make_object_store(
         {"kind": "local", "root": str(tmp_path)}))}
     prime, rev = rows["Write `is_prime(n)`."], rows["Write `reverse_words(s)`."]
@@ -305,7 +310,7 @@ def test_checkpoint_adapter_downloads_the_reported_model(tmp_path):
         exec_pairs.checkpoint_model_ref(store, {"loss": 1.0}, tmp_path / "e")
 
 
-def test_profiles_and_config_validation():
+def test_profiles_and_config_validation(monkeypatch):
     local, prod = (synth_resources(load_profile(p)) for p in ("local", "production"))
     assert local["llm"].base_url == "local" and local["synth"].target_count == 50
     assert prod["llm"].base_url is None and prod["llm"].api_key_env == "ANTHROPIC_API_KEY"
@@ -320,7 +325,14 @@ def test_profiles_and_config_validation():
         resolve_synth({"target_count": 501}, CAT)
     with pytest.raises(RuntimeError, match="not running"):
         _ = llm_resource("local").endpoint
-    with llm_resource("local").serving() as llm:
-        assert llm.make_client(cache_store=None).base_url.startswith("http://127.0.0.1:")
+    monkeypatch.setenv("SURROGATE_TEST_KEY", "sk-real-secret")
+    with llm_resource("local", api_key_env="SURROGATE_TEST_KEY").serving() as llm:
+        client = llm.make_client(cache_store=None)
+        assert client.base_url.startswith("http://127.0.0.1:") and client._sdk.api_key == LOCAL_KEY  # never sent
+    remote = llm_resource("https://api.example.invalid", api_key_env="SURROGATE_TEST_KEY")
+    assert remote.make_client(cache_store=None)._sdk.api_key == "sk-real-secret"
+    monkeypatch.delenv("SURROGATE_TEST_KEY")
+    with pytest.raises(LLMError, match="set the environment variable SURROGATE_TEST_KEY"):
+        remote.make_client(cache_store=None)
     assert {a.key for a in SYNTH_ASSETS} == {AssetKey("synth_scenarios"), AssetKey("orchestrator_traces"),
                                               AssetKey("exec_graded_pairs")}

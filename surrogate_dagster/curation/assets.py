@@ -278,6 +278,20 @@ def curated_rows(context: AssetExecutionContext, object_store: ObjectStoreResour
     idx_ptr = json.loads(store.get_bytes("curation/benchmark_index/_latest.json"))
     decont = Decontaminator(BenchmarkIndex.from_bytes(store.get_bytes(idx_ptr["key"])),
                             min_matches=CURATION.decontamination.min_matches)
+    # Decontamination depends only on this source's rows and the index: cache it, so a change
+    # in another source (which re-runs this asset for its new dedup decisions) costs no re-scan.
+    cache_key = f"curation/decont/{source}/{latest['version']}-{idx_ptr['version']}.json"
+    if store.exists(cache_key):
+        matches = json.loads(store.get_bytes(cache_key))
+    else:
+        matches = {}
+        for row in rows:
+            m = decont.check(row_text(row))
+            if m:
+                matches[row["id"]] = {"benchmark": m.benchmark, "item_id": m.item_id, "reason": m.reason,
+                                      "longest_match_tokens": m.longest_match_tokens,
+                                      "matched_ngrams": m.matched_ngrams}
+        store.put_bytes(cache_key, json.dumps(matches).encode())
     reasons: Counter[str] = Counter()
     kept, dropped, matched = [], [], []
     for row in rows:
@@ -286,13 +300,11 @@ def curated_rows(context: AssetExecutionContext, object_store: ObjectStoreResour
             reasons[d["reason"]] += 1
             dropped.append({"id": row["id"], "reason": d["reason"], "detail": json.dumps(d)})
             continue
-        m = decont.check(row_text(row))
+        m = matches.get(row["id"])
         if m:
-            reasons[m.reason] += 1
-            detail = {"benchmark": m.benchmark, "item_id": m.item_id,
-                      "longest_match_tokens": m.longest_match_tokens, "matched_ngrams": m.matched_ngrams}
-            dropped.append({"id": row["id"], "reason": m.reason, "detail": json.dumps(detail)})
-            matched.append({"row": row["id"], **detail})
+            reasons[m["reason"]] += 1
+            dropped.append({"id": row["id"], "reason": m["reason"], "detail": json.dumps(m)})
+            matched.append({"row": row["id"], **m})
             continue
         kept.append(row)
     version = version_of(latest["version"], dedup_ptr["version"], idx_ptr["version"])

@@ -186,9 +186,10 @@ def orchestrator_traces(context: AssetExecutionContext, object_store: ObjectStor
     part = scenarios[index * BATCH_SIZE:(index + 1) * BATCH_SIZE]
     prefix = f"{TRACES_PREFIX}/{batch}"
     if not part:
+        last = BATCH_KEYS[max(0, -(-len(scenarios) // BATCH_SIZE) - 1)]
         note = (f"EMPTY BATCH: the scenario set has {len(scenarios)} scenarios (this profile's target is "
-                f"{sptr['target']}), which fill batches up to {BATCH_KEYS[max(0, -(-len(scenarios) // BATCH_SIZE) - 1)]}; "
-                f"{batch} has none. Nothing was synthesized or paid.")
+                f"{sptr['target']}), which fill batches up to {last}; {batch} has none. "
+                "Nothing was synthesized or paid.")
         write_table_set(store, prefix, content_version("empty", sptr["version"]), {"rows": [], "rejected": []},
                         {"batch": batch, "scenarios_version": sptr["version"], "empty": True, "note": note})
         context.log.info(note)
@@ -202,7 +203,8 @@ def orchestrator_traces(context: AssetExecutionContext, object_store: ObjectStor
     except BatchFailed as exc:
         raise Failure(description=f"{exc}. Re-run this partition alone: the replies already received are "
                                   "cached and cost nothing again.",
-                      metadata={"how_far": exc.summary["how_far"], **_ledger_metadata(client.ledger.summary())}) from exc
+                      metadata={"how_far": exc.summary["how_far"],
+                                **_ledger_metadata(client.ledger.summary())}) from exc
     finally:
         record_batch_spend(store, batch, _attempt_id(context), client.ledger.summary())
     by_scn = {s["id"]: s for s in part}
@@ -328,8 +330,8 @@ def exec_graded_pairs(context: AssetExecutionContext, object_store: ObjectStoreR
                     {"model": {"name": ref.name, "model_dir": ref.model_dir, "adapter_dir": ref.adapter_dir,
                                "revision": ref.revision}, "summary": res.summary})
     s = res.summary
-    kinds = [f"| {k} | {v['prompts']} | {s['pairs_by_kind'].get(k, 0)} | {v['pass_rate']:.3f} | {v['mean_score']:.3f} | "
-             f"{v['pairable_prompts']} |" for k, v in s["by_kind"].items()]
+    kinds = [f"| {k} | {v['prompts']} | {s['pairs_by_kind'].get(k, 0)} | {v['pass_rate']:.3f} | "
+             f"{v['mean_score']:.3f} | {v['pairable_prompts']} |" for k, v in s["by_kind"].items()]
     return MaterializeResult(
         data_version=DataVersion(version),
         metadata={

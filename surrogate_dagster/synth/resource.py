@@ -96,7 +96,9 @@ class LLMResource(ConfigurableResource):
         return LLMClient(
             models=dict(self.models), prices={m: dict(p) for m, p in self.prices_per_mtok.items()},
             max_tokens=dict(self.max_tokens), budget_usd=self.budget_usd, spent_before_usd=spent_before_usd,
-            base_url=self.endpoint, api_key_env=self.api_key_env, cache_store=cache_store,
+            base_url=self.endpoint, cache_store=cache_store,
+            # The stand-in needs no secret: never send a real key that happens to be set to it.
+            api_key_env=None if self.is_local_standin else self.api_key_env,
             temperature=self.temperature, timeout_s=self.timeout_s, max_attempts=self.max_attempts,
             backoff_base_s=self.backoff_base_s, backoff_max_s=self.backoff_max_s,
             retry_after_cap_s=self.retry_after_cap_s, breaker_threshold=self.breaker_threshold,

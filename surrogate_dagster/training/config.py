@@ -114,6 +114,7 @@ class TrainingProfile(Strict):
     """`phases.training` of a profile: which executor, and what it needs to run there."""
 
     executor: ExecutorKind
+    base_model: Literal["tiny", "hub"] = Field("hub", description="tiny: build a local stand-in; hub: the pin")
     python: str = Field(".venv-trainer/bin/python", description="trainer env interpreter (local/subprocess)")
     work_dir: str = "var/training"
     gpu_type: str = "cpu"

@@ -24,8 +24,10 @@ from typing import Any
 import yaml
 
 from .protocol import ARTIFACT, STARTED, RunSpec, expand_work
-from .reporting import RUNTIME
 from .store import TrainerStore
+
+# Heavy imports (transformers, axolotl) stay inside functions: `datasets` saves prepared data with a
+# *spawn* pool even for num_proc=1, and each spawned worker re-imports this module as __main__.
 
 # Written into the work dir so an operator (or a test) can find the process to stop it.
 PID_FILE = "trainer.pid"
@@ -104,6 +106,8 @@ def run(spec: RunSpec, pipes: Any = None) -> RunResult:
     """Train one stage end to end; raises on any failure (the process then exits non-zero)."""
     t_start = time.monotonic()
     os.environ.update(spec.extra_env)
+    from .reporting import RUNTIME
+
     work = Path(spec.work_dir).resolve()
     work.mkdir(parents=True, exist_ok=True)
     (work / PID_FILE).write_text(str(os.getpid()))

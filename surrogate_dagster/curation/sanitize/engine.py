@@ -156,25 +156,32 @@ class Sanitizer:
 
     def _detect_later_round(self, text: str, hot: list[tuple[int, int]]) -> list[Candidate]:
         """What a replacement can newly expose (see the module docstring): the context-sensitive
-        detectors over the whole text, and every detector in windows around `hot` placeholders
-        (those glued to token characters, or cut through by a dropped overlapping candidate)."""
+        detectors over the whole text, and every detector around `hot` placeholders (those glued
+        to token characters, or cut through by a dropped overlapping candidate). Around each,
+        the zone is the whitespace-free run the placeholder sits in, and the scanned window adds
+        `_MARGIN` characters of context on both sides."""
         cands = self._raw(text, context_only=True)
         if hot:
+            zones: list[tuple[int, int]] = []
+            for ps, pe in hot:
+                rs = _RUN_BACK.search(text, max(0, ps - 1024), ps).start()
+                re_ = _RUN_FWD.match(text, pe).end()
+                zones.append((max(0, rs - 8), min(len(text), re_ + 8)))
             windows: list[list[int]] = []
-            for s, e in hot:
-                ws, we = max(0, s - _WINDOW), min(len(text), e + _WINDOW)
+            for zs, ze in zones:
+                ws, we = max(0, zs - _MARGIN), min(len(text), ze + _MARGIN)
                 if windows and ws <= windows[-1][1]:
                     windows[-1][1] = max(windows[-1][1], we)
                 else:
                     windows.append([ws, we])
             if any(_long_range(text[ws:we]) for ws, we in windows):
                 return _resolve(self._raw(text))  # a window could cut a PEM block or base64 run
-            hs = [s for s, _ in hot]
+            z_starts = [zs for zs, _ in zones]
             for ws, we in windows:
                 for c in self._raw(text[ws:we]):
                     c = c._replace(start=c.start + ws, end=c.end + ws)
-                    i = bisect.bisect_left(hs, c.end + _ZONE)
-                    if i > 0 and hot[i - 1][1] + _ZONE > c.start:
+                    i = bisect.bisect_left(z_starts, c.end)
+                    if i > 0 and max(ze for _, ze in zones[max(0, i - 4):i]) > c.start:
                         cands.append(c)
         return _resolve(cands)
 
@@ -227,10 +234,12 @@ def _lower(text: str) -> str:
     return lower if len(lower) == len(text) else text.translate(_ASCII_LOWER)
 
 
-_GLUE_BEFORE = re.compile(r"[A-Za-z0-9_)]")
-_GLUE_AFTER = re.compile(r"[A-Za-z0-9_+(-]")
-_WINDOW = 512   # context scanned around a hot placeholder in later rounds
-_ZONE = 64      # a later-round finding from a window must come this close to that placeholder
+# characters that token regexes' boundary look-arounds care about (`=` ends base64 and JWTs)
+_GLUE_BEFORE = re.compile(r"[A-Za-z0-9_)=.~+/!%-]")
+_GLUE_AFTER = re.compile(r"[A-Za-z0-9_+(.-]")
+_MARGIN = 64    # context scanned on each side of a hot zone in later rounds (key names, prefixes)
+_RUN_BACK = re.compile(r"\S{0,1024}$")
+_RUN_FWD = re.compile(r"\S{0,1024}")
 _NON_B64 = re.compile(r"[^A-Za-z0-9+/]+")
 
 

@@ -1,0 +1,75 @@
+"""Resolve a stage file's ``asset://`` references to what is in the object store now (or the Hub pin).
+
+Each upstream asset leaves a small pointer in the store when it materializes:
+
+    mixtures/<name>/_latest.json         {"key": ".../train.jsonl", "data_version": ...}   (curation)
+    models/base_model/_latest.json       {"prefix": ..., "data_version": ...}     (local tiny base)
+    training/<stage>/_latest.json        {"output_prefix": ..., "data_version": ..., "merged": bool}
+
+so a stage run needs no Dagster instance to find its inputs, and records their data versions.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..storage import ObjectStore
+from .config import StageSpec, TrainingCatalog
+from .render import Resolution, stage_refs
+
+BASE_POINTER = "models/base_model/_latest.json"
+
+
+def stage_pointer(stage_name: str) -> str:
+    return f"training/{stage_name}/_latest.json"
+
+
+def _pointer(store: ObjectStore, key: str, what: str) -> dict:
+    if not store.exists(key):
+        raise FileNotFoundError(f"{what} has not been materialized yet (no {key} in {store!r})")
+    return json.loads(store.get_bytes(key))
+
+
+def mixture_resolution(store: ObjectStore, name: str) -> Resolution:
+    """The mixture's latest train.jsonl, versioned by the curation's data version."""
+    from ..curation.mixtures import mixture_jsonl_key
+
+    key = mixture_jsonl_key(store, name)
+    latest = _pointer(store, f"mixtures/{name}/_latest.json", f"mixture {name}")
+    return Resolution("key", key, str(latest.get("data_version") or store.info(key).sha256[:16]))
+
+
+def base_model_resolution(store: ObjectStore, catalog: TrainingCatalog, source: str) -> Resolution:
+    """``hub``: the pinned Hub model (production); ``tiny``: the local profile's built model."""
+    if source == "hub":
+        spec = catalog.base_model
+        return Resolution("hub", spec.hf_id, spec.revision, revision=spec.revision)
+    latest = _pointer(store, BASE_POINTER, "base_model")
+    return Resolution("prefix", latest["prefix"], latest["data_version"])
+
+
+def stage_resolution(store: ObjectStore, catalog: TrainingCatalog, asset: str, part: str) -> Resolution:
+    """A previous stage's ``adapter`` or ``merged`` policy, at its latest run."""
+    stage = catalog.stage(asset)
+    latest = _pointer(store, stage_pointer(stage.name), asset)
+    if part not in ("adapter", "merged"):
+        raise ValueError(f"asset://{asset}/{part}: a checkpoint has an 'adapter' and maybe a 'merged' part")
+    if part == "merged" and not latest.get("merged"):
+        raise ValueError(f"asset://{asset}/merged: {stage.name} is not merged (set merge: true in training.yaml)")
+    return Resolution("prefix", f"{latest['output_prefix']}/{part}", latest["data_version"])
+
+
+def resolve_stage(store: ObjectStore, catalog: TrainingCatalog, stage: StageSpec,
+                  base_source: str) -> dict[str, Resolution]:
+    """Every reference of one stage file."""
+    out: dict[str, Resolution] = {}
+    stage_assets = {s.asset for s in catalog.stages}
+    for ref in stage_refs(stage.load_config()):
+        asset, _, part = ref.partition("/")
+        if asset == "base_model":
+            out[ref] = base_model_resolution(store, catalog, base_source)
+        elif asset in stage_assets:
+            out[ref] = stage_resolution(store, catalog, asset, part)
+        else:
+            out[ref] = mixture_resolution(store, asset)
+    return out

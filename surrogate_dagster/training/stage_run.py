@@ -1,0 +1,173 @@
+"""One checkpoint asset's materialization: render, launch the trainer, check, push, describe.
+
+Re-materializing a stage whose trainer was killed resumes it: the run's store prefix is named by
+its fingerprint (rendered config + input data versions), the trainer uploads a checkpoint every
+``save_steps`` under it, and a new trainer run with the same fingerprint starts from the latest one.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from ..storage import ObjectStore
+from .card import model_card
+from .config import StageSpec, TrainingCatalog
+from .refs import resolve_stage, stage_pointer
+from .render import LORA_SHAPE, RenderedStage, render_stage
+from .runs import TrainerReport, loss_curve_png, read_run
+
+TRAINER_ENV = {"AXOLOTL_DO_NOT_TRACK": "1", "WANDB_MODE": "disabled", "TOKENIZERS_PARALLELISM": "false",
+               "HF_HUB_DISABLE_TELEMETRY": "1"}
+OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+
+
+@dataclass
+class StageOutcome:
+    metadata: dict[str, Any]
+    data_version: str
+    summary: dict[str, Any]
+    report: TrainerReport | None
+
+
+def run_spec(stage: StageSpec, catalog: TrainingCatalog, rendered: RenderedStage, trainer,
+             store_config: dict[str, Any], offline: bool) -> dict[str, Any]:
+    """The Pipes extras of one run (surrogate_trainer.protocol.RunSpec)."""
+    prefix = f"training/{stage.name}/{rendered.fingerprint}"
+    return {
+        "stage": stage.name,
+        "fingerprint": rendered.fingerprint,
+        "work_dir": trainer.run_work_dir(stage.name, rendered.fingerprint),
+        "store": store_config,
+        "axolotl_config": rendered.config,
+        "inputs": rendered.inputs,
+        "checkpoint_prefix": f"{prefix}/checkpoints",
+        "output_prefix": prefix,
+        "merge": stage.merge,
+        "keep_checkpoints": catalog.keep_checkpoints,
+        "expected_reference": rendered.expected_reference,
+        "extra_env": {**TRAINER_ENV, **(OFFLINE_ENV if offline else {})},
+    }
+
+
+def _ref_label(ref: str, version: str, hub_revision: str | None = None) -> str:
+    return f"{ref}@{hub_revision or version}"
+
+
+def materialize_stage(context, stage: StageSpec, catalog: TrainingCatalog, store: ObjectStore,
+                      store_config: dict[str, Any], hub_client, hub_offline: bool, trainer,
+                      base_source: str) -> StageOutcome:
+    """Train (or reuse) one stage and return its asset metadata; raises on any failure."""
+    resolutions = resolve_stage(store, catalog, stage, base_source)
+    rendered = render_stage(stage, catalog, trainer.executor, resolutions)
+    extras = run_spec(stage, catalog, rendered, trainer, store_config, offline=hub_offline)
+    prefix = extras["output_prefix"]
+    result_key = f"{prefix}/result.json"
+
+    report = None
+    reused = trainer.reuse_finished_runs and store.exists(result_key)
+    if reused:
+        context.log.info(f"{stage.name}: run {rendered.fingerprint} already finished; reusing {result_key}")
+    else:
+        invocation = trainer.launch(context, extras)
+        report = read_run(invocation.get_custom_messages(),
+                          invocation.get_results(implicit_materializations=False))
+    if not store.exists(result_key):
+        raise RuntimeError(f"{stage.name}: the trainer reported success but {result_key} is not in the store")
+    summary = json.loads(store.get_bytes(result_key))
+    if summary.get("fingerprint") != rendered.fingerprint:
+        raise RuntimeError(f"{result_key} belongs to run {summary.get('fingerprint')}, not {rendered.fingerprint}")
+    adapter_prefix = summary["adapter_prefix"]
+    adapter_keys = store.list(adapter_prefix + "/")
+    if not any(k.endswith("/adapter_model.safetensors") for k in adapter_keys):
+        raise RuntimeError(f"{stage.name}: no adapter_model.safetensors under {adapter_prefix}/")
+    if stage.merge and not summary.get("merged_prefix"):
+        raise RuntimeError(f"{stage.name}: merge was requested but the run stored no merged policy")
+
+    base_ref = next(r for r in rendered.refs if rendered.config.get("base_model") and (
+        r == "base_model" or r.endswith("/merged")))
+    base_res = resolutions[base_ref]
+    datasets = {r: v for r, v in rendered.refs.items() if r.split("/")[0].endswith("_mixture")}
+    reference = None
+    if rendered.config.get("rl"):
+        reference = _ref_label(base_ref, base_res.data_version)
+        recorded = (summary.get("reference") or {}).get("model")
+        expected = rendered.expected_reference.replace("{work}", extras["work_dir"])
+        if recorded is None or recorded != expected:
+            raise RuntimeError(f"{stage.name}: the trainer used {recorded} as DPO reference, expected {expected}")
+
+    progress = report.progress if report else summary.get("progress", [])
+    gpu_hours = summary["wall_s"] / 3600 * trainer.gpu_count
+    cost = gpu_hours * catalog.gpu_hourly_usd.get(trainer.gpu_type, 0.0)
+    artifact_uri = store.uri(f"{adapter_prefix}/adapter_model.safetensors").rsplit("/", 1)[0]
+    merged_uri = (store.uri(f"{summary['merged_prefix']}/config.json").rsplit("/", 1)[0]
+                  if summary.get("merged_prefix") else None)
+
+    hub_uri = None
+    hub_key = f"{prefix}/hub.json"
+    if trainer.push_to_hub:
+        if reused and store.exists(hub_key):
+            hub_uri = json.loads(store.get_bytes(hub_key))["uri"]
+        else:
+            lora = {k: rendered.config.get(k) for k in ("adapter", *LORA_SHAPE)}
+            if rendered.config.get("rl"):
+                lora.update({"rl": rendered.config["rl"], "dpo_loss_type": rendered.config.get("dpo_loss_type"),
+                             "focused_dpo_weight": rendered.config.get("focused_dpo_weight"),
+                             "beta": (rendered.config.get("trl") or {}).get("beta")})
+            card = model_card(
+                repo_id=f"{getattr(hub_client, 'org', '')}/{stage.hub_repo}", title=stage.title, stage=stage.name,
+                base_model=base_res.value if base_res.kind == "hub" else _ref_label(base_ref, base_res.data_version),
+                base_revision=base_res.revision, reference_model=reference,
+                datasets=datasets, config_hash=rendered.config_hash, fingerprint=rendered.fingerprint,
+                summary=summary, lora=lora, loss=[f"{p['step']}: {p['loss']:.4f}" for p in progress
+                                                  if p.get("loss") is not None],
+                artifact_uri=artifact_uri, merged_uri=merged_uri)
+            files = {k[len(adapter_prefix) + 1:]: store.get_bytes(k) for k in adapter_keys}
+            files["README.md"] = card.encode()
+            files["surrogate_training.yaml"] = yaml.safe_dump(
+                {"stage": stage.name, "config_hash": rendered.config_hash, "fingerprint": rendered.fingerprint,
+                 "inputs": rendered.refs, "axolotl_config": rendered.config}, sort_keys=False).encode()
+            hub_uri = hub_client.push_files("model", stage.hub_repo, files,
+                                            f"{stage.title}: run {rendered.fingerprint}")
+            store.put_bytes(hub_key, json.dumps({"uri": hub_uri}).encode())
+
+    store.put_bytes(stage_pointer(stage.name), json.dumps({
+        "output_prefix": prefix, "data_version": rendered.fingerprint, "merged": bool(summary.get("merged_prefix")),
+    }).encode())
+
+    metadata: dict[str, Any] = {
+        "config_hash": rendered.config_hash,
+        "run_fingerprint": rendered.fingerprint,
+        "executor": trainer.executor,
+        "base_model": base_res.value if base_res.kind == "hub" else base_ref,
+        "base_model_revision": base_res.revision or base_res.data_version,
+        "reference_model": reference or "n/a (SFT)",
+        "datasets": datasets,
+        "inputs": rendered.refs,
+        "steps": summary.get("global_step"),
+        "resumed_from_step": summary.get("resumed_from_step") if summary.get("resumed_from_step") is not None else -1,
+        "final_loss": summary.get("final_loss"),
+        "tokens_per_s": summary.get("tokens_per_s"),
+        "tokens": summary.get("tokens"),
+        "wall_s": summary.get("wall_s"),
+        "train_s": summary.get("train_s"),
+        "gpu_hours": gpu_hours,
+        "cost_usd": cost,
+        "device": summary.get("device"),
+        "artifact_uri": artifact_uri,
+        "merged_policy_uri": merged_uri or "none",
+        "hub_uri": hub_uri or "not pushed",
+        "checkpoints_uploaded": len(report.checkpoints) if report else -1,
+        "reused_finished_run": reused,
+    }
+    probe = summary.get("reference_probe")
+    if probe:
+        metadata["reference_probe_logps"] = {"chosen": probe["ref_chosen_logp"], "rejected": probe["ref_rejected_logp"]}
+    plot = loss_curve_png(progress, f"{stage.name} train loss")
+    if plot:
+        metadata["loss_curve"] = plot
+    return StageOutcome(metadata={k: v for k, v in metadata.items() if v is not None},
+                        data_version=rendered.fingerprint, summary=summary, report=report)
