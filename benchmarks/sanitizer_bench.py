@@ -175,8 +175,7 @@ def main() -> None:
     print("\n== all categories (secrets + PII regex categories)")
     print(f"ours                      {fmt(m_ours)}")
     print(f"detect-secrets scan_line  {fmt(m_ah)}")
-    print(f"detect-secrets scan_file  {fmt(m_fi)}")
-    best_ds = max(m_ah, m_fi, key=lambda m: m["recall"])
+    print(f"detect-secrets scan_file  {fmt(m_fi)}   (one temp file per line, its CLI path)")
     sec = [i for i, r in enumerate(rows) if (r["category"] in SECRET_CATEGORIES) or not r["label"]]
     sub = [rows[i] for i in sec]
     ms = {k: metrics(sub, [f[i] for i in sec]) for k, f in (("ours", f_ours), ("ah", f_ds_adhoc), ("fi", f_ds_file))}
@@ -234,12 +233,15 @@ def main() -> None:
         print(f"NER on presidio spaCy-recognizer fixtures: {fmt(mn)}")
 
     print("\n== summary")
-    sp = speeds["labelled corpus replicated"]
-    print(f"recall ours {m_ours['recall']:.3f} vs detect-secrets {best_ds['recall']:.3f} (all); "
-          f"secrets-only {ms['ours']['recall']:.3f} vs {max(ms['ah']['recall'], ms['fi']['recall']):.3f}")
-    print(f"FPR    ours {m_ours['fpr']:.3f} vs detect-secrets {best_ds['fpr']:.3f}")
+    print(f"recall/FPR  ours {m_ours['recall']:.3f}/{m_ours['fpr']:.3f}   detect-secrets scan_file "
+          f"{m_fi['recall']:.3f}/{m_fi['fpr']:.3f}   detect-secrets scan_line (eager ad-hoc) "
+          f"{m_ah['recall']:.3f}/{m_ah['fpr']:.3f}")
+    print(f"recall target (>= detect-secrets): vs scan_file {'MET' if m_ours['recall'] >= m_fi['recall'] else 'NOT MET'}; "
+          f"vs scan_line {'MET' if m_ours['recall'] >= m_ah['recall'] else 'NOT MET'} "
+          f"(scan_line flags {m_ah['fpr']:.0%} of the negatives)")
     for name, (o, d) in speeds.items():
-        print(f"speed  {name}: ours {o:.2f} MB/s vs detect-secrets {d:.2f} MB/s = x{o / d:.1f} (target >= x5)")
+        print(f"speed  {name}: ours {o:.2f} MB/s vs detect-secrets {d:.2f} MB/s = x{o / d:.1f} "
+              f"(target >= x5: {'MET' if o / d >= 5 else 'NOT MET'})")
 
 
 if __name__ == "__main__":

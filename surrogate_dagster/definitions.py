@@ -9,10 +9,14 @@ from .catalog import load_profile
 from .curation.assets import CURATION_ASSETS
 from .resources import resources_for_profile
 from .sources.assets import helper_rows, normalized_rows, source_rows
+from .synth.assets import SYNTH_ASSETS, synth_resources
+from .training import training_assets, training_resources
 
 PROFILE = load_profile()
 
 defs = Definitions(
-    assets=[source_rows, helper_rows, normalized_rows, *CURATION_ASSETS],
-    resources=resources_for_profile(PROFILE),
+    assets=[source_rows, helper_rows, normalized_rows, *CURATION_ASSETS, *SYNTH_ASSETS,
+            *training_assets(PROFILE)],
+    resources={**resources_for_profile(PROFILE), **synth_resources(PROFILE),
+               **training_resources(PROFILE)},
 )

@@ -39,8 +39,8 @@ POSITIVES = [
      "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"),
     ("saas_api_keys", "ANTHROPIC_API_KEY=sk-ant-api03-" + "aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5oQ7sU9wY1" * 2 + "xyzAA",
      "sk-ant-api03-"),
-    ("private_keys", "-----BEGIN RSA PRIVATE KEY-----\nMIIEpQIBAAKCAQEAn6/O8li+SX4m98LLYt/PKSzEmQ++ZBD7Loh9P13f4yQ92EF3\n"
-     "-----END RSA PRIVATE KEY-----", "MIIEpQIBAAKCAQEAn6"),
+    ("private_keys", "-----BEGIN RSA PRIVATE KEY-----\n"
+     "MIIEpQIBAAKCAQEAn6/O8li+SX4m98LLYt/PKSzEmQ++ZBD7Loh9P13f4yQ92EF3\n-----END RSA PRIVATE KEY-----", "MIIEpQIBAAKCAQEAn6"),
     ("jwt_bearer_session", "Authorization: Bearer eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJ1c2VybmFtZTpib2IifQ"
      ".HcfCW67Uda-0gz54ZWTqmtgJnZeNem0Q757eTa9EZuw", "HcfCW67Uda"),
     ("passwords", 'DB_PASSWORD="hunter2-Xy9!"', "hunter2-Xy9!"),

@@ -294,20 +294,28 @@ def test_vllm_server_sampler_sends_n_and_temperature(tiny_model):
     assert b["prompt"].startswith("<|im_start|>") and b["prompt"].endswith("<|im_start|>assistant\n")
 
 
-def test_checkpoint_adapter_downloads_the_reported_model(tmp_path):
+def test_checkpoint_adapter_downloads_the_stage_pointers_model(tmp_path):
     store = make_object_store({"kind": "local", "root": str(tmp_path / "s")})
-    store.put_bytes("training/stage1_6/abc/merged/config.json", b"{}")
-    store.put_bytes("training/stage1_6/abc/merged/sub/model.safetensors", b"weights")
-    ref = exec_pairs.checkpoint_model_ref(store, {"merged_prefix": "training/stage1_6/abc/merged",
-                                                  "adapter_prefix": "training/stage1_6/abc/adapter"}, tmp_path / "d")
-    assert (tmp_path / "d/merged/sub/model.safetensors").read_bytes() == b"weights" and ref.adapter_dir is None
-    (tmp_path / "d/merged/config.json").write_text("changed locally")  # the marker says: already there
-    assert exec_pairs.checkpoint_model_ref(store, {"merged_prefix": "training/stage1_6/abc/merged"},
-                                           tmp_path / "d").revision == ref.revision
+    with pytest.raises(FileNotFoundError, match="stage1_6_checkpoint has not been materialized"):
+        exec_pairs.checkpoint_model_ref(store, tmp_path / "d")
+    # what training/stage_run.py leaves behind for a merged stage
+    store.put_bytes("training/stage1_6/_latest.json",
+                    json.dumps({"output_prefix": "runs/s16/fp1", "data_version": "fp1", "merged": True}).encode())
+    store.put_bytes("runs/s16/fp1/merged/config.json", b"{}")
+    store.put_bytes("runs/s16/fp1/merged/sub/model.safetensors", b"weights")
+    store.put_bytes("runs/s16/fp1/adapter/adapter_config.json", b"{}")
+    ref = exec_pairs.checkpoint_model_ref(store, tmp_path / "d")
+    assert ref.model_dir == str(tmp_path / "d/merged") and ref.adapter_dir is None and ref.revision == "fp1"
+    assert (tmp_path / "d/merged/sub/model.safetensors").read_bytes() == b"weights"
+    (tmp_path / "d/merged/config.json").write_text("kept")  # same tree in the store: not downloaded again
+    exec_pairs.checkpoint_model_ref(store, tmp_path / "d")
+    assert (tmp_path / "d/merged/config.json").read_text() == "kept"
+    store.put_bytes("training/stage1_6/_latest.json",
+                    json.dumps({"output_prefix": "runs/s16/fp1", "data_version": "fp1", "merged": False}).encode())
     with pytest.raises(ValueError, match="base_model_dir"):
-        exec_pairs.checkpoint_model_ref(store, {"adapter_prefix": "training/x"}, tmp_path / "e")
-    with pytest.raises(ValueError, match="neither"):
-        exec_pairs.checkpoint_model_ref(store, {"loss": 1.0}, tmp_path / "e")
+        exec_pairs.checkpoint_model_ref(store, tmp_path / "e")
+    ref = exec_pairs.checkpoint_model_ref(store, tmp_path / "e", base_model_dir="/models/base")
+    assert ref.model_dir == "/models/base" and (tmp_path / "e/adapter/adapter_config.json").is_file()
 
 
 def test_profiles_and_config_validation(monkeypatch):

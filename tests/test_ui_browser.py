@@ -49,7 +49,10 @@ def webserver(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("ui")
     home = tmp / "dagster_home"
     home.mkdir()
-    (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+    # Runs launched from the UI start at once (the default queued coordinator needs a daemon).
+    (home / "dagster.yaml").write_text(
+        "telemetry:\n  enabled: false\n"
+        "run_coordinator:\n  module: dagster._core.run_coordinator\n  class: DefaultRunCoordinator\n")
     env = {**os.environ, "DAGSTER_HOME": str(home), "SURROGATE_PROFILE": str(_profile(tmp))}
     port = _free_port()
     exe = Path(sys.executable).with_name("dagster-webserver")
@@ -171,19 +174,22 @@ def test_catalog_lists_every_group_and_asset(webserver, browser):
 def test_materialize_one_partition_from_the_ui(webserver, browser):
     from dagster import AssetKey, AssetRecordsFilter, DagsterInstance
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.common.keys import Keys
 
     url, tmp, env = webserver
     browser.get(url + "/assets/source_rows")
     _dismiss_popups(browser)
     _click(browser, "Materialize…", 60)
-    dialog = _until(lambda: [d for d in browser.find_elements(By.CSS_SELECTOR, ".bp5-dialog") if d.is_displayed()],
-                    30, "the launch dialog")[0]
-    box = _until(lambda: [i for i in dialog.find_elements(By.TAG_NAME, "input") if i.is_displayed()
-                          and i.get_attribute("type") in ("text", None, "")], 30, "the partition input")[0]
-    box.send_keys(Keys.CONTROL, "a")
-    box.send_keys(PARTITION, Keys.ENTER)
-    _until(lambda: "1 partition" in dialog.text or "Launch 1 run" in dialog.text, 30, "one partition selected")
+    # "Custom" partition selection: open the picker, filter, pick the partition.
+    _until(lambda: [e.click() or True for e in browser.find_elements(
+        By.XPATH, "//div[contains(@class,'TagSelector_tagSelectorContainer')]") if e.is_displayed()][:1],
+        30, "the partition picker")
+    box = _until(lambda: [i for i in browser.find_elements(By.XPATH, "//input[@placeholder='Filter partitions']")
+                          if i.is_displayed()], 30, "the partition filter")[0]
+    box.send_keys(PARTITION)
+    _until(lambda: [e.click() or True for e in browser.find_elements(
+        By.XPATH, f"//span[normalize-space()='{PARTITION}']") if e.is_displayed()][:1], 30, "the partition item")
+    _until(lambda: browser.find_elements(By.XPATH, "//button[normalize-space()='Launch 1 run']"), 30,
+           "one partition selected")
     browser.save_screenshot(str(tmp / "launch_dialog.png"))
     _click(browser, "Launch 1 run", 30)
 

@@ -324,7 +324,7 @@ def _mixture_asset(name: str):
                if s.family in cfg.families or s.name in cfg.sources]
 
     @asset(name=f"{name}_mixture", group_name="curation", code_version=CURATION_VERSION,
-           deps=[curated_rows], kinds={"huggingface", "jsonl"},
+           deps=[curated_rows, *[AssetKey(k) for k in cfg.synth]], kinds={"huggingface", "jsonl"},
            description=f"The {name.replace('_', ' ')} stage dataset, pushed to the hub as "
                        f"{cfg.hub_repo} (private) and backed up to the object store.")
     def _mixture(context: AssetExecutionContext, object_store: ObjectStoreResource,
@@ -340,6 +340,9 @@ def _mixture_asset(name: str):
             rev = json.loads(store.get_bytes(f"raw/{s}/_latest.json"))["revision"]
             sources_meta[s] = {"hf_id": spec.hf_id, "revision": rev}
             steps[s] = _step_counts(store, s)
+        for synth_name in cfg.synth:
+            rows_by_source[synth_name] = _load_synth(store, synth_name)
+            sources_meta[synth_name] = {"hf_id": "(synthesized)", "revision": "-"}
         build = build_mixture(name, cfg.kind, rows_by_source, cfg.caps)
         client = hub.get_client()
         repo_id = f"{client.org}/{cfg.hub_repo}"
@@ -358,6 +361,15 @@ def _mixture_asset(name: str):
         )
 
     return _mixture
+
+
+def _load_synth(store, name: str) -> list[dict]:
+    """Synthesized rows (synth group), already in the normalized row format."""
+    from ..synth.config import load_exec_graded_pairs, load_orchestrator_traces
+
+    loader = {"orchestrator_traces": load_orchestrator_traces,
+              "exec_graded_pairs": load_exec_graded_pairs}[name]
+    return loader(store)
 
 
 def _step_counts(store, source: str) -> dict[str, int]:

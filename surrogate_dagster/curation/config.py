@@ -50,6 +50,8 @@ class MixtureCfg(_Strict):
     sources: list[str] = Field(default_factory=list)
     hub_repo: str
     caps: dict[str, int] = Field(default_factory=dict)
+    # Synthesized inputs (synth group): orchestrator_traces, exec_graded_pairs.
+    synth: list[Literal["orchestrator_traces", "exec_graded_pairs"]] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _some_input(self) -> "MixtureCfg":

@@ -29,7 +29,6 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-import anthropic
 
 from .breaker import CircuitBreaker, CircuitOpenError
 from .cache import BytesStore, ResponseCache, canonical_json, request_key
@@ -145,6 +144,8 @@ class LLMClient:
         self.base_url = base_url
         api_key = self._resolve_key(api_key_env, base_url)
         # max_retries=0: the SDK must not retry behind our back (no idempotency key, no ledger).
+        import anthropic  # imported here: the SDK costs seconds at definitions load time
+
         self._sdk = anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout_s,
                                         **({"http_client": http_client} if http_client is not None else {}))
 
@@ -234,6 +235,8 @@ class LLMClient:
         return step / 2 + self._rng.uniform(0, step / 2)
 
     def _call_with_retries(self, request: dict, progress: dict | None) -> dict:
+        import anthropic
+
         model = request["model"]
         api_kwargs = {k: v for k, v in request.items() if v is not None and k != "temperature"}
         if request.get("temperature") is not None:

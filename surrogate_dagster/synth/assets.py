@@ -258,9 +258,10 @@ def _pass_rate_plot(summary: dict) -> str:
     k = summary["samples_per_prompt"]
     width = 0.8 / max(1, len(by_kind))
     for i, (kind, s) in enumerate(by_kind.items()):
+        off = (i - (len(by_kind) - 1) / 2) * width  # groups centred on their tick
         bins = list(s["score_histogram"])
-        a1.bar([x + i * width for x in range(len(bins))], [s["score_histogram"][b] for b in bins], width, label=kind)
-        a2.bar([x + i * width for x in range(k + 1)],
+        a1.bar([x + off for x in range(len(bins))], [s["score_histogram"][b] for b in bins], width, label=kind)
+        a2.bar([x + off for x in range(k + 1)],
                [s["passing_samples_per_prompt"].get(x, 0) for x in range(k + 1)], width, label=kind)
     a1.set_xticks(range(5), ["[0,.25)", "[.25,.5)", "[.5,.75)", "[.75,1)", "1.0"])
     a1.set_title("score of each sample")
@@ -274,7 +275,7 @@ def _pass_rate_plot(summary: dict) -> str:
     return md
 
 
-def _model_ref(context: AssetExecutionContext, store, synth: SynthSettings, cfg):
+def _model_ref(store, synth: SynthSettings, cfg):
     from ..evals.inference import ModelRef
     from ..paths import resolve_repo_path
     from .exec_pairs import checkpoint_model_ref
@@ -284,13 +285,11 @@ def _model_ref(context: AssetExecutionContext, store, synth: SynthSettings, cfg)
         cfg_file = path / "config.json"
         rev = content_version(cfg_file.read_text()) if cfg_file.is_file() else ""
         return ModelRef(name=f"model_dir:{path.name}", model_dir=str(path), revision=rev)
-    event = context.instance.get_latest_materialization_event(CHECKPOINT_KEY)
-    if event is None or event.asset_materialization is None:
-        raise Failure(description=f"{CHECKPOINT_KEY.to_user_string()} has not been materialized: the pairs are "
-                                  "sampled from it (or set phases.synth.model_dir)")
-    metadata = {k: v.value for k, v in event.asset_materialization.metadata.items()}
-    return checkpoint_model_ref(store, metadata, synth.work_path("checkpoints", CHECKPOINT_KEY.to_user_string()),
-                                base_model_dir=cfg.base_model_dir)
+    try:
+        return checkpoint_model_ref(store, synth.work_path("checkpoints", CHECKPOINT_KEY.to_user_string()),
+                                    asset=CHECKPOINT_KEY.to_user_string(), base_model_dir=cfg.base_model_dir)
+    except FileNotFoundError as exc:
+        raise Failure(description=f"{exc}: the pairs are sampled from it (or set phases.synth.model_dir)") from exc
 
 
 @asset(group_name="synth", code_version=SYNTH_VERSION, kinds={"pytorch", "parquet"},
@@ -319,7 +318,7 @@ def exec_graded_pairs(context: AssetExecutionContext, object_store: ObjectStoreR
     if not tasks:
         raise Failure(description=f"no prompts with tests in {cfg.pair_sources} (devsecops={cfg.devsecops})",
                       metadata={"left_out": MetadataValue.md(counts_table(dropped))})
-    ref = _model_ref(context, store, synth, cfg)
+    ref = _model_ref(store, synth, cfg)
     t0 = time.monotonic()
     sampler = make_sampler(ref, cfg)
     grader = Grader(workers=cfg.grader_workers)

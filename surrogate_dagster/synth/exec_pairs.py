@@ -21,8 +21,9 @@ import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from itertools import zip_longest
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Sequence
 
 from ..evals.inference import GenRequest, ModelRef, render_prompt
 from .graders import GradingTask, load_devsecops_tasks, task_from_opc_educational, task_from_opencodeinstruct
@@ -85,7 +86,7 @@ def tasks_from_rows(rows: Sequence[dict], source: str, limit: int | None,
 
 
 def devsecops_tasks(limit: int | None, max_prompt_chars: int) -> tuple[list[GradingTask], Counter]:
-    """The DevSecOps seed prompts (assets/devsecops_prompts.yaml), catalog order, at most ``limit``."""
+    """The DevSecOps seed prompts (assets/devsecops_prompts.yaml), at most ``limit``."""
     tasks, dropped = [], Counter()
     for t in load_devsecops_tasks():
         if len(t.prompt) > max_prompt_chars:
@@ -93,8 +94,13 @@ def devsecops_tasks(limit: int | None, max_prompt_chars: int) -> tuple[list[Grad
         else:
             tasks.append(t)
     if limit is not None and len(tasks) > limit:
+        # round-robin over kinds, so a small (local) limit still covers Dockerfile, Bash, Terraform, k8s
+        by_kind: dict[str, list[GradingTask]] = {}
+        for t in tasks:
+            by_kind.setdefault(t.kind, []).append(t)
+        spread = [t for rnd in zip_longest(*by_kind.values()) for t in rnd if t is not None]
         dropped["devsecops:over_limit"] += len(tasks) - limit
-        tasks = tasks[:limit]
+        tasks = spread[:limit]
     return tasks, dropped
 
 
@@ -278,24 +284,31 @@ def download_tree(store: Any, prefix: str, dest: Path) -> str:
     return tree
 
 
-def checkpoint_model_ref(store: Any, metadata: Mapping[str, Any], dest: Path, *, name: str = "stage1_6_checkpoint",
+def checkpoint_model_ref(store: Any, dest: Path, *, asset: str = "stage1_6_checkpoint",
                          base_model_dir: str | None = None) -> ModelRef:
-    """ADAPTER for the lead: a checkpoint asset's materialization metadata -> a local model dir.
+    """A checkpoint asset's latest artifact as a local model dir (downloaded, verified, reused).
 
-    It reads what the trainer reports in its materialization (trainer/surrogate_trainer/run.py):
-    ``merged_prefix`` (the policy with the adapter merged in, when the stage merges; preferred, as
-    it is self-contained) or ``adapter_prefix`` (the LoRA adapter; then ``base_model_dir`` names its
-    base). If surrogate_dagster/training/ ends up exposing its own "checkpoint -> local dir"
-    function, call that here instead; the asset only needs a ModelRef back.
+    Reads the pointer the training phase leaves in the object store (training/refs.py:
+    ``training/<stage>/_latest.json`` -> ``<output_prefix>/merged`` or ``/adapter``), so no Dagster
+    instance is needed. The merged policy is preferred (self-contained; stage 1.6 merges, see
+    assets/training.yaml); an adapter-only checkpoint needs ``base_model_dir`` for its base.
+    FileNotFoundError when the checkpoint was never materialized.
     """
-    merged, adapter = metadata.get("merged_prefix"), metadata.get("adapter_prefix")
-    if merged:
-        rev = download_tree(store, str(merged), dest / "merged")
-        return ModelRef(name=name, model_dir=str(dest / "merged"), revision=rev)
-    if adapter:
-        if not base_model_dir:
-            raise ValueError(f"{name} has only an adapter ({adapter}); set phases.synth.base_model_dir to its base")
-        rev = download_tree(store, str(adapter), dest / "adapter")
-        return ModelRef(name=name, model_dir=base_model_dir, adapter_dir=str(dest / "adapter"), revision=rev)
-    raise ValueError(f"{name}'s materialization reports neither merged_prefix nor adapter_prefix "
-                     f"(metadata keys: {sorted(metadata)})")
+    from ..training.config import load_training_catalog
+    from ..training.refs import stage_pointer, stage_resolution
+
+    catalog = load_training_catalog()
+    stage = catalog.stage(asset)
+    pointer = json.loads(store.get_bytes(stage_pointer(stage.name))) if store.exists(stage_pointer(stage.name)) \
+        else None
+    if pointer is None:
+        raise FileNotFoundError(f"{asset} has not been materialized yet (no {stage_pointer(stage.name)})")
+    if pointer.get("merged"):
+        res = stage_resolution(store, catalog, asset, "merged")
+        download_tree(store, res.value, dest / "merged")
+        return ModelRef(name=asset, model_dir=str(dest / "merged"), revision=res.data_version)
+    if not base_model_dir:
+        raise ValueError(f"{asset} has only an adapter (merge: false); set phases.synth.base_model_dir to its base")
+    res = stage_resolution(store, catalog, asset, "adapter")
+    download_tree(store, res.value, dest / "adapter")
+    return ModelRef(name=asset, model_dir=base_model_dir, adapter_dir=str(dest / "adapter"), revision=res.data_version)

@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 from dagster import ConfigurableResource, InitResourceContext
 from pydantic import PrivateAttr
 
 from ..catalog.models import Profile
-from ..llm.client import LLMClient
 from ..paths import resolve_repo_path
+if TYPE_CHECKING:  # the anthropic SDK takes seconds to import: only when a client is built
+    from ..llm.client import LLMClient
+
 from .config import LOCAL_BASE_URL, SynthProfile, resolve_llm, resolve_synth, synth_catalog
 
 
@@ -90,9 +92,11 @@ class LLMResource(ConfigurableResource):
             return self._server.url
         return self.base_url
 
-    def make_client(self, *, cache_store: Any, spent_before_usd: float = 0.0) -> LLMClient:
+    def make_client(self, *, cache_store: Any, spent_before_usd: float = 0.0) -> "LLMClient":
         """A client for one batch: cache in ``cache_store`` (the object store), budget guard counting
         ``spent_before_usd`` (what earlier batches recorded, see ``llm.ledger.spent_in_store``)."""
+        from ..llm.client import LLMClient
+
         return LLMClient(
             models=dict(self.models), prices={m: dict(p) for m, p in self.prices_per_mtok.items()},
             max_tokens=dict(self.max_tokens), budget_usd=self.budget_usd, spent_before_usd=spent_before_usd,

@@ -95,18 +95,19 @@ def build_hub_base_model_asset():
     return base_model
 
 
-def build_stage_asset(stage: StageSpec, executor: str, base_source: str):
+def build_stage_asset(stage: StageSpec, executor: str, base_source: str, catalog: TrainingCatalog | None = None):
     """The checkpoint asset of one stage, for the profile's executor."""
+    catalog = catalog or CATALOG
     deps = [AssetKey(a) for a in upstream_assets(stage.load_config())]
 
     @asset(name=stage.asset, group_name="training", pool="gpu", deps=deps, kinds={"axolotl", "pytorch"},
-           code_version=config_hash(stage, CATALOG, executor), description=f"{stage.title} ({stage.config})")
+           code_version=config_hash(stage, catalog, executor), description=f"{stage.title} ({stage.config})")
     def _checkpoint(context: AssetExecutionContext, object_store: ObjectStoreResource, hub: HubResource,
                     trainer: TrainerExecutorResource) -> MaterializeResult:
         from .stage_run import materialize_stage
 
         outcome = materialize_stage(
-            context, stage, CATALOG, object_store.get_store(), _store_config(object_store),
+            context, stage, catalog, object_store.get_store(), _store_config(object_store),
             hub.get_client(), hub.mode == "offline", trainer, base_source)
         return MaterializeResult(data_version=DataVersion(outcome.data_version),
                                  metadata=_metadata(outcome.metadata))

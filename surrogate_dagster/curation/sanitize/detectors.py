@@ -12,7 +12,7 @@ import re
 from typing import Iterator, NamedTuple
 
 from .patterns import JWT, PASSWORDS, PKEY
-from .validators import char_classes, decode_b64_text, looks_like_placeholder, shannon_entropy
+from .validators import alnum_classes, char_classes, decode_b64_text, looks_like_placeholder, shannon_entropy
 
 
 class Candidate(NamedTuple):
@@ -97,17 +97,23 @@ _NON_SECRET_SUFFIX = re.compile(
     r"(?i)(?:^|[_.-]|(?<=[a-z]))(?:ids?|names?|urls?|uris?|files?|paths?|size|length|len|types?|format|"
     r"fields?|labels?|prompts?|polic(?:y|ies)|headers?|count|expir\w*|timeouts?|ttl|min|max|mode|"
     r"endpoint|regexp?|pattern|columns?|class|version|hint|dir|at|hash|salt|reset|confirm|"
-    r"strength|rules?|store|manager|provider|service|generator|validator|input|placeholder|location)$")
+    r"strength|rules?|store|manager|mgr|provider|service|generator|validator|input|placeholder|location|handler|"
+    r"helper|factory|widget|form|dialog|realm|callback|hook|changed?|enabled|required|visible|label)$")
 _CODE_REF = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*\.)+[A-Za-z_][A-Za-z0-9_]*$|^[a-z_]+$|^[A-Z_]+$|^(?:true|false|null|none|nil)$",
                        re.I)
 
 
+# a value that itself names a credential is a field name or a dummy: 'aws_secret_access_key',
+# 'AWSSecretKey', 'role-secret-key', 'HTTPPasswordMgr'
+_NAMES_A_CREDENTIAL = re.compile(r"(?i)secret|passw|token|credential|key(?![a-z])|_key|apikey")
+
+
 def _value_ok(value: str, strong: bool, quoted: bool, bare_key: bool = False) -> bool:
     v = value.strip()
-    if looks_like_placeholder(v) or not any(c.isalnum() for c in v):
+    if looks_like_placeholder(v) or not any(c.isalnum() for c in v) or _NAMES_A_CREDENTIAL.search(v):
         return False
     if bare_key:
-        return (len(v) >= 16 and " " not in v and shannon_entropy(v) >= 3.5 and char_classes(v) >= 2
+        return (len(v) >= 16 and " " not in v and shannon_entropy(v) >= 3.5 and alnum_classes(v) >= 2
                 and _CODE_REF.match(v) is None and "/" not in v)
     if strong:
         if quoted:
@@ -180,6 +186,11 @@ def detect_assignments(text: str, lower: str) -> Iterator[Candidate]:
         op = t.group("op")
         if op in ("==", "!=") and not t.group("vq"):
             continue
+        if op == "(" and not (key.lower().rstrip("0123456789").endswith(kw)
+                              or key.lower().endswith((".assign", ".set", ".put"))):
+            continue  # `self.password.encode('utf-8')`: a method call on a secret, not its value
+        if op.isspace() and kw in ("pass", "pw"):
+            continue  # `pass 'ignore' to ...`: English, not `password "value"`
         if op == "," and not (t.group("kq") and t.group("vq")):
             continue  # `"api_token", "value"` only: a bare comma is too common
         vq = t.group("vq")
@@ -195,11 +206,15 @@ def detect_assignments(text: str, lower: str) -> Iterator[Candidate]:
             vs, ve = um.span()
             if text[ve:ve + 1] in ("(", "[") or text[ve:ve + 1] == "." and text[ve + 1:ve + 2].isalpha():
                 continue  # a call or attribute access, not a literal
-            if _CALL.match(text, vs, ve):
-                continue  # `get_password(user)`, `cfg["pw"]`: code, not a literal
+            if _CALL.match(text, vs, ve) or text[vs] in "([{":
+                continue  # `get_password(user)`, `cfg["pw"]`, `(a if b else c)`: code, not a literal
             while ve > vs and text[ve - 1] in ")]},;>":
                 ve -= 1  # closing punctuation of the surrounding code, not the value
         val = text[vs:ve]
+        if val.strip().lower() in (kw, key.lower()):
+            continue  # `PASS = "PASS"`, `PASSWORD = "password"`: enum members, not secrets
+        if not strong and not vq and ("(" in val or ")" in val):
+            continue  # `=None).to_string()`: an expression
         if _value_ok(val, strong, bool(vq), bare_key):
             yield Candidate(vs, ve, PASSWORDS, "SECRET_PASSWORD" if strong else "SECRET_TOKEN", "assignment", 2)
     if "==" in text or "!=" in text:
@@ -227,6 +242,7 @@ _HEADER = re.compile(  # on the lower-cased text
     r"\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?[ \t]*(?:(?P<scheme>basic|bearer|token|digest)[ \t]+)?(?P<v>[\w=~@.+/-]{8,})")
 
 
+_SCHEME_NAME = re.compile(r"^[A-Z0-9]+(?:-[A-Z0-9]+)+$")
 _HEADER_FLAG = re.compile(r"(?:-H|--header)[ \t=]*[\"']$")
 
 
@@ -279,6 +295,8 @@ def detect_credentials_in_context(text: str, lower: str) -> Iterator[Candidate]:
             v, scheme = text[m.start("v"):m.end("v")], m.group("scheme") or ""
             if looks_like_placeholder(v) or shannon_entropy(v) < 2.75 or char_classes(v) < 2:
                 continue
+            if _CODE_REF.match(v) or text[m.end("v"):m.end("v") + 1] == "(" or _SCHEME_NAME.match(v):
+                continue  # `self.credentials.token`, `auth_token`, `AWS4-HMAC-SHA256`
             if m.group("name").lower() == "token" and not scheme and not _HEADER_FLAG.search(text, max(0, m.start() - 12), m.start()):
                 continue  # plain `token: x` outside a `-H "..."` is the assignment detector's business
             cat, tag = (PASSWORDS, "SECRET_BASIC_AUTH") if scheme == "basic" else (JWT, "SECRET_AUTH_HEADER")

@@ -79,6 +79,14 @@ def _not_example(v: str) -> bool:
     return not v.endswith("EXAMPLE")
 
 
+def _random_looking(v: str) -> bool:
+    """At least two of lower/upper/digit and not a dotted name: `get_session_id` and
+    `botocore.httpsession.URLLib3Session` are code, `4f9a0c...` is a value."""
+    if re.fullmatch(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+", v):
+        return False
+    return (v != v.upper()) + (v != v.lower()) + any(c.isdigit() for c in v) >= 2
+
+
 def _jwt_header_ok(v: str) -> bool:
     """The first segment must decode to a JSON object: rejects look-alikes and truncated headers."""
     head = v.split(".", 1)[0]
@@ -97,6 +105,8 @@ RULES: tuple[Rule, ...] = (
     Rule("aws_secret_access_key", CLOUD, "SECRET_AWS_SECRET_KEY",
          r"(?i)aws[\w.-]{0,20}?(?:secret|sk)[\w.-]{0,20}[\\\"' \t]*(?:=|:=|:|=>|,)[\\\"' \t]*"
          r"([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])", ("aws",), group=1, entropy=3.0),
+    Rule("aws_bedrock_short_lived_key", CLOUD, "SECRET_AWS_BEDROCK_KEY",
+         r"bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/=%&._-]*", ("bedrock-api-key-",)),
     Rule("aws_bedrock_key", CLOUD, "SECRET_AWS_BEDROCK_KEY",
          _L + r"ABSK[A-Za-z0-9+/]{109,269}={0,2}(?![A-Za-z0-9+/=])", ("absk",), entropy=3.0),
     Rule("gcp_api_key", CLOUD, "SECRET_GCP_API_KEY", _L + r"AIza[0-9A-Za-z_-]{35}" + _RD,
@@ -231,5 +241,5 @@ RULES: tuple[Rule, ...] = (
          r"(?:session(?:id|_id|_token|-token)?|sessid|phpsessid|jsessionid|connect\.sid|auth[_-]?token)"
          r"[\\\"' \t]*[=:][\\\"' \t]*([a-z0-9%._~+/-]{16,}={0,2})",
          ("session", "sessid", "connect.sid", "auth_token", "auth-token", "authtoken"), group=1, entropy=3.2,
-         on_lower=True),
+         on_lower=True, validate=_random_looking),
 )

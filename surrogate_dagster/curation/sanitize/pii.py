@@ -83,7 +83,7 @@ def detect_phones(text: str, lower: str) -> Iterator[Candidate]:
             yield Candidate(m.start(), m.end(), PHONES, "PHONE", "phone", 1)
 
 
-_IPV4 = re.compile(r"\d(?<![\w.]\d)\d{0,2}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?![\w]|\.\d)")
+_IPV4 = re.compile(r"\d(?<![\w.]\d)\d{0,2}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?!\w|\.\w)")
 _IPV6 = re.compile(r"[0-9A-Fa-f:](?<![\w:.][0-9A-Fa-f:])[0-9A-Fa-f]{0,3}:[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*(?:%[\w.]+)?(?![\w:])")
 _VERSION_BEFORE = re.compile(r"(?i)(?:\bv|version|ver|release)[\s=:\"'@-]{0,3}$")
 
@@ -100,16 +100,17 @@ def detect_ips(text: str, lower: str) -> Iterator[Candidate]:
     if "::" in text or re.search(r"[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:", text):
         for m in _IPV6.finditer(text):
             s = m.group(0).rstrip(".")
-            if s.count(":") < 2 or not any(c.isdigit() for c in s) or len(s) < 6:
-                continue
+            if s.count(":") < 2 or not any(c.isdigit() for c in s) or len(s) < 6 or s.endswith("::"):
+                continue  # `800::/5`-style network prefixes are ranges, not hosts
             if public_ip(s):
                 yield Candidate(m.start(), m.start() + len(s), IPS, "IP", "ipv6", 2)
 
 
-_CARD = re.compile(r"\d(?<![\w\-.]\d)(\d{3}([ \-])\d{4}\2\d{4}\2\d{1,4}(?:\2\d{1,3})?|\d{3}([ \-])\d{6}\3\d{4,5}|\d{12,18})"
-                   r"(?![\w\-]|\.\d)")
+_CARD = re.compile(r"\d(?<![\w\-.]\d)(\d{3}([ \-])\d{4}\2\d{4}\2\d{1,4}(?:\2\d{1,3})?"
+                   r"|\d{3}([ \-])\d{6}\3\d{4,5}|\d{12,18})(?![\w\-]|\.\d)")
 _CARD_CONTEXT = re.compile(r"(?i)card|visa|master|amex|credit|debit|payment|pan\b")
-_IBAN = re.compile(r"[A-Z](?<![A-Za-z0-9][A-Z])([A-Z]\d{2}(?:([ \-]?)[A-Z0-9]{4})(?:\2[A-Z0-9]{4}){1,6}(?:\2[A-Z0-9]{1,4})?)(?![A-Za-z0-9])")
+_IBAN = re.compile(r"[A-Z](?<![A-Za-z0-9][A-Z])([A-Z]\d{2}(?:([ \-]?)[A-Z0-9]{4})(?:\2[A-Z0-9]{4}){1,6}"
+                   r"(?:\2[A-Z0-9]{1,4})?)(?![A-Za-z0-9])")
 _SSN = re.compile(r"\d(?<![\w\-.]\d)\d{2}([ \-.])\d{2}\1\d{4}(?![\d\-]|\.\d)")
 _SSN_BARE = re.compile(r"\d(?<![\w\-.]\d)\d{8}(?![\d\-]|\.\d)")
 _SSN_CONTEXT = re.compile(r"ssn|social security|ss#|sozialversicherung")  # on the lower-cased text

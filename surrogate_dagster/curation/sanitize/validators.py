@@ -134,15 +134,24 @@ def looks_like_placeholder(value: str) -> bool:
     v = value.strip()
     if not v or v[0] in "$%{<" or v.startswith(("{{", "ENC[", "env.", "process.env", "os.environ")):
         return True
-    if len(set(v)) <= 2:
+    if len(set(v)) <= 2 or _TEMPLATE_FIELD.search(v):
         return True
     return _PLACEHOLDER_WORDS.search(v.lower()) is not None
+
+
+# `{key_type}`, `${HOME}`, `%(name)s`, `{{ .Values.x }}`: template fields, filled in elsewhere
+_TEMPLATE_FIELD = re.compile(r"\{[A-Za-z_][\w.]{2,}\}|\$\{[A-Za-z_]\w*\}|%\([A-Za-z_]\w*\)[sd]|\{\{[^}]*\}\}")
 
 
 def char_classes(s: str) -> int:
     """How many of lower, upper, digit, symbol occur in `s`."""
     return ((s != s.upper()) + (s != s.lower()) + (_DIGIT.search(s) is not None)
             + (_SYMBOL.search(s) is not None))
+
+
+def alnum_classes(s: str) -> int:
+    """How many of lower, upper, digit occur in `s` (symbols don't count)."""
+    return (s != s.upper()) + (s != s.lower()) + (_DIGIT.search(s) is not None)
 
 
 _DIGIT = re.compile(r"\d")

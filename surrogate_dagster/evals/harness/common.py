@@ -139,10 +139,13 @@ class BatchRunner:
     workers: int = 2
     env: dict[str, str] = field(default_factory=dict)
     log: Callable[[str], None] | None = None
+    # per-batch files (e.g. only the expected outputs of the batch's tasks), on top of ``files``
+    files_for: Callable[[list[dict]], dict[str, str | bytes]] | None = None
 
     def _run(self, items: list[dict], limits: SandboxLimits) -> tuple[dict[int, dict], str | None]:
         nonce = secrets.token_hex(16)
-        files = {**self.files, "__items__.json": json.dumps(items), "__nonce__": nonce}
+        extra = self.files_for(items) if self.files_for else {}
+        files = {**self.files, **extra, "__items__.json": json.dumps(items), "__nonce__": nonce}
         res = self.sandbox.run(SANDBOX_PRELUDE + self.script, files=files, limits=limits, env=self.env)
         tag = RESULT_TAG + nonce
         out: dict[int, dict] = {}

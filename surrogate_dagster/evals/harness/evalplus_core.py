@@ -39,7 +39,7 @@ EVALPLUS_VERSION = "0.3.1"
 # numpy/evalplus import in every sandbox: no address-space cap (openblas reserves a lot), the
 # sandbox's cpu/wall/nproc/tmpfs limits still hold; evalplus forks one child per check.
 CHECK_LIMITS = SandboxLimits(memory_mb=None, nproc=64, cpu_s=600, wall_s=600, stdout_bytes=64 << 20,
-                             tmpfs_mb=256)
+                             fsize_mb=256, tmpfs_mb=512)
 SANDBOX_ENV = {"EVALPLUS_MAX_MEMORY_BYTES": "-1", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
 
 _GROUNDTRUTH = r'''
@@ -166,10 +166,11 @@ def compute_groundtruth(sandbox: Sandbox, dataset: str, problems: dict[str, dict
     """Expected outputs and reference times of the canonical solutions (evalplus' trusted_exec)."""
     import pickle
 
-    runner = BatchRunner(sandbox, _GROUNDTRUTH, files={
-        "problems.pkl": pickle.dumps(_problem_payload(problems), protocol=4),
-        "__spec__.json": json.dumps({"dataset": dataset})}, limits=CHECK_LIMITS, batch_size=25,
-        workers=workers, env=SANDBOX_ENV, log=log)
+    payload = _problem_payload(problems)
+    runner = BatchRunner(sandbox, _GROUNDTRUTH, files={"__spec__.json": json.dumps({"dataset": dataset})},
+                         files_for=lambda b: {"problems.pkl": pickle.dumps(
+                             {it["task_id"]: payload[it["task_id"]] for it in b}, protocol=4)},
+                         limits=CHECK_LIMITS, batch_size=25, workers=workers, env=SANDBOX_ENV, log=log)
     tids = sorted(problems)
     res = runner.run([{"i": i, "task_id": t} for i, t in enumerate(tids)], per_item_wall_s=30)
     out, bad = {}, {}
@@ -204,12 +205,15 @@ def check_solutions(sandbox: Sandbox, dataset: str, problems: dict[str, dict], e
     """Run evalplus' untrusted_check on (task_id, solution) pairs in the sandbox."""
     import pickle
 
-    used = {t for t, _ in solutions}
+    def files_for(batch: list[dict]) -> dict[str, bytes]:
+        # only the batch's tasks travel: MBPP+ expected outputs are tens of MB in all
+        used = {it["task_id"] for it in batch}
+        return {"problems.pkl": pickle.dumps(_problem_payload({t: problems[t] for t in used}), protocol=4),
+                "expected.pkl": pickle.dumps({t: expected[t] for t in used}, protocol=4)}
+
     runner = BatchRunner(sandbox, _CHECK, files={
-        "problems.pkl": pickle.dumps(_problem_payload({t: problems[t] for t in used}), protocol=4),
-        "expected.pkl": pickle.dumps({t: expected[t] for t in used}, protocol=4),
         "__spec__.json": json.dumps({"dataset": dataset, "min_time_limit": cfg.min_time_limit,
-                                     "gt_factor": cfg.gt_time_limit_factor})},
+                                     "gt_factor": cfg.gt_time_limit_factor})}, files_for=files_for,
         limits=CHECK_LIMITS, batch_size=cfg.batch_size, workers=cfg.workers, env=SANDBOX_ENV, log=log)
     items = [{"i": i, "task_id": t, "solution": s} for i, (t, s) in enumerate(solutions)]
     # the worst case per sample: evalplus' own cap (60 s per part) plus process start

@@ -1,0 +1,37 @@
+"""Preemption: kill the real trainer mid-run, re-materialize, and it resumes from its last checkpoint.
+
+Slow (real axolotl twice on CPU, about 2-4 minutes): `-m "not slow"` skips it. Needs .venv-trainer.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from test_training_pipes import failure_text
+from training_support import TRAINER_PY, dpo_resume_scenario, metadata
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not TRAINER_PY.exists(), reason="trainer environment (.venv-trainer) not installed")]
+
+
+def test_killed_run_fails_then_resumes_and_finishes():
+    sc = dpo_resume_scenario()
+    # The first run was SIGKILLed right after its first checkpoint reached the object store.
+    assert sc.kill_step == 2
+    assert not sc.first.success
+    assert "failed with code -9" in failure_text(sc.first)
+    # The second run picked that checkpoint up: the step count continues, and the adapter exists.
+    assert sc.second.success, failure_text(sc.second)
+    md = metadata(sc.second)
+    assert md["resumed_from_step"] == 2
+    assert md["steps"] == 4
+    prefix = "training/stage2/" + md["run_fingerprint"]
+    summary = json.loads(sc.store.get_bytes(prefix + "/result.json"))
+    assert [p["step"] for p in summary["progress"]] == [3, 4]  # no step trained twice
+    assert sc.store.exists(prefix + "/adapter/adapter_model.safetensors")
+    assert sc.store.exists(prefix + "/merged/model.safetensors")
+    assert json.loads(sc.store.get_bytes(prefix + "/checkpoints/latest.json"))["step"] == 4
+    # Focused-DPO ran under axolotl: a finite DPO loss near log 2 for a fresh adapter.
+    assert 0.0 < md["final_loss"] < 1.0
