@@ -5,6 +5,8 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+TVENV := .venv-trainer
+TSTAMP := $(TVENV)/.installed
 
 .PHONY: setup run test ui validate bench clean
 
@@ -17,7 +19,16 @@ $(STAMP): pyproject.toml requirements.lock scripts/install_system_deps.sh
 	$(BIN)/pip install -q -c requirements.lock -e '.[test]'
 	touch $(STAMP)
 
-setup: $(STAMP)
+# The trainer environment (axolotl's exact pins): its own venv, used only out of process (Pipes).
+$(TSTAMP): trainer/requirements.txt trainer/pyproject.toml
+	test -x $(TVENV)/bin/python || $(PY) -m venv $(TVENV)
+	$(TVENV)/bin/pip install -q --upgrade pip
+	$(TVENV)/bin/pip install -q torch==2.13.0
+	$(TVENV)/bin/pip install -q -r trainer/requirements.txt
+	$(TVENV)/bin/pip install -q --no-deps -e trainer/
+	touch $(TSTAMP)
+
+setup: $(STAMP) $(TSTAMP)
 
 run: setup
 	$(BIN)/python -m surrogate_dagster.cli run

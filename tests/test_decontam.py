@@ -39,7 +39,7 @@ def index(loaded) -> BenchmarkIndex:
 
 @pytest.fixture(scope="module")
 def dec(index) -> Decontaminator:
-    return Decontaminator(index, min_matches=3)
+    return Decontaminator(index)  # default rule: min_matches=4
 
 
 @pytest.fixture(scope="module")
@@ -135,13 +135,14 @@ def test_short_bfcl_questions(dec, index, loaded) -> None:
     m = dec.check(f"[user] {q}\n[assistant] <tool_call>...")
     assert m is not None and m.item_id in {i for i, it in by_id.items() if it.text == q}
     assert dec.check(by_id["live_irrelevance_174-27-1"].text) is None  # "Where is my order": too short
-    assert index.meta["too_short"]["bfcl"] > 0
+    assert index.meta["unmatchable"]["bfcl"] > 0
 
 
 # ----------------------------------------------------------------------------- rule and negatives
 
 
 def test_min_match_rule(index, prompts) -> None:
+    assert Decontaminator(index).min_matches == 4
     toks = tokenize(prompts["HumanEval/10"])
     # the first window of 15 tokens that are all words: its 3 13-grams are all informative
     s = next(i for i in range(len(toks)) if all(t.isalpha() for t in toks[i:i + 15]))
@@ -163,6 +164,7 @@ SNIPPETS = [
     "result = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]",
     "with open(path) as f:\n    data = json.load(f)\nreturn data",
     "Traceback (most recent call last):\n  File \"main.py\", line 1, in <module>",
+    "for i in range(n):\n    for j in range(n):\n        total += grid[i][j]",  # flagged with k=3
 ]
 
 CLEAN_CODE = '''

@@ -14,6 +14,7 @@ import pytest
 from surrogate_dagster.curation.exact_dedup import ExactDeduper, normalize_for_hash, sha256_text
 from surrogate_dagster.curation.minhash import (
     DEFAULT_SPEC,
+    MinhashSpec,
     RegexWordTokenizer,
     THRESHOLD,
     candidate_probability,
@@ -228,3 +229,10 @@ def test_signature_errors(tmp_path: Path) -> None:
     assert not (tmp_path / "p").exists()  # a failed run leaves nothing half-written
     with pytest.raises(FileNotFoundError, match="manifest.json"):
         find_near_duplicates({"p": tmp_path / "p"}, {})
+    with pytest.raises(TypeError, match="text is NoneType"):
+        compute_signatures([("a", None)], tmp_path / "p")
+    doc = [("a", "one two three four five six seven")]
+    compute_signatures(doc, tmp_path / "p32")
+    compute_signatures(doc, tmp_path / "p14", MinhashSpec(buckets=14, hashes_per_bucket=8))
+    with pytest.raises(ValueError, match="different MinHash specs"):
+        find_near_duplicates({"a": tmp_path / "p32", "b": tmp_path / "p14"}, {})

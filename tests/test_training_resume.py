@@ -32,6 +32,10 @@ def test_killed_run_fails_then_resumes_and_finishes():
     assert [p["step"] for p in summary["progress"]] == [3, 4]  # no step trained twice
     assert sc.store.exists(prefix + "/adapter/adapter_model.safetensors")
     assert sc.store.exists(prefix + "/merged/model.safetensors")
+    # The merged policy carries the rope parameters it was trained under (YaRN x4).
+    merged_config = json.loads(sc.store.get_bytes(prefix + "/merged/config.json"))
+    assert merged_config["rope_parameters"]["rope_type"] == "yarn"
+    assert merged_config["rope_parameters"]["factor"] == 4.0
     assert json.loads(sc.store.get_bytes(prefix + "/checkpoints/latest.json"))["step"] == 4
     # Focused-DPO ran under axolotl: a finite DPO loss near log 2 for a fresh adapter.
     assert 0.0 < md["final_loss"] < 1.0

@@ -130,18 +130,24 @@ def _skip_survey(driver) -> None:
     """Dagster's first-visit dialogs (a survey, a newsletter) close with their Skip button."""
     from selenium.webdriver.common.by import By
 
-    for b in driver.find_elements(By.XPATH, "//div[contains(@class,'bp5-dialog')]//button[normalize-space()='Skip']"):
+    for b in driver.find_elements(By.XPATH, "//button[normalize-space()='Skip' or normalize-space()='Dismiss']"):
         if b.is_displayed():
             b.click()
 
 
 def _dismiss_popups(driver) -> None:
+    """Best effort: close first-visit dialogs (later clicks retry if one comes back)."""
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
 
+    deadline = time.monotonic() + 15
     time.sleep(2)  # the first-visit survey pops up after the page loads
-    _skip_survey(driver)
-    _until(lambda: not [e for e in driver.find_elements(By.CSS_SELECTOR, ".bp5-overlay-backdrop") if e.is_displayed()],
-           15, "the overlay to close")
+    while time.monotonic() < deadline:
+        _skip_survey(driver)
+        if not [e for e in driver.find_elements(By.CSS_SELECTOR, ".bp5-overlay-backdrop") if e.is_displayed()]:
+            return
+        driver.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)
+        time.sleep(0.5)
 
 
 def _expected():
@@ -180,9 +186,15 @@ def test_materialize_one_partition_from_the_ui(webserver, browser):
     _dismiss_popups(browser)
     _click(browser, "Materialize…", 60)
     # "Custom" partition selection: open the picker, filter, pick the partition.
-    _until(lambda: [e.click() or True for e in browser.find_elements(
-        By.XPATH, "//div[contains(@class,'TagSelector_tagSelectorContainer')]") if e.is_displayed()][:1],
-        30, "the partition picker")
+    def open_picker():
+        _skip_survey(browser)
+        for e in browser.find_elements(By.XPATH, "//div[contains(@class,'TagSelector_placeholder')]"):
+            if e.is_displayed():
+                browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", e)
+                e.click()
+                return True
+        return False
+    _until(open_picker, 30, "the partition picker")
     box = _until(lambda: [i for i in browser.find_elements(By.XPATH, "//input[@placeholder='Filter partitions']")
                           if i.is_displayed()], 30, "the partition filter")[0]
     box.send_keys(PARTITION)
@@ -210,7 +222,7 @@ def test_materialize_one_partition_from_the_ui(webserver, browser):
     _until(lambda: "Success" in browser.find_element(By.TAG_NAME, "body").text, 60, "the run page to say Success")
     browser.get(url + "/asset-groups")
     _dismiss_popups(browser)
-    _until(lambda: "source_rows" in browser.find_element(By.TAG_NAME, "body").text, 60, "the lineage graph")
+    _until(lambda: "normalized_rows" in browser.page_source, 60, "the lineage graph")  # nodes are SVG
     time.sleep(3)  # let the graph layout settle before the picture
     shot = tmp / "asset_graph.png"
     assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 10_000

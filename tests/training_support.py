@@ -9,9 +9,11 @@ is in the object store, and it is materialized again: it must resume. Run once p
 
 from __future__ import annotations
 
+import atexit
 import functools
 import json
 import os
+import shutil
 import signal
 import tempfile
 import threading
@@ -94,6 +96,7 @@ def dpo_resume_scenario() -> Scenario:
     from surrogate_dagster.training.tiny_base import TinySpec, build_tiny_qwen2, row_texts
 
     root = Path(tempfile.mkdtemp(prefix="surrogate-dpo-e2e-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)
     store = LocalObjectStore(root / "store", fsync=False)
     rows = _dpo_rows()
     key = "mixtures/code_dpo_mixture/d1/train.jsonl"

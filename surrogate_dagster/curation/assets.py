@@ -249,7 +249,17 @@ def benchmark_ngram_index(context: AssetExecutionContext, object_store: ObjectSt
     from .decontam import BenchmarkIndex
 
     cfg = CURATION.decontamination
-    items, manifest = load_benchmarks(curation.benchmarks_path(), cfg.benchmarks, on_missing="error")
+    names = list(cfg.benchmarks)
+    online_lcb = curation.livecodebench_source == "hf" and "livecodebench" in names
+    if online_lcb:
+        names.remove("livecodebench")
+    items, manifest = load_benchmarks(curation.benchmarks_path(), names, on_missing="error")
+    if online_lcb:
+        from .lcb_online import REPO, load_livecodebench_items
+
+        lcb = load_livecodebench_items("release_v6")
+        items += lcb
+        manifest["livecodebench"] = {"present": True, "items": len(lcb), "source": f"hf://{REPO} release_v6"}
     index = BenchmarkIndex.build(items, n=cfg.n)
     data = index.to_bytes()
     version = version_of(cfg.model_dump(), manifest)

@@ -91,10 +91,7 @@ def load_mbpp(root: Path) -> tuple[list[BenchmarkItem], list[Path]]:
     items = [BenchmarkItem("mbpp", f"mbpp/{r['task_id']}", _join(r["prompt"], r["code"], r["test_list"]))
              for r in json.loads(sanitized.read_text(encoding="utf-8"))]
     for r in _jsonl(full):
-        tests = r["test_list"]
-        if isinstance(tests, str):  # the OpenCoder copy stores the list as its Python repr
-            tests = [tests]
-        items.append(BenchmarkItem("mbpp", f"mbpp/{r['task_id']}", _join(r["text"], r["code"], tests)))
+        items.append(BenchmarkItem("mbpp", f"mbpp/{r['task_id']}", _join(r["text"], r["code"], r["test_list"])))
     return items, [sanitized, full]
 
 

@@ -31,7 +31,7 @@ class MinhashCfg(_Strict):
 
 class DecontCfg(_Strict):
     n: int = Field(13, ge=4)
-    min_matches: int = Field(3, ge=1)
+    min_matches: int = Field(4, ge=1)
     benchmarks: list[str]
 
 

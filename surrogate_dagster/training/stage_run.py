@@ -17,7 +17,7 @@ from ..storage import ObjectStore
 from .card import model_card
 from .config import StageSpec, TrainingCatalog
 from .refs import resolve_stage, stage_pointer
-from .render import LORA_SHAPE, RenderedStage, render_stage
+from .render import LORA_SHAPE, RenderedStage, ref_name, render_stage
 from .runs import TrainerReport, loss_curve_png, read_run
 
 TRAINER_ENV = {"AXOLOTL_DO_NOT_TRACK": "1", "WANDB_MODE": "disabled", "TOKENIZERS_PARALLELISM": "false",
@@ -87,8 +87,7 @@ def materialize_stage(context, stage: StageSpec, catalog: TrainingCatalog, store
     if stage.merge and not summary.get("merged_prefix"):
         raise RuntimeError(f"{stage.name}: merge was requested but the run stored no merged policy")
 
-    base_ref = next(r for r in rendered.refs if rendered.config.get("base_model") and (
-        r == "base_model" or r.endswith("/merged")))
+    base_ref = ref_name(stage.load_config()["base_model"])
     base_res = resolutions[base_ref]
     datasets = {r: v for r, v in rendered.refs.items() if r.split("/")[0].endswith("_mixture")}
     reference = None
@@ -125,7 +124,9 @@ def materialize_stage(context, stage: StageSpec, catalog: TrainingCatalog, store
                 summary=summary, lora=lora, loss=[f"{p['step']}: {p['loss']:.4f}" for p in progress
                                                   if p.get("loss") is not None],
                 artifact_uri=artifact_uri, merged_uri=merged_uri)
-            files = {k[len(adapter_prefix) + 1:]: store.get_bytes(k) for k in adapter_keys}
+            # debug.log (axolotl's run log, local paths) stays in the store, off the Hub.
+            files = {k[len(adapter_prefix) + 1:]: store.get_bytes(k) for k in adapter_keys
+                     if not k.endswith("/debug.log")}
             files["README.md"] = card.encode()
             files["surrogate_training.yaml"] = yaml.safe_dump(
                 {"stage": stage.name, "config_hash": rendered.config_hash, "fingerprint": rendered.fingerprint,

@@ -91,14 +91,25 @@ def train_stage(cfg_path: Path) -> None:
     do_train(load_cfg(str(cfg_path)), TrainerCliArgs())
 
 
-def merge_stage(cfg_path: Path, adapter_dir: Path) -> Path:
-    """`axolotl merge-lora`, in this process: base_model + adapter -> <output_dir>/merged."""
+def merge_stage(cfg_path: Path, adapter_dir: Path, model_config: dict | None) -> Path:
+    """`axolotl merge-lora`, in this process: base_model + adapter -> <output_dir>/merged.
+
+    merge-lora copies the base's config.json, without the stage's ``model_config`` overrides. The
+    policy was trained under them (YaRN scales attention at every position), so they are written
+    into the merged config: the next stage and inference then load the model that was trained.
+    """
     from axolotl.cli.merge_lora import do_cli
+    from transformers import AutoConfig
 
     do_cli(config=str(cfg_path), lora_model_dir=str(adapter_dir))
     merged = adapter_dir / "merged"
     if not (merged / "config.json").is_file():
         raise RuntimeError(f"merge-lora finished but {merged} has no config.json")
+    if model_config:
+        config = AutoConfig.from_pretrained(merged)
+        for key, value in model_config.items():
+            setattr(config, key, value)  # exactly how axolotl applies model_config at load time
+        config.save_pretrained(merged)
     return merged
 
 
@@ -143,7 +154,7 @@ def run(spec: RunSpec, pipes: Any = None) -> RunResult:
     merged_prefix, merge_s = None, 0.0
     if spec.merge:
         t0 = time.monotonic()
-        merged = merge_stage(cfg_path, output_dir)
+        merged = merge_stage(cfg_path, output_dir, cfg.get("model_config"))
         merged_prefix = f"{spec.output_prefix}/merged"
         store.put_tree(merged_prefix, merged)
         merge_s = time.monotonic() - t0

@@ -125,7 +125,7 @@ def _value_ok(value: str, strong: bool, quoted: bool, bare_key: bool = False) ->
             and _CODE_REF.match(v) is None)
 
 
-_NAME_BACK = re.compile(r"[A-Za-z0-9_.-]{0,50}$")
+_NAME_BACK = re.compile(r"[A-Za-z0-9_.-]{0,50}\Z")
 _NAME_FWD = re.compile(r"[A-Za-z0-9_.-]{0,40}")
 
 
@@ -228,7 +228,7 @@ _REVERSED = re.compile(r"([\"'])(?P<val>[^\"'\n]{4,200})\1\s*(?:===?|!==?)\s*(?P
 
 _URL_CRED = re.compile(
     r"://(?P<user>[^\s:/@\"'<>()\[\]{}]{0,128}):(?P<pw>[^\s@/\"'<>]{1,256})@(?=[\w\[])")
-_SCHEME_BEFORE = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,20}$")
+_SCHEME_BEFORE = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,20}\Z")
 _CURL_USER = re.compile(
     r"""(?:\s|^)(?:-u|--user)(?:=|[ \t]+)(?P<v>(?:"[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"':]+)(?::(?:"[^"\n]*"|'[^'\n]*'|[^\s"']*))?)""",
     re.M)
@@ -243,7 +243,7 @@ _HEADER = re.compile(  # on the lower-cased text
 
 
 _SCHEME_NAME = re.compile(r"^[A-Z0-9]+(?:-[A-Z0-9]+)+$")
-_HEADER_FLAG = re.compile(r"(?:-H|--header)[ \t=]*[\"']$")
+_HEADER_FLAG = re.compile(r"(?:-H|--header)[ \t=]*[\"']\Z")
 
 
 def _strip_quotes(v: str) -> str:

@@ -5,9 +5,9 @@ are dropped, and when a pass changed the text the detectors run again on the res
 `max_rounds`), so `sanitize(sanitize(x).text)` finds nothing. A replacement can enable a new match
 (a token glued to a redacted one, a context word moved closer, NER context): later rounds catch
 those by re-running the context-sensitive detectors over the text and every detector in windows
-around placeholders glued to token characters or cut by a dropped overlapping candidate; no
-detector reads more than ~64 characters of context, and long-range structures (PEM blocks, long
-base64 runs) and NER force full rescans. A document with no finding costs one pass.
+around placeholders glued to token characters or cut by a dropped overlapping candidate (no
+detector reads more than ~64 characters of context; a window that would cut a PEM block, and NER,
+force a full rescan). A document with no finding costs one pass.
 """
 from __future__ import annotations
 
@@ -166,7 +166,10 @@ class Sanitizer:
             for ps, pe in hot:
                 rs = _RUN_BACK.search(text, max(0, ps - 1024), ps).start()
                 re_ = _RUN_FWD.match(text, pe).end()
-                zones.append((max(0, rs - 8), min(len(text), re_ + 8)))
+                # glue acts inside the whitespace-free run; whitespace-spanning detectors (phones,
+                # ids, IPs) are in the context pass above. Tokens cut at a window edge are
+                # separated from the zone by whitespace, so they cannot reach into it.
+                zones.append((rs, re_))
             windows: list[list[int]] = []
             for zs, ze in zones:
                 ws, we = max(0, zs - _MARGIN), min(len(text), ze + _MARGIN)
@@ -174,8 +177,8 @@ class Sanitizer:
                     windows[-1][1] = max(windows[-1][1], we)
                 else:
                     windows.append([ws, we])
-            if any(_long_range(text[ws:we]) for ws, we in windows):
-                return _resolve(self._raw(text))  # a window could cut a PEM block or base64 run
+            if any(_cuts_block(text, ws, we) for ws, we in windows):
+                return _resolve(self._raw(text))  # a window would cut a PEM block: scan it all
             z_starts = [zs for zs, _ in zones]
             for ws, we in windows:
                 for c in self._raw(text[ws:we]):
@@ -211,7 +214,7 @@ class Sanitizer:
                 out_len += c.start - pos
                 # a token that ends right before this span or starts right after it had its
                 # boundary check decided by the span's edge characters, which are now `<`/`>`
-                glued = ((c.start > 0 and _GLUE_BEFORE.match(cur, c.start - 1) is not None)
+                glued = ((c.start > 0 and _GLUE_BEFORE.search(cur, max(0, c.start - 17), c.start) is not None)
                          or _GLUE_AFTER.match(cur, c.end) is not None)
                 # a dropped candidate overlapping this span leaves a fragment next to it
                 cut = any(ds < c.end and de > c.start for ds, de in dropped)
@@ -234,20 +237,20 @@ def _lower(text: str) -> str:
     return lower if len(lower) == len(text) else text.translate(_ASCII_LOWER)
 
 
-# characters that token regexes' boundary look-arounds care about (`=` ends base64 and JWTs)
-_GLUE_BEFORE = re.compile(r"[A-Za-z0-9_)=.~+/!%-]")
-_GLUE_AFTER = re.compile(r"[A-Za-z0-9_+(.-]")
+# (a letter, digit or `_` touching the span; or punctuation that ends a token, `=` of base64 and
+# JWTs, only after a long token run; `.`/`-`/`+`/`(` after the span only if a token follows)
+_GLUE_BEFORE = re.compile(r"(?:[A-Za-z0-9_]|[A-Za-z0-9+/_.-]{16}[=.~+/!%)-])\Z")
+_GLUE_AFTER = re.compile(r"[A-Za-z0-9_]|[+(.-][A-Za-z0-9]")
 _MARGIN = 64    # context scanned on each side of a hot zone in later rounds (key names, prefixes)
-_RUN_BACK = re.compile(r"\S{0,1024}$")
+_RUN_BACK = re.compile(r"\S{0,1024}\Z")
 _RUN_FWD = re.compile(r"\S{0,1024}")
-_NON_B64 = re.compile(r"[^A-Za-z0-9+/]+")
 
 
-def _long_range(text: str) -> bool:
-    """PEM/PuTTY blocks or base64 runs of >= 400 chars: structures a window could cut."""
-    if "-----BEGIN" in text or "PuTTY-User-Key" in text:
-        return True
-    return len(text) >= 400 and max(map(len, _NON_B64.split(text))) >= 400
+def _cuts_block(text: str, ws: int, we: int) -> bool:
+    """Whether [ws, we) may cut a multi-line structure: a PEM block without both its BEGIN and
+    END lines inside, or a PuTTY key file."""
+    win = text[ws:we]
+    return "PuTTY-User-Key" in win or win.count("-----BEGIN") != win.count("-----END")
 
 
 def _resolve(cands: list[Candidate]) -> list[Candidate]:

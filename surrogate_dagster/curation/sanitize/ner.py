@@ -99,8 +99,25 @@ _STREET = re.compile(rf"\b\d{{1,6}}[A-Za-z]?\s+(?:[A-Z][a-zA-Z'.-]*\s+){{1,4}}{_
                      r"(?:\s+(?:NW|NE|SW|SE|N|S|E|W)\b)?")
 _ADDRESS_TAIL = re.compile(r"(?:,?\s*(?:Apt|Suite|Unit|Fl|Floor)\.?\s*#?\w+)?(?:,\s*[A-Z][a-zA-Z]+(?:[ -][A-Z][a-zA-Z]+)*){0,2}"
                            r"(?:,?\s*[A-Z]{2})?(?:,?\s+\d{5}(?:-\d{4})?)?")
-_HOUSE_NUMBER_BEFORE = re.compile(r"\b\d{1,6}[A-Za-z]?\s+$")
-_NAME_OK = re.compile(r"^[A-Z][\w'.-]*(?:\s+[A-Z][\w'.-]*)*$")
+_HOUSE_NUMBER_BEFORE = re.compile(r"\b\d{1,6}[A-Za-z]?\s+\Z")
+# A name token: Capitalised word (Mc/Mac/O' forms allowed) or an initial. ALLCAPS, CamelCase and
+# digits are identifiers in technical text, where small NER models misfire most.
+_NAME_TOKEN = re.compile(r"^(?:[A-Z][a-z]+(?:['-][A-Z]?[a-z]+)*|(?:Mc|Mac|O')[A-Z][a-z]+|[A-Z]\.)$")
+# a single-token name counts only after a cue: an honorific or a phrase that introduces a person
+_NAME_CUE = re.compile(r"(?i)(?:\b(?:mr|mrs|ms|miss|dr|prof|sir|madam|dear|hi|hello|hey|thanks|regards|cheers|"
+                       r"cc|by|from|author|contact|ask|named|called|call me|name is|i am|i'm)\b\.?,?\s*)\Z")
+
+
+def _person_ok(seg: str, s: int, e: int, ent: str) -> bool:
+    tokens = ent.split()
+    if len(ent) < 3 or not all(_NAME_TOKEN.match(t) for t in tokens):
+        return False
+    before, after = seg[max(0, s - 1):s], seg[e:e + 1]
+    if before in "._`<'\"" and before or after in ("(", "`", "_", ">") and after:
+        return False  # `obj.Name`, `Name(`, inline code, quoted identifiers
+    if sum(1 for t in tokens if len(t) > 2) >= 2:
+        return True
+    return _NAME_CUE.search(seg, max(0, s - 24), s) is not None
 
 
 def prose_segments(text: str) -> list[tuple[int, str]]:
@@ -128,7 +145,7 @@ def detect_ner(text: str, backend: NERBackend) -> Iterator[Candidate]:
             yield Candidate(off + m.start(), off + tail.end(), ADDRESSES, "ADDRESS", "street_address", 2)
         for s, e, label in spans:
             ent = seg[s:e].strip()
-            if label == PERSON and _NAME_OK.match(ent) and "<" not in seg[max(0, s - 1):e + 1] and len(ent) >= 3:
+            if label == PERSON and _person_ok(seg, s, s + len(ent), ent):
                 yield Candidate(off + s, off + s + len(ent), PERSONS, "PERSON", f"ner:{backend.name}", 1)
             elif label == PLACE:
                 num = _HOUSE_NUMBER_BEFORE.search(seg, max(0, s - 12), s)

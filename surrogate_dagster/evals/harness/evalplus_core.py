@@ -29,7 +29,7 @@ from typing import Any, Callable, Sequence
 from surrogate_dagster.sandbox import Sandbox, SandboxLimits
 
 from ..inference import GenRequest, InferenceClient
-from .common import BatchRunner, EvalReport, Timer, b64pickle, pct, safe_loads
+from .common import BatchRunner, EvalReport, Timer, pct
 
 INSTRUCTION_PREFIX = ("Please provide a self-contained Python script that solves the following problem "
                       "in a markdown code block:")
@@ -103,9 +103,11 @@ def _find_zero_check(code, inputs, atol, ref_time):
     return (PASS if n == len(inputs) else FAIL), [True] * n
 SPEC = json.load(open("__spec__.json"))
 PROBLEMS = pickle.load(open("problems.pkl", "rb"))
+import zlib
 EXPECTED = pickle.load(open("expected.pkl", "rb"))
 for item in ITEMS:
-    p, e = PROBLEMS[item["task_id"]], EXPECTED[item["task_id"]]
+    p = PROBLEMS[item["task_id"]]
+    e = pickle.loads(zlib.decompress(EXPECTED[item["task_id"]]))
     res = {"i": item["i"]}
     for part in ("base", "plus"):
         if part == "plus" and (res["base"] != PASS or not p["plus_input"]):
@@ -162,8 +164,9 @@ def _problem_payload(problems: dict[str, dict]) -> dict[str, dict]:
 
 
 def compute_groundtruth(sandbox: Sandbox, dataset: str, problems: dict[str, dict], *, workers: int = 2,
-                        log: Callable[[str], None] | None = None) -> dict[str, dict]:
-    """Expected outputs and reference times of the canonical solutions (evalplus' trusted_exec)."""
+                        log: Callable[[str], None] | None = None) -> dict[str, bytes]:
+    """Expected outputs and reference times of the canonical solutions (evalplus' trusted_exec),
+    per task as zlib-compressed pickles (opaque to the host)."""
     import pickle
 
     payload = _problem_payload(problems)
@@ -173,10 +176,13 @@ def compute_groundtruth(sandbox: Sandbox, dataset: str, problems: dict[str, dict
                          limits=CHECK_LIMITS, batch_size=25, workers=workers, env=SANDBOX_ENV, log=log)
     tids = sorted(problems)
     res = runner.run([{"i": i, "task_id": t} for i, t in enumerate(tids)], per_item_wall_s=30)
-    out, bad = {}, {}
+    out: dict[str, bytes] = {}
+    bad = {}
     for tid, r in zip(tids, res):
         if "oracle" in r:
-            out[tid] = safe_loads(zlib.decompress(base64.b64decode(r["oracle"])))
+            # kept compressed and only ever unpickled inside a sandbox: MBPP+ outputs reach ~800 MB
+            # unpacked (Mbpp/255 alone is most of it); zlib brings them to a few MB
+            out[tid] = base64.b64decode(r["oracle"])
         else:
             bad[tid] = r.get("error") or r.get("sandbox_error")
     if bad:
@@ -199,7 +205,7 @@ def sanitize_solution(completion: str, entry_point: str) -> str:
     return sanitize("```python\n" + completion, entrypoint=entry_point)
 
 
-def check_solutions(sandbox: Sandbox, dataset: str, problems: dict[str, dict], expected: dict[str, dict],
+def check_solutions(sandbox: Sandbox, dataset: str, problems: dict[str, dict], expected: dict[str, bytes],
                     solutions: Sequence[tuple[str, str]], cfg: EvalPlusConfig,
                     log: Callable[[str], None] | None = None) -> list[dict]:
     """Run evalplus' untrusted_check on (task_id, solution) pairs in the sandbox."""
@@ -221,7 +227,7 @@ def check_solutions(sandbox: Sandbox, dataset: str, problems: dict[str, dict], e
 
 
 def evaluate(client: InferenceClient, sandbox: Sandbox, *, benchmark: str, variant: str, version: str,
-             dataset_info: dict, problems: dict[str, dict], expected: dict[str, dict], cfg: EvalPlusConfig,
+             dataset_info: dict, problems: dict[str, dict], expected: dict[str, bytes], cfg: EvalPlusConfig,
              notes: Sequence[str] = (), log: Callable[[str], None] | None = None) -> EvalReport:
     """Generate greedily for every task, sanitize, check in the sandbox, score pass@1."""
     tids = sorted(problems, key=lambda t: int(t.split("/")[-1]))
