@@ -34,6 +34,7 @@ run: setup
 	$(BIN)/python -m surrogate_dagster.cli run
 
 test: setup
+	bash scripts/install_ui_deps.sh   # Debian chromium + chromedriver for the UI test
 	$(BIN)/python -m pytest -q
 
 validate: setup

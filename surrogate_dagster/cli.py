@@ -72,7 +72,19 @@ def _groups(ordered, graph):
     return groups
 
 
-def run_all(select: list[str] | None = None, fail_fast: bool = False, log_level: str = "WARNING") -> int:
+def _needs_run(graph, instance, keys, pdef) -> set:
+    """Partitions of a group where some asset is missing or stale (code, data or upstream changed)."""
+    from .ops.planning import stale_plan
+
+    plan = stale_plan(graph, instance, keys)
+    out: set = set()
+    for parts in plan.values():
+        out |= parts
+    return out
+
+
+def run_all(select: list[str] | None = None, fail_fast: bool = False, log_level: str = "WARNING",
+            everything: bool = False) -> int:
     ensure_instance_home()
     from dagster import DagsterInstance, materialize
 
@@ -94,7 +106,11 @@ def run_all(select: list[str] | None = None, fail_fast: bool = False, log_level:
         names = ", ".join(k.to_user_string() for k in keys)
         pkeys = pdef.get_partition_keys(dynamic_partitions_store=instance) if pdef else [None]
         print(f"[{names}] {len(pkeys)} partition(s)" if pdef else f"[{names}]", flush=True)
-        for pk in pkeys:
+        todo = set(pkeys) if everything else _needs_run(graph, instance, keys, pdef)
+        fresh = [pk for pk in pkeys if pk not in todo]
+        if fresh:
+            print(f"  fresh {len(fresh)} partition(s): nothing changed upstream, not re-run", flush=True)
+        for pk in [p for p in pkeys if p in todo]:
             label = pk or "-"
             bad_parents = [p for k in keys for p in graph.get(k).parent_keys
                            if p in failed and (pk in failed[p] or None in failed[p] or
@@ -134,9 +150,10 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--select", nargs="*", help="asset names to run (default: all)")
     r.add_argument("--fail-fast", action="store_true")
     r.add_argument("--log-level", default="WARNING", help="Dagster console log level (INFO shows counts)")
+    r.add_argument("--all", action="store_true", help="re-run fresh partitions too (default: only stale/missing)")
     args = ap.parse_args(argv)
     if args.cmd == "run":
-        return run_all(args.select, args.fail_fast, args.log_level)
+        return run_all(args.select, args.fail_fast, args.log_level, args.all)
     return 2
 
 

@@ -51,9 +51,6 @@ def _child(home: str, tmp: str, hub: str) -> None:
         materialize([source_rows], partition_key=SOURCE, resources=res, instance=instance)
 
 
-@pytest.mark.xfail(strict=True, reason="mirror_source redoes a partition without clearing the keys a killed "
-                   "attempt left under raw/<source>/<revision>/: an orphan part-NNNNN.parquet stays (never read: "
-                   "_SUCCESS lists the parts). Fix in sources/mirror.py, then remove this marker.")
 def test_killed_worker_retry_leaves_no_partial_objects(tmp_path):
     hub = hub_copy(tmp_path)
     home = tmp_path / "home"

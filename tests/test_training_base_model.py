@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from surrogate_dagster.catalog.models import HubConfig
+from surrogate_dagster.curation.mixtures import MixtureBuild, write_mixture
 from surrogate_dagster.storage import LocalObjectStore
 from surrogate_dagster.training.base_model import build_tiny_base, hub_model_revision
 from surrogate_dagster.training.config import load_training_catalog
@@ -29,9 +29,7 @@ def built(tmp_path_factory):
                 {"messages": [{"role": "user", "content": f"fix {j}"}],
                  "chosen": {"role": "assistant", "content": f"return {j}"},
                  "rejected": {"role": "assistant", "content": f"return -{j}"}} for j in range(60)]
-        key = f"mixtures/{name}/v{i}/train.jsonl"
-        store.put_bytes(key, "".join(json.dumps(r) + "\n" for r in rows).encode())
-        store.put_bytes(f"mixtures/{name}/_latest.json", json.dumps({"key": key, "data_version": f"v{i}"}).encode())
+        write_mixture(store, MixtureBuild(name.removesuffix("_mixture"), rows, {"t": len(rows)}, {}, f"v{i}"), "card")
     first = build_tiny_base(store, CATALOG)
     again = build_tiny_base(store, CATALOG)
     model_dir = root / "model"

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from dagster import DagsterEventType, materialize
 
+from surrogate_dagster.curation.mixtures import MixtureBuild, write_mixture
 from surrogate_dagster.resources import HubResource, ObjectStoreResource
 from surrogate_dagster.storage import LocalObjectStore
 from surrogate_dagster.training.assets import CATALOG, build_stage_asset
@@ -27,9 +28,7 @@ STAGE = CATALOG.stage("stage1")
 def env(tmp_path):
     store = LocalObjectStore(tmp_path / "store", fsync=False)
     rows = [{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "def f(): pass"}]}]
-    store.put_bytes("mixtures/code_sft_mixture/v1/train.jsonl", "".join(json.dumps(r) + "\n" for r in rows).encode())
-    store.put_bytes("mixtures/code_sft_mixture/_latest.json",
-                    json.dumps({"key": "mixtures/code_sft_mixture/v1/train.jsonl", "data_version": "v1"}).encode())
+    write_mixture(store, MixtureBuild("code_sft", rows, {"test": 1}, {}, "v1"), "card")
     store.put_bytes("models/base_model/b1/model/config.json", b"{}")
     store.put_bytes("models/base_model/_latest.json",
                     json.dumps({"prefix": "models/base_model/b1/model", "data_version": "b1"}).encode())

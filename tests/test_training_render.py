@@ -49,6 +49,12 @@ def test_catalog_has_the_runbook_stages_in_order():
     check_lora_shape(CATALOG)
 
 
+def test_tiny_base_reads_no_mixture_built_from_a_checkpoint():
+    # code_dpo_mixture holds pairs sampled from stage1_6_checkpoint (synth): a cycle otherwise.
+    assert "code_dpo_mixture" not in CATALOG.base_model.tiny.tokenizer_mixtures
+    assert "code_sft_mixture" in CATALOG.base_model.tiny.tokenizer_mixtures
+
+
 def test_each_stage_depends_on_its_mixture_and_the_previous_checkpoint():
     deps = {s.name: upstream_assets(s.load_config()) for s in CATALOG.stages}
     assert deps == {

@@ -31,6 +31,7 @@ def test_killed_run_fails_then_resumes_and_finishes():
     summary = json.loads(sc.store.get_bytes(prefix + "/result.json"))
     assert [p["step"] for p in summary["progress"]] == [3, 4]  # no step trained twice
     assert sc.store.exists(prefix + "/adapter/adapter_model.safetensors")
+    assert not sc.store.exists(prefix + "/adapter/model.safetensors")  # axolotl's full-model save stays local
     assert sc.store.exists(prefix + "/merged/model.safetensors")
     # The merged policy carries the rope parameters it was trained under (YaRN x4).
     merged_config = json.loads(sc.store.get_bytes(prefix + "/merged/config.json"))

@@ -89,6 +89,7 @@ def _kill_at_first_checkpoint(store, work: Path, stop: threading.Event, seen: di
 
 @functools.cache
 def dpo_resume_scenario() -> Scenario:
+    from surrogate_dagster.curation.mixtures import MixtureBuild, write_mixture
     from surrogate_dagster.resources import HubResource, ObjectStoreResource
     from surrogate_dagster.storage import LocalObjectStore
     from surrogate_dagster.training.assets import CATALOG, build_stage_asset
@@ -99,9 +100,7 @@ def dpo_resume_scenario() -> Scenario:
     atexit.register(shutil.rmtree, root, ignore_errors=True)
     store = LocalObjectStore(root / "store", fsync=False)
     rows = _dpo_rows()
-    key = "mixtures/code_dpo_mixture/d1/train.jsonl"
-    store.put_bytes(key, "".join(json.dumps(r) + "\n" for r in rows).encode())
-    store.put_bytes("mixtures/code_dpo_mixture/_latest.json", json.dumps({"key": key, "data_version": "d1"}).encode())
+    write_mixture(store, MixtureBuild("code_dpo", rows, {"test": len(rows)}, {}, "d1"), "card")
     base_dir = root / "base"
     build_tiny_qwen2([t for r in rows for t in row_texts(r)], base_dir, TinySpec(vocab_size=400))
     merged_dir = _previous_policy(base_dir, root / "stage1_6_merged")

@@ -28,7 +28,7 @@ from typing import Iterable
 
 from tree_sitter import Language, Parser, Query, QueryCursor, Tree
 
-from .code_blocks import CodeBlock, answer_texts, extract_code_blocks
+from .code_blocks import BoundedMemo, CodeBlock, answer_parts, answer_texts
 
 # canonical language -> (module, function returning the grammar pointer)
 GRAMMARS: dict[str, tuple[str, str]] = {
@@ -165,7 +165,15 @@ class AstChecker:
         return grammar in STRICT_QUERIES and self._violates_strict(grammar, tree)
 
     def parses(self, code: str, language: str) -> bool:
-        """True when ``code`` parses as ``language`` (bare, then via fallbacks and wrappers)."""
+        """True when ``code`` parses as ``language`` (bare, then via fallbacks and wrappers).
+
+        Memoized in ``PARSE_MEMO`` (the answer depends only on the code, the language and
+        ``use_snippet_wrappers``), so the edu scorer's validity point reuses this check's parse.
+        """
+        return PARSE_MEMO.get((language, self.use_snippet_wrappers, code), len(code),
+                              lambda: self._parses(code, language))
+
+    def _parses(self, code: str, language: str) -> bool:
         # Several grammars (dockerfile at least) reject a last line without its newline.
         body = code if code.endswith("\n") else code + "\n"
         # An excerpt copied from inside a class or function keeps its common indentation.
@@ -199,7 +207,9 @@ class AstChecker:
         if not block.code.strip():
             stats.skipped[f"empty:{lang}"] += 1
             return None
-        if len(block.code.encode("utf-8", "surrogatepass")) > self.max_parse_bytes:
+        # a character is at most 4 UTF-8 bytes: short blocks skip the encode
+        if (len(block.code) * 4 > self.max_parse_bytes
+                and len(block.code.encode("utf-8", "surrogatepass")) > self.max_parse_bytes):
             stats.skipped[f"too_large:{lang}"] += 1
             return None
         if self.parses(block.code, lang):
@@ -214,7 +224,7 @@ class AstChecker:
     def check_text(self, text: str, stats: AstStats | None = None) -> str | None:
         """Check every block of one answer; returns the first failure's reason (all are counted)."""
         reason = None
-        for block in extract_code_blocks(text):
+        for block in answer_parts(text).blocks:
             r = self.check_block(block, stats)
             reason = reason or r
         return reason
@@ -231,6 +241,9 @@ class AstChecker:
             stats.rows_dropped[reason] += 1
         return reason
 
+
+# Parse results shared by every AstChecker in the process (see AstChecker.parses).
+PARSE_MEMO = BoundedMemo(max_entries=8192)
 
 _DEFAULT: AstChecker | None = None
 

@@ -19,10 +19,12 @@ answer's code that must parse. No Dagster imports here.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+import threading
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Any, Callable, Hashable, Iterator
 
 # Canonical names that have a tree-sitter grammar in the environment (see ast_validity.GRAMMARS).
 PARSEABLE = ("python", "javascript", "typescript", "tsx", "java", "c", "cpp", "go", "rust",
@@ -184,44 +186,64 @@ def guess_language(code: str) -> str | None:
 
 def strip_non_code_spans(text: str) -> str:
     """Remove Hermes ``<tool_call>`` spans and ``<think>`` spans (see module docstring)."""
-    return _THINK.sub("", _TOOL_CALL.sub("", text))
+    # The substring tests skip two regex scans over texts that have neither span (most answers).
+    if "<tool_call>" in text:
+        text = _TOOL_CALL.sub("", text)
+    if "<think>" in text:
+        text = _THINK.sub("", text)
+    return text
+
+
+@functools.lru_cache(maxsize=256)
+def _close_fence(indent: int, char: str, length: int) -> re.Pattern[str]:
+    # A closing fence may be indented at most 3 columns more than the opening one: a deeper
+    # fence is content (e.g. a Markdown example inside a docstring).
+    return re.compile(r"^[ \t]{0,%d}%s{%d,}[ \t]*$" % (indent + 3, re.escape(char), length))
 
 
 def _fences(lines: list[str]) -> Iterator[tuple[int, int, int, str, bool]]:
-    """(open line, close line or len(lines), indent, info string, closed) for each fence."""
-    i = 0
-    while i < len(lines):
+    """(open line, close line or len(lines), indent, info string, closed) for each fence.
+
+    Only lines holding three fence characters in a row can open or close a fence, so the scan
+    visits just those (a few per answer) instead of matching every line.
+    """
+    cands = [i for i, line in enumerate(lines) if "```" in line or "~~~" in line]
+    k = 0
+    while k < len(cands):
+        i = cands[k]
+        k += 1
         m = _FENCE_OPEN.match(lines[i])
         # A backtick fence's info string may not contain backticks (that is inline code).
         if not m or (m["fence"][0] == "`" and "`" in m["info"]):
-            i += 1
             continue
         indent, fence = len(m["indent"]), m["fence"]
-        # A closing fence may be indented at most 3 columns more than the opening one: a deeper
-        # fence is content (e.g. a Markdown example inside a docstring).
-        close = re.compile(r"^[ \t]{0,%d}%s{%d,}[ \t]*$" % (indent + 3, re.escape(fence[0]), len(fence)))
-        j = i + 1
-        while j < len(lines) and not close.match(lines[j]):
-            j += 1
+        close = _close_fence(indent, fence[0], len(fence))
+        while k < len(cands) and not close.match(lines[cands[k]]):
+            k += 1
+        j = cands[k] if k < len(cands) else len(lines)
         yield i, j, indent, m["info"].strip(), j < len(lines)
-        i = j + 1
+        k += 1  # the closing line cannot open the next fence
 
 
-def extract_code_blocks(text: str, *, guess_untagged: bool = True) -> list[CodeBlock]:
-    """All fenced code blocks of a Markdown text, in order.
+@dataclass(frozen=True)
+class AnswerParts:
+    """One answer split into its fenced code blocks and the prose around them."""
 
-    Fences may be indented (answers put code inside list items); the opening fence's indentation
-    is removed from each content line. An unclosed fence runs to the end of the text
-    (``closed=False``), as CommonMark specifies.
-    """
+    blocks: tuple[CodeBlock, ...]
+    prose: str
+
+
+def _split_answer(text: str, guess_untagged: bool) -> AnswerParts:
     lines = strip_non_code_spans(text).split("\n")
     blocks: list[CodeBlock] = []
+    inside: set[int] = set()
     for start, end, indent, info, closed in _fences(lines):
-        body = []
-        for line in lines[start + 1:end]:
-            cut = len(line) - len(line.lstrip(" \t"))
-            body.append(line[min(indent, cut):])
-        code = "\n".join(body)
+        inside.update(range(start, end + 1))
+        content = lines[start + 1:end]
+        if indent:
+            # remove the opening fence's indentation, but never more than a line has
+            content = [line[min(indent, len(line) - len(line.lstrip(" \t"))):] for line in content]
+        code = "\n".join(content)
         tag = info.split()[0] if info else ""
         language = normalize_language(info) if info else None
         guessed = False
@@ -231,7 +253,70 @@ def extract_code_blocks(text: str, *, guess_untagged: bool = True) -> list[CodeB
         if language == "python" and code.lstrip().startswith(">>> "):
             language = "pycon"  # an interpreter transcript tagged as python: not a program
         blocks.append(CodeBlock(language, tag, code, closed, guessed))
-    return blocks
+    prose = "\n".join(line for i, line in enumerate(lines) if i not in inside) if inside else "\n".join(lines)
+    return AnswerParts(tuple(blocks), prose)
+
+
+class BoundedMemo:
+    """A small FIFO memo bounded in entries and in characters of the texts it keys on.
+
+    AST validity, the heuristics and the edu scorer look at the same answers one after the
+    other; memoizing their shared work (fence scan, language guess, tree-sitter parse) lets the
+    second and third reuse the first one's. FIFO (not LRU) is enough for that access pattern.
+    Texts over ``max_text_chars`` are never stored, so one huge answer cannot pin memory.
+    """
+
+    def __init__(self, max_entries: int = 4096, max_chars: int = 32_000_000,
+                 max_text_chars: int = 1_000_000) -> None:
+        self.max_entries, self.max_chars, self.max_text_chars = max_entries, max_chars, max_text_chars
+        self._data: dict[Hashable, tuple[Any, int]] = {}
+        self._chars = 0
+        self._lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    def get(self, key: Hashable, chars: int, compute: Callable[[], Any]) -> Any:
+        """The memoized value for ``key`` (a text of ``chars`` characters), computing it once."""
+        entry = self._data.get(key)
+        if entry is not None:
+            self.hits += 1
+            return entry[0]
+        self.misses += 1
+        value = compute()
+        if chars <= self.max_text_chars:
+            with self._lock:
+                if key not in self._data:
+                    self._data[key] = (value, chars)
+                    self._chars += chars
+                while self._data and (len(self._data) > self.max_entries or self._chars > self.max_chars):
+                    old = next(iter(self._data))
+                    self._chars -= self._data.pop(old)[1]
+        return value
+
+    def clear(self) -> None:
+        """Forget everything (tests; or to release memory after a partition)."""
+        with self._lock:
+            self._data.clear()
+            self._chars = 0
+            self.hits = self.misses = 0
+
+
+PARTS_MEMO = BoundedMemo()
+
+
+def answer_parts(text: str, *, guess_untagged: bool = True) -> AnswerParts:
+    """Blocks and prose of one answer, memoized in ``PARTS_MEMO``: the shared entry point of AST
+    validity, the heuristics and the edu scorer."""
+    return PARTS_MEMO.get((text, guess_untagged), len(text), lambda: _split_answer(text, guess_untagged))
+
+
+def extract_code_blocks(text: str, *, guess_untagged: bool = True) -> list[CodeBlock]:
+    """All fenced code blocks of a Markdown text, in order.
+
+    Fences may be indented (answers put code inside list items); the opening fence's indentation
+    is removed from each content line. An unclosed fence runs to the end of the text
+    (``closed=False``), as CommonMark specifies.
+    """
+    return list(answer_parts(text, guess_untagged=guess_untagged).blocks)
 
 
 def answer_texts(row: dict) -> list[str]:
@@ -247,8 +332,4 @@ def answer_texts(row: dict) -> list[str]:
 
 def prose_of(text: str) -> str:
     """The answer's text outside code fences, tool calls and think spans."""
-    lines = strip_non_code_spans(text).split("\n")
-    inside: set[int] = set()
-    for start, end, *_ in _fences(lines):
-        inside.update(range(start, end + 1))
-    return "\n".join(line for i, line in enumerate(lines) if i not in inside)
+    return answer_parts(text).prose

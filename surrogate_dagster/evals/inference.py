@@ -36,6 +36,7 @@ class ModelRef:
     model_dir: str
     adapter_dir: str | None = None
     revision: str = ""  # content hash of the artifact, recorded in every report
+    model_revision: str | None = None  # a Hub commit when model_dir is a Hub id (the pinned base)
 
 
 @dataclass(frozen=True)
@@ -149,11 +150,13 @@ class TransformersInference(InferenceClient):
         self.device, self.batch_size = device, batch_size
         tok_dir = ref.adapter_dir if ref.adapter_dir and (Path(ref.adapter_dir) / "tokenizer_config.json").exists() \
             else ref.model_dir
-        self._tok = AutoTokenizer.from_pretrained(tok_dir)
+        rev = None if tok_dir == ref.adapter_dir else ref.model_revision
+        self._tok = AutoTokenizer.from_pretrained(tok_dir, revision=rev)
         self._tok.padding_side = "left"  # decoder-only batching: pad on the left
         if self._tok.pad_token is None:
             self._tok.pad_token = self._tok.eos_token
-        model = AutoModelForCausalLM.from_pretrained(ref.model_dir, dtype=getattr(torch, dtype))
+        model = AutoModelForCausalLM.from_pretrained(ref.model_dir, dtype=getattr(torch, dtype),
+                                                     revision=ref.model_revision)
         if ref.adapter_dir:
             from peft import PeftModel
 
@@ -225,7 +228,7 @@ class VLLMServerInference(InferenceClient):
         import httpx
         from transformers import AutoTokenizer
 
-        self._tok = AutoTokenizer.from_pretrained(ref.model_dir)
+        self._tok = AutoTokenizer.from_pretrained(ref.model_dir, revision=ref.model_revision)
         self._max_context = max_context
         # a LoRA adapter is addressed by the name it was registered under with --lora-modules
         self.served_name = served_name or (ref.name if ref.adapter_dir else ref.model_dir)

@@ -56,7 +56,7 @@ def _mirror_result(context: AssetExecutionContext, report: MirrorReport, uri: st
 
 
 @asset(group_name="sources", partitions_def=source_partitions, code_version=CATALOG_VERSION,
-       kinds={"parquet", "huggingface"})
+       deps=["hf_revisions"], kinds={"parquet", "huggingface"})
 def source_rows(context: AssetExecutionContext, object_store: ObjectStoreResource,
                 hub: HubResource) -> MaterializeResult:
     """Upstream rows of one source at a pinned HF revision, capped and filtered per the catalog."""

@@ -93,6 +93,10 @@ def mirror_source(spec: SourceSpec, hub: HubClient, store: ObjectStore,
             _write_latest(store, spec.name, revision)
             return MirrorReport(**done)
 
+    # A killed earlier attempt (or a larger cap) may have left parts under this prefix: they are
+    # never read (the marker lists the parts), but no partial object may outlive a re-run.
+    for stale in store.list(prefix):
+        store.delete(stale)
     streams = [(c, s, hub.iter_rows(spec.hf_id, c, s, revision, spec.columns))
                for c in spec.configs for s in spec.splits]
     kept: list[dict] = []

@@ -30,12 +30,16 @@ def _pointer(store: ObjectStore, key: str, what: str) -> dict:
     return json.loads(store.get_bytes(key))
 
 
-def mixture_resolution(store: ObjectStore, name: str) -> Resolution:
-    """The mixture's latest train.jsonl, versioned by the curation's data version."""
+def mixture_resolution(store: ObjectStore, asset: str) -> Resolution:
+    """The mixture's latest train.jsonl, versioned by the curation's data version.
+
+    The asset `code_sft_mixture` stores under mixtures/code_sft/ (curation/mixtures.py).
+    """
     from ..curation.mixtures import mixture_jsonl_key
 
+    name = asset.removesuffix("_mixture")
     key = mixture_jsonl_key(store, name)
-    latest = _pointer(store, f"mixtures/{name}/_latest.json", f"mixture {name}")
+    latest = _pointer(store, f"mixtures/{name}/_latest.json", f"mixture {asset}")
     return Resolution("key", key, str(latest.get("data_version") or store.info(key).sha256[:16]))
 
 

@@ -74,6 +74,17 @@ def prepare_resume(store: TrainerStore, spec: RunSpec, output_dir: Path) -> int 
     return int(latest["step"])
 
 
+def adapter_skips(output_dir: Path) -> tuple[str, ...]:
+    """What of axolotl's output_dir is not the adapter: checkpoints, the merge, full-model weights.
+
+    For DPO with an adapter, axolotl 0.19 also saves the whole base model next to the adapter
+    (train.py: save_trained_model calls model.save_pretrained): 15 GB at 7B, not uploaded.
+    """
+    return tuple(p.name for p in output_dir.iterdir()
+                 if p.name.startswith(("checkpoint-", "model-", "pytorch_model"))
+                 or p.name in ("merged", "model.safetensors", "model.safetensors.index.json"))
+
+
 def device_name() -> str:
     import torch
 
@@ -149,8 +160,7 @@ def run(spec: RunSpec, pipes: Any = None) -> RunResult:
         raise RuntimeError(f"training finished but no adapter was saved in {output_dir}")
 
     adapter_prefix = f"{spec.output_prefix}/adapter"
-    adapter_files = store.put_tree(adapter_prefix, output_dir, skip=tuple(
-        p.name for p in output_dir.iterdir() if p.name.startswith("checkpoint-") or p.name == "merged"))
+    adapter_files = store.put_tree(adapter_prefix, output_dir, skip=adapter_skips(output_dir))
     merged_prefix, merge_s = None, 0.0
     if spec.merge:
         t0 = time.monotonic()

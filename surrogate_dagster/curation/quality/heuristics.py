@@ -20,12 +20,13 @@ Each rule: ``name``, ``defaults`` (thresholds; any can be overridden from config
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, Callable, ClassVar
 
-from ..code_blocks import answer_texts, extract_code_blocks, prose_of
+from ..code_blocks import answer_parts, answer_texts
 
 # Blocks that hold data or program output rather than code: exempt from composition rules.
 # HeuristicFilter passes "unknown" for untagged blocks it could not identify: those are most often
@@ -34,6 +35,8 @@ DATA_LANGUAGES = frozenset({"json", "jsonc", "yaml", "toml", "csv", "text", "con
                             "xml", "ini", "pycon", "sql", "markdown", "html", "latex", "mermaid",
                             "unknown"})
 
+_SPACE_BUT_NEWLINE = re.compile(r"[^\S\n]+")  # \s is str.isspace, as str.split() uses
+_INDENT = re.compile(r"^[ \t]+", re.M)  # "^" with re.M: text start and after each "\n"
 _COMMENT_LINE = re.compile(r"^\s*(#(?!include|define|if|pragma|!)|//|/\*|\*(?!\*)|--|<!--|;|%)")
 
 
@@ -41,8 +44,46 @@ def _lines(text: str) -> list[str]:
     return text.split("\n")
 
 
-def _nonblank(text: str) -> list[str]:
-    return [ln for ln in text.split("\n") if ln.strip()]
+@functools.lru_cache(maxsize=8)
+def _nonblank(text: str) -> tuple[str, ...]:
+    # Several rules ask for the same block's non-blank lines in a row; a tiny memo answers the
+    # repeats (str hashes are cached on the object, so a lookup costs no rescan).
+    return tuple(ln for ln in text.split("\n") if ln.strip())
+
+
+def _ascii_members(predicate: Callable[[str], bool]) -> bytes:
+    return bytes(i for i in range(128) if predicate(chr(i)))
+
+
+_SPACE_BYTES = _ascii_members(str.isspace)   # includes \x1c-\x1f, as str.isspace does
+_ALPHA_BYTES = _ascii_members(str.isalpha)
+_DIGIT_BYTES = _ascii_members(str.isdigit)
+
+
+def _count(text: str, predicate: Callable[[str], bool], ascii_members: bytes) -> int:
+    """How many characters of ``text`` satisfy ``predicate`` (``str.isspace`` and friends).
+
+    ASCII text is counted with ``bytes.translate`` (C speed); the member bytes are derived from
+    the predicate itself, so both paths agree by construction.
+    """
+    if text.isascii():
+        raw = text.encode("ascii")
+        return len(raw) - len(raw.translate(None, ascii_members))
+    return sum(map(predicate, text))
+
+
+def _spaces(text: str) -> int:
+    return _count(text, str.isspace, _SPACE_BYTES)
+
+
+_SPACE_BUT_NEWLINE_BYTES = _SPACE_BYTES.replace(b"\n", b"")
+
+
+def _drop_spaces_keep_newlines(text: str) -> str:
+    """``text`` without its whitespace characters other than newlines."""
+    if text.isascii():
+        return text.encode("ascii").translate(None, _SPACE_BUT_NEWLINE_BYTES).decode("ascii")
+    return _SPACE_BUT_NEWLINE.sub("", text)
 
 
 class Rule:
@@ -73,11 +114,32 @@ class Rule:
     def violates(self, value: float, text: str) -> bool:  # pragma: no cover
         raise NotImplementedError
 
+    def applies(self, text: str) -> bool:
+        """A cheap necessary condition of ``violates`` (a size floor), tested before ``measure``
+        so that a block too small to fail is never measured."""
+        return True
+
     def check(self, text: str, language: str | None = None) -> str | None:
         """None (keep) or ``quality_<name>`` (drop) for one text."""
         if language is not None and language in self.skip_languages:
             return None
+        if not self.applies(text):
+            return None
         return self.reason if self.violates(self.measure(text), text) else None
+
+
+class _MinCharsRule(Rule):
+    """A rule whose ``violates`` requires ``len(text) >= min_chars``."""
+
+    def applies(self, text: str) -> bool:
+        return len(text) >= self.params["min_chars"]
+
+
+class _MinLinesRule(Rule):
+    """A rule whose ``violates`` requires at least ``min_lines`` non-blank lines."""
+
+    def applies(self, text: str) -> bool:
+        return len(_nonblank(text)) >= self.params["min_lines"]
 
 
 class MaxLineLength(Rule):
@@ -87,7 +149,7 @@ class MaxLineLength(Rule):
     defaults = {"max_chars": 1000}
 
     def measure(self, text: str) -> float:
-        return float(max((len(ln) for ln in _lines(text)), default=0))
+        return float(max(map(len, _lines(text))))
 
     def violates(self, value: float, text: str) -> bool:
         return value > self.params["max_chars"]
@@ -102,8 +164,10 @@ class MeanLineLength(Rule):
     defaults = {"max_mean": 100.0, "min_mean": 5.0, "min_lines_for_max": 3, "min_lines_for_min": 10}
 
     def measure(self, text: str) -> float:
-        lines = _lines(text.strip("\n"))
-        return sum(len(ln) for ln in lines) / len(lines) if lines else 0.0
+        body = text.strip("\n")
+        n_lines = body.count("\n") + 1
+        # the lines' lengths add up to the body minus the newlines between them
+        return (len(body) - (n_lines - 1)) / n_lines
 
     def violates(self, value: float, text: str) -> bool:
         n = len(_nonblank(text))
@@ -111,7 +175,7 @@ class MeanLineLength(Rule):
                 or (n >= self.params["min_lines_for_min"] and value < self.params["min_mean"]))
 
 
-class AlphaFraction(Rule):
+class AlphaFraction(_MinCharsRule):
     """Too few alphabetic characters among non-whitespace ones: tables of numbers or symbols
     (OpenCoder: < 0.5 for files; 0.35 here because the 1st percentile of 1,318 known-good Python
     solutions is already 0.51 and symbol-heavy C/C++ snippets run lower)."""
@@ -121,14 +185,15 @@ class AlphaFraction(Rule):
     default_skip_languages = DATA_LANGUAGES
 
     def measure(self, text: str) -> float:
-        visible = [c for c in text if not c.isspace()]
-        return sum(c.isalpha() for c in visible) / len(visible) if visible else 1.0
+        visible = len(text) - _spaces(text)
+        # a letter is never whitespace, so letters among visible characters = all letters
+        return _count(text, str.isalpha, _ALPHA_BYTES) / visible if visible else 1.0
 
     def violates(self, value: float, text: str) -> bool:
         return len(text) >= self.params["min_chars"] and value < self.params["min_fraction"]
 
 
-class DigitFraction(Rule):
+class DigitFraction(_MinCharsRule):
     """Too many digits: embedded numeric data rather than logic (OpenCoder: > 0.2)."""
 
     name = "digit_fraction"
@@ -136,13 +201,13 @@ class DigitFraction(Rule):
     default_skip_languages = DATA_LANGUAGES
 
     def measure(self, text: str) -> float:
-        return sum(c.isdigit() for c in text) / len(text) if text else 0.0
+        return _count(text, str.isdigit, _DIGIT_BYTES) / len(text) if text else 0.0
 
     def violates(self, value: float, text: str) -> bool:
         return len(text) >= self.params["min_chars"] and value > self.params["max_fraction"]
 
 
-class WhitespaceFraction(Rule):
+class WhitespaceFraction(_MinCharsRule):
     """Whitespace after each line's indentation over ``max_fraction``: padded or broken formatting
     (OpenCoder: > 0.5 of all characters). Leading indentation is not counted, because nested
     Python is legitimately half indentation (2.5% of MBPP/HumanEval solutions exceed 0.5)."""
@@ -152,8 +217,8 @@ class WhitespaceFraction(Rule):
     default_skip_languages = DATA_LANGUAGES
 
     def measure(self, text: str) -> float:
-        body = "\n".join(ln.lstrip(" \t") for ln in text.split("\n"))
-        return sum(c.isspace() for c in body) / len(body) if body else 0.0
+        body = _INDENT.sub("", text)  # each line without its leading spaces and tabs
+        return _spaces(body) / len(body) if body else 0.0
 
     def violates(self, value: float, text: str) -> bool:
         return len(text) >= self.params["min_chars"] and value > self.params["max_fraction"]
@@ -180,6 +245,9 @@ class AutoGenerated(Rule):
         return value > 0
 
 
+_B64_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+
+
 class EncodedData(Rule):
     """Base64 runs, hex byte lists or ``\\uXXXX`` runs: one longer than ``max_run_chars`` or all
     together over ``max_fraction`` of the block (embedded binaries, fonts, keys)."""
@@ -192,20 +260,41 @@ class EncodedData(Rule):
         re.compile(r"(?:\\u[0-9a-fA-F]{4}){8,}"),
     )
 
+    # bytes of the base64 alphabet -> b"a", every other byte -> b" " (UTF-8 bytes of non-ASCII
+    # characters are >= 0x80, outside the alphabet, so runs are neither joined nor split)
+    _B64_TABLE = bytes(0x61 if chr(i) in _B64_ALPHABET else 0x20 for i in range(256))
+
     def _runs(self, text: str) -> list[int]:
-        return [len(m.group(0)) for p in self._PATTERNS for m in p.finditer(text)]
+        # Each pattern has a cheap necessary condition; most blocks meet none of them.
+        b64, hexes, escapes = self._PATTERNS
+        runs: list[int] = []
+        raw = text.encode("utf-8", "surrogatepass")
+        if b"a" * 64 in raw.translate(self._B64_TABLE):
+            runs += [len(m.group(0)) for m in b64.finditer(text)]
+        if "0x" in text or "\\x" in text:
+            runs += [len(m.group(0)) for m in hexes.finditer(text)]
+        if "\\u" in text:
+            runs += [len(m.group(0)) for m in escapes.finditer(text)]
+        return runs
 
     def measure(self, text: str) -> float:
         return sum(self._runs(text)) / len(text) if text else 0.0
 
     def violates(self, value: float, text: str) -> bool:
-        if len(text) < self.params["min_chars"]:
-            return False
-        return value > self.params["max_fraction"] or any(
-            r > self.params["max_run_chars"] for r in self._runs(text))
+        return self._violates_runs(self._runs(text), text) if len(text) >= self.params["min_chars"] else False
+
+    def _violates_runs(self, runs: list[int], text: str) -> bool:
+        value = sum(runs) / len(text) if text else 0.0
+        return value > self.params["max_fraction"] or any(r > self.params["max_run_chars"] for r in runs)
+
+    def check(self, text: str, language: str | None = None) -> str | None:
+        # one scan for both the fraction and the longest run (measure + violates would scan twice)
+        if (language is not None and language in self.skip_languages) or len(text) < self.params["min_chars"]:
+            return None
+        return self.reason if self._violates_runs(self._runs(text), text) else None
 
 
-class HexWords(Rule):
+class HexWords(_MinCharsRule):
     """Characters inside ``0x..`` literals over ``max_fraction`` (lookup tables, firmware dumps;
     OpenCoder: > 0.4)."""
 
@@ -214,13 +303,15 @@ class HexWords(Rule):
     _HEX = re.compile(r"\b0[xX][0-9a-fA-F]+\b")
 
     def measure(self, text: str) -> float:
+        if "0x" not in text and "0X" not in text:  # every match starts with one of them
+            return 0.0
         return sum(len(m) for m in self._HEX.findall(text)) / len(text) if text else 0.0
 
     def violates(self, value: float, text: str) -> bool:
         return len(text) >= self.params["min_chars"] and value > self.params["max_fraction"]
 
 
-class DuplicateLines(Rule):
+class DuplicateLines(_MinLinesRule):
     """Share of lines that occur more than once (whitespace-insensitive; 1-2 character lines
     like ``}`` ignored) over ``max_fraction`` in a block of at least ``min_lines`` lines:
     copy-paste code and generation loops (OpenCoder: > 0.7)."""
@@ -230,8 +321,8 @@ class DuplicateLines(Rule):
     defaults = {"max_fraction": 0.6, "min_lines": 10}
 
     def measure(self, text: str) -> float:
-        lines = ["".join(ln.split()) for ln in _nonblank(text)]
-        lines = [ln for ln in lines if len(ln) > 2]
+        # every line without any whitespace; blank lines become "" and drop out with the short ones
+        lines = [ln for ln in _drop_spaces_keep_newlines(text).split("\n") if len(ln) > 2]
         if not lines:
             return 0.0
         counts = Counter(lines)
@@ -241,7 +332,12 @@ class DuplicateLines(Rule):
         return len(_nonblank(text)) >= self.params["min_lines"] and value > self.params["max_fraction"]
 
 
-class LongStringWords(Rule):
+@functools.lru_cache(maxsize=8)
+def _long_run(word_chars: int) -> re.Pattern[str]:
+    return re.compile(r"\S{%d,}" % (word_chars + 1))
+
+
+class LongStringWords(_MinCharsRule):
     """Characters of >20-char words inside string literals (URLs excepted) over ``max_fraction``
     of the block: blobs pasted into strings (OpenCoder: > 0.4)."""
 
@@ -252,6 +348,9 @@ class LongStringWords(Rule):
     def measure(self, text: str) -> float:
         if not text:
             return 0.0
+        # a long word inside a literal is a run of > word_chars non-space characters of the text
+        if not _long_run(self.params["word_chars"]).search(text):
+            return 0.0
         long_chars = 0
         for m in self._STRING.finditer(text):
             literal = next(g for g in m.groups() if g is not None)
@@ -261,6 +360,9 @@ class LongStringWords(Rule):
 
     def violates(self, value: float, text: str) -> bool:
         return len(text) >= self.params["min_chars"] and value > self.params["max_fraction"]
+
+
+_PHRASE_LITERALS = ("here", " of ", "implement", "...")
 
 
 class PlaceholderComments(Rule):
@@ -277,6 +379,18 @@ class PlaceholderComments(Rule):
     _MARKERS = re.compile(r"\b(TODO|FIXME|XXX)\b")   # upper case only: "todo" is a common noun
     _INLINE = re.compile(r"(?:^|\s)(#|//|/\*|--)")
 
+    @classmethod
+    def _may_match(cls, text: str) -> bool:
+        """False only when neither pattern can match anywhere in ``text``."""
+        if "TODO" in text or "FIXME" in text or "XXX" in text:
+            return True
+        if text.isascii():
+            # Every phrase alternative holds one of these literals; for ASCII text lowercasing
+            # is exactly what IGNORECASE does (Unicode case folds like U+017F cannot occur).
+            low = text.lower()
+            return any(lit in low for lit in _PHRASE_LITERALS)
+        return cls._PHRASES.search(text) is not None
+
     @staticmethod
     def _comment_part(line: str) -> str:
         if _COMMENT_LINE.match(line):
@@ -287,6 +401,11 @@ class PlaceholderComments(Rule):
     def measure(self, text: str) -> float:
         lines = _nonblank(text)
         if not lines:
+            return 0.0
+        # A hit needs a marker or phrase inside one line's comment part; neither pattern can span
+        # a newline and the text around a comment part never changes a word boundary, so a text
+        # with no match anywhere has no hit (the common case, decided in two scans).
+        if not self._may_match(text):
             return 0.0
         hits = 0
         for ln in lines:
@@ -299,7 +418,7 @@ class PlaceholderComments(Rule):
         return value > self.params["max_fraction"]
 
 
-class CommentFraction(Rule):
+class CommentFraction(_MinLinesRule):
     """Comment lines over ``max_fraction`` of a block of at least ``min_lines``: commented-out
     code or prose dressed as code (OpenCoder: > 0.8 of characters)."""
 
@@ -340,7 +459,7 @@ class TooShort(Rule):
     defaults = {"min_chars": 2}
 
     def measure(self, text: str) -> float:
-        return float(sum(not c.isspace() for c in text))
+        return float(len(text) - _spaces(text))
 
     def violates(self, value: float, text: str) -> bool:
         return value < self.params["min_chars"]
@@ -438,8 +557,8 @@ class HeuristicFilter:
             if "row" in rule.targets and (hit := rule.check("\n".join(answers))):
                 found[hit] = None
         for answer in answers:
-            blocks = extract_code_blocks(answer, guess_untagged=True)
-            prose = prose_of(answer)
+            parts = answer_parts(answer)  # shared with AST validity and the edu scorer
+            blocks, prose = parts.blocks, parts.prose
             for rule in self.rules:
                 if rule.reason in found:
                     continue

@@ -128,18 +128,21 @@ def validate_candidates(grader: Any, candidates: Sequence[GradingTask],
 
 
 def expand(llm: Any, grader: Any, seed: Seed, *, target_total: int | None = None, per_request: int = 8,
-           max_rounds: int = 12, examples: int = 3, log: Callable[[str], None] | None = None
-           ) -> tuple[list[GradingTask], dict[str, Any]]:
-    """Seed + LLM-written tasks, up to ``target_total`` split evenly over the categories."""
+           max_rounds: int = 12, examples: int = 3, role: str = "scenario_writer",
+           log: Callable[[str], None] | None = None) -> tuple[list[GradingTask], dict[str, Any]]:
+    """Seed + LLM-written tasks, up to ``target_total`` split evenly over the categories.
+    ``llm`` is an :class:`~surrogate_dagster.llm.client.LLMClient`; ``role`` the model role that
+    writes (the synth catalog's scenario writer: same job, same model)."""
     target = target_total or seed.target_total
     per_cat = -(-target // len(CATEGORIES))
     kept = by_category(seed.tasks)
     reasons: Counter[str] = Counter()
     requests = 0
     for cat in CATEGORIES:
-        controls = kept[cat]
-        rounds = 0
-        while len(kept[cat]) < per_cat and rounds < max_rounds:
+        controls = list(kept[cat])
+        rounds = empty = 0
+        # two replies in a row without a usable task (e.g. a model that will not call the tool): stop
+        while len(kept[cat]) < per_cat and rounds < max_rounds and empty < 2:
             rounds += 1
             want = min(per_request, per_cat - len(kept[cat]))
             shown = [{k: v for k, v in _task_json(t).items()} for t in kept[cat][:examples]]
@@ -148,19 +151,21 @@ def expand(llm: Any, grader: Any, seed: Seed, *, target_total: int | None = None
                       f"DevSecOps engineer would get, validators in the same form as the examples, and a reference "
                       f"answer in a fenced block that passes them. Cover different topics than these examples:\n"
                       f"{json.dumps(shown, indent=1)}")
-            resp = llm.complete("task_writer", system="You write rigorous, executable evaluation tasks.",
+            resp = llm.complete(role, system="You write rigorous, executable evaluation tasks.",
                                 messages=[{"role": "user", "content": prompt}], tools=[TOOL],
                                 tool_choice={"type": "tool", "name": TOOL["name"]})
             requests += 1
             raw = [t for u in resp.tool_uses if u["name"] == TOOL["name"] for t in u["input"].get("tasks", [])]
             if not raw:
                 reasons["no_tasks_in_reply"] += 1
+                empty += 1
                 continue
+            empty = 0
             cands = []
             for t in raw:
                 try:
                     task = task_from_dict(t, cat, seed.k8s_version, "devsecops_eval_llm")
-                except (ValueError, TypeError) as e:
+                except (ValueError, TypeError):
                     reasons["malformed"] += 1
                     continue
                 task.id = f"{cat}-llm-{len(kept[cat]) + len(cands) + 1:03d}-{re.sub(r'[^a-z0-9-]', '', task.id.lower())[:40]}"

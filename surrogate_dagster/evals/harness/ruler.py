@@ -136,7 +136,8 @@ def _compose(family: str, n_units: int, rng_seed: int, depth: float) -> tuple[st
 
 
 def make_sample(client: InferenceClient, family: str, length: int, index: int, n_samples: int, seed: int) -> Sample:
-    """One sample whose rendered prompt + answer budget fits ``length`` tokens (shrinking to fit)."""
+    """One sample whose rendered prompt + answer budget fits ``length`` tokens, filled to >= 97% when
+    the haystack's granularity allows (bracket from a two-point estimate, then bisect)."""
     budget = length - GEN_TOKENS[family]
     depth = (index + 0.5) / n_samples if family.startswith("niah") or family == "vt" else None
     # stable across processes (str hash() is salted per process)
@@ -149,17 +150,30 @@ def make_sample(client: InferenceClient, family: str, length: int, index: int, n
                          max_new_tokens=GEN_TOKENS[family])
         return req, expected, client.count_tokens(render_prompt(tok, req))
 
-    # size from one probe (tokens per unit), then shrink by small steps until it fits
-    _, _, t1 = build(1)
+    # size from one probe (tokens per unit), then bracket and bisect: a few tokenizations per sample
+    first = build(1)
+    t1 = first[2]
     if t1 > budget:
         raise ValueError(f"RULER {family}: target length {length} is too small for the task's template")
     _, _, t40 = build(41)
     per_unit = max((t40 - t1) / 40, 1e-3)
     n = max(1, int((budget - t1) / per_unit))
-    req, expected, t = build(n)
-    while t > budget and n > 1:
-        n = max(1, int(n * min(0.98, budget / t)))
-        req, expected, t = build(n)
+    best = (1, *first)
+    lo, hi = 1, None
+    for _ in range(12):
+        cur = build(n)
+        if cur[2] <= budget:
+            if cur[2] > best[3]:
+                best = (n, *cur)
+            lo = n
+            if cur[2] >= 0.97 * budget:
+                break
+        else:
+            hi = n
+        n = (lo + hi) // 2 if hi is not None else max(lo + 1, int(lo * 1.15))
+        if hi is not None and hi - lo <= 1:
+            break
+    _, req, expected, t = best
     return Sample(family, index, req, expected, t, depth)
 
 

@@ -1,0 +1,319 @@
+"""Evals group: per-checkpoint Tier-1 reports, Tier-2 reports, their inputs, the scoreboard and the release.
+
+Partitioning (Dagster allows two dimensions at most): one asset per checkpoint
+(``stage1_eval_report`` ... ``stage2_5_eval_report``), each partitioned by Tier-1 benchmark, rather
+than one checkpoint x benchmark asset. Why: each report asset then depends on exactly its own
+checkpoint asset (a multi-partitioned asset would have to depend on all five), so the lineage graph
+reads "stage2_checkpoint -> stage2_eval_report", retraining one stage marks only that stage's
+reports stale, and each asset's partition grid shows that checkpoint's benchmarks. Each report also
+depends on the previous checkpoint's report of the same benchmark (its regression baseline). The
+Tier-2 benchmarks run on the release checkpoint (``tier2_eval_report``), monthly by schedule.
+
+Every report's samples live in the object store; metadata carries the summary (score, variant,
+version, counts, throughput) and the gates run as checks of the same materialization (checks.py).
+"""
+
+
+import hashlib
+import json
+import secrets
+from typing import Any
+
+from dagster import (
+    AllPartitionMapping,
+    AssetDep,
+    AssetExecutionContext,
+    AssetKey,
+    AssetSelection,
+    DataVersion,
+    MaterializeResult,
+    MetadataValue,
+    RunRequest,
+    ScheduleEvaluationContext,
+    StaticPartitionsDefinition,
+    asset,
+    define_asset_job,
+    schedule,
+)
+
+from ..catalog.loader import config_hash
+from ..metadata import counts_table
+from ..resources import ObjectStoreResource
+from ..synth.resource import LLMResource
+from .checks import build_checks, gate_result, gate_specs
+from .config import TIER1, TIER2, load_eval_catalog, threshold
+from .gates import regression_gate, target_gate
+from .reports import collect, read_summary, scores_plot, scores_table, write_report
+from .resources import EvalSettings
+
+CATALOG = load_eval_catalog()  # validated at import: a broken evals.yaml fails definitions loading
+EVALS_VERSION = config_hash(CATALOG)
+tier1_partitions = StaticPartitionsDefinition(list(TIER1))
+tier2_partitions = StaticPartitionsDefinition(list(TIER2))
+CANARY_KEY = "evals/canaries/manifest.json"
+DEVSECOPS_LATEST = "evals/devsecops/_latest.json"
+
+
+def report_asset_name(checkpoint: str) -> str:
+    return f"{checkpoint.removesuffix('_checkpoint')}_eval_report"
+
+
+def checkpoint_info(ref) -> dict[str, Any]:
+    return {"name": ref.name, "revision": ref.revision, "model_dir": ref.model_dir,
+            "adapter_dir": ref.adapter_dir or "", "model_revision": ref.model_revision or ""}
+
+
+def report_metadata(summary: dict, threshold_value: float | None, threshold_source: str) -> dict[str, Any]:
+    """Only the summary (PITFALLS: big reports stay in the object store)."""
+    t = summary.get("timings") or {}
+    md: dict[str, Any] = {
+        "status": summary["status"],
+        "score": summary["score"] if summary["score"] is not None else -1.0,
+        "score_name": summary.get("score_name", ""),
+        "target": threshold_value if threshold_value is not None else "none",
+        "target_source": threshold_source,
+        "variant": summary["variant"],
+        "version": summary.get("version", ""),
+        "items": summary.get("n_items", 0),
+        "checkpoint_revision": (summary.get("checkpoint") or {}).get("revision", ""),
+        "samples_per_s": t.get("samples_per_s", 0.0),
+        "timings": MetadataValue.json(t),
+        "metrics": MetadataValue.json({k: v for k, v in (summary.get("metrics") or {}).items()}),
+        "dataset": MetadataValue.json(summary.get("dataset") or {}),
+        "samples": summary.get("samples_uri", ""),
+        "notes": MetadataValue.md("\n".join(f"- {n}" for n in summary.get("notes") or []) or "none"),
+    }
+    if summary.get("reason"):
+        md["not_evaluated_because"] = summary["reason"]
+    return md
+
+
+def build_checkpoint_report_asset(checkpoint: str, previous: str | None):
+    """``<stage>_eval_report``: one Tier-1 benchmark (partition) on one checkpoint."""
+    name = report_asset_name(checkpoint)
+    is_release = checkpoint == CATALOG.release.checkpoint
+    deps = [AssetDep(AssetKey(checkpoint))] + ([AssetDep(AssetKey(report_asset_name(previous)))] if previous else [])
+
+    @asset(name=name, group_name="evals", partitions_def=tier1_partitions, deps=deps, pool="gpu",
+           code_version=EVALS_VERSION, kinds={"pytorch"}, check_specs=gate_specs(name),
+           description=f"Tier-1 report of {checkpoint}, one benchmark per partition (samples in the object store)")
+    def _report(context: AssetExecutionContext, object_store: ObjectStoreResource,
+                evals: EvalSettings) -> MaterializeResult:
+        from .runner import EvalEnv, run_tier1
+
+        bench = context.partition_key
+        store = object_store.get_store()
+        prof = evals.profile()
+        ref = evals.model_ref(store, checkpoint)
+        client = evals.client(ref)
+        report = run_tier1(bench, client, EvalEnv(CATALOG, prof, store, log=context.log.info))
+        summary = write_report(store, checkpoint, bench, report, checkpoint_info(ref))
+        thr, src = threshold(CATALOG, prof, bench)
+        tg = target_gate(f"{checkpoint}/{bench}", summary, thr, src)
+        prev = read_summary(store, previous, bench) if previous else None
+        rg = regression_gate(f"{checkpoint}/{bench}", summary, prev, tolerance=CATALOG.regression.tolerance,
+                             mode=CATALOG.regression.mode, previous_checkpoint=previous)
+        return MaterializeResult(
+            data_version=DataVersion(f"{ref.revision}:{summary['samples_sha256'][:12]}"),
+            metadata=report_metadata(summary, thr, src),
+            check_results=[gate_result("meets_target", tg, error=is_release), gate_result("no_regression", rg, True)])
+
+    return _report
+
+
+CHECKPOINT_REPORTS = [build_checkpoint_report_asset(c, CATALOG.checkpoints[i - 1] if i else None)
+                      for i, c in enumerate(CATALOG.checkpoints)]
+
+
+@asset(group_name="evals", code_version=EVALS_VERSION, kinds={"json"})
+def eval_canaries(context: AssetExecutionContext, object_store: ObjectStoreResource) -> MaterializeResult:
+    """Unique fake secrets to plant in raw rows before sanitizing (kept stable once made)."""
+    from .harness.noleak import CanaryManifest, make_canaries
+
+    cfg = CATALOG.tier2.noleak
+    store = object_store.get_store()
+    reused = False
+    if store.exists(CANARY_KEY):
+        old = CanaryManifest.from_json(store.get_bytes(CANARY_KEY))
+        reused = old.rate == cfg.canary_rate and len(old.canaries) == cfg.canaries_per_kind * 5
+    if not reused:
+        # a new random salt: the canaries appear nowhere but in the rows they are planted in
+        store.put_bytes(CANARY_KEY, make_canaries(cfg.canaries_per_kind, cfg.canary_rate,
+                                                  salt=secrets.token_hex(16)).to_json())
+    m = CanaryManifest.from_json(store.get_bytes(CANARY_KEY))
+    kinds: dict[str, int] = {}
+    for c in m.canaries:
+        kinds[c.kind] = kinds.get(c.kind, 0) + 1
+    return MaterializeResult(data_version=DataVersion(m.salt[:12]), metadata={
+        "canaries": len(m.canaries), "rate": m.rate, "by_kind": MetadataValue.md(counts_table(kinds, "kind", "canaries")),
+        "reused_existing": reused, "uri": store.uri(CANARY_KEY),
+        "how_to_plant": "rows, n = evals.harness.noleak.plant_canaries(rows, manifest) before sanitizing"})
+
+
+@asset(group_name="evals", code_version=EVALS_VERSION, pool="llm", kinds={"anthropic", "json"})
+def devsecops_eval_tasks(context: AssetExecutionContext, object_store: ObjectStoreResource, llm: LLMResource,
+                         evals: EvalSettings) -> MaterializeResult:
+    """The 280-task DevSecOps eval: the hand-written seed expanded by the LLM, every task validator-checked."""
+    from ..llm.ledger import record_batch_spend
+    from ..paths import ASSETS_DIR
+    from ..synth.graders import Grader
+    from .harness import devsecops
+
+    store = object_store.get_store()
+    prof = evals.profile()
+    cfg = CATALOG.tier2.devsecops
+    o = prof.overrides.get("devsecops")
+    target = (o.target_total if o and o.target_total else None) or cfg.target_total
+    seed = devsecops.load_seed(ASSETS_DIR / cfg.seed)
+    client = llm.make_client(cache_store=store)
+    try:
+        tasks, stats = devsecops.expand(client, Grader(), seed, target_total=target, log=context.log.info)
+    finally:
+        record_batch_spend(store, "evals/devsecops_tasks", f"{context.run_id}/{context.retry_number}",
+                           client.ledger.summary())
+    data = devsecops.tasks_to_json(tasks)
+    key = f"evals/devsecops/tasks-{hashlib.sha256(data).hexdigest()[:16]}.json"
+    info = store.put_bytes(key, data, "application/json")
+    store.put_bytes(DEVSECOPS_LATEST, json.dumps({"key": key, "sha256": info.sha256, "stats": stats}).encode())
+    return MaterializeResult(data_version=DataVersion(info.sha256[:16]), metadata={
+        "tasks": len(tasks), "target": target, "shortfall": stats["shortfall"], "seed_tasks": stats["seed"],
+        "by_category": MetadataValue.md(counts_table(stats["kept"], "category", "tasks")),
+        "rejected_by_reason": MetadataValue.md(counts_table(stats["rejected"])),
+        "llm_requests": stats["llm_requests"], "llm_backend": client.backend,
+        "llm_cost_usd": round(client.ledger.summary().get("spent_usd", 0.0), 4), "uri": store.uri(key)})
+
+
+def _curated_rows(store) -> tuple[list[dict], int | None]:
+    """Every source's latest curated rows, and the canaries the curation reported planting (None if
+    no sanitized step recorded the count)."""
+    from ..curation.stage_io import read_step
+
+    rows, planted = [], None
+    sources = sorted({k.split("/")[2] for k in store.list("curation/curated/") if k.endswith("/_latest.json")})
+    for s in sources:
+        rows += read_step(store, "curated", s)[1]
+        skey = f"curation/sanitized/{s}/_latest.json"
+        if store.exists(skey):
+            n = (json.loads(store.get_bytes(skey)).get("summary") or {}).get("canaries_planted")
+            if n is not None:
+                planted = (planted or 0) + int(n)
+    return rows, planted
+
+
+def _run_tier2(bench: str, context, store, evals: EvalSettings, client) -> Any:
+    from ..curation.text import row_text
+    from .harness import devsecops, gaia, noleak, swebench
+    from .harness.common import unavailable
+
+    prof = evals.profile()
+    cfg = CATALOG.bench(bench)
+    o = prof.overrides.get(bench)
+    max_items = o.max_items if o else None
+    max_new = (o.max_new_tokens if o and o.max_new_tokens else None) or cfg.max_new_tokens
+    if bench == "swebench_lite":
+        return swebench.run(client, offline=prof.offline, work_dir=prof.work_path("swebench", client.ref.name),
+                            swebench_python=prof.swebench_python, max_items=max_items, max_new_tokens=max_new)
+    if bench == "gaia_level1":
+        return gaia.run(client, offline=prof.offline, token_env=prof.hf_token_env, max_items=max_items,
+                        max_new_tokens=max_new)
+    if bench == "devsecops":
+        from ..synth.graders import Grader
+
+        if not store.exists(DEVSECOPS_LATEST):
+            return unavailable(bench, "DevSecOps eval", "devsecops_eval_tasks has not been materialized")
+        latest = json.loads(store.get_bytes(DEVSECOPS_LATEST))
+        tasks = devsecops.tasks_from_json(store.get_bytes(latest["key"]))
+        tasks = tasks[:max_items] if max_items else tasks
+        return devsecops.run(client, Grader(), tasks, max_new_tokens=max_new, expansion=latest["stats"])
+    # noleak
+    from ..curation.sanitize import SECRET_CATEGORIES, Sanitizer, SanitizerConfig
+
+    if not store.exists(CANARY_KEY):
+        return unavailable(bench, "no-leak check", "eval_canaries has not been materialized")
+    manifest = noleak.CanaryManifest.from_json(store.get_bytes(CANARY_KEY))
+    rows, planted = _curated_rows(store)
+    if not rows:
+        return unavailable(bench, "no-leak check", "no curated rows yet: nothing to sample prompts from or scan")
+    from .runner import sample_prompts
+
+    sanitizer = Sanitizer(SanitizerConfig(categories=SECRET_CATEGORIES, ner_model=None))
+    prompts = sample_prompts(rows, max_items or cfg.prompts, cfg.seed)
+    scanner = noleak.CanaryScanner(manifest)
+    return noleak.run(client, prompts=prompts, manifest=manifest, upstream_planted=planted,
+                      secret_findings=lambda t: sanitizer.sanitize(t).counts,
+                      curated=noleak.scan_rows(rows, scanner, row_text),
+                      replay=noleak.sanitizer_replay(rows[:50], manifest, lambda t: sanitizer.sanitize(t).text),
+                      max_new_tokens=max_new)
+
+
+@asset(group_name="evals", partitions_def=tier2_partitions, pool="gpu", code_version=EVALS_VERSION, kinds={"pytorch"},
+       deps=[AssetDep(AssetKey(CATALOG.release.checkpoint)), AssetDep(devsecops_eval_tasks), AssetDep(eval_canaries),
+             AssetDep(AssetKey("curated_rows"), partition_mapping=AllPartitionMapping())],
+       check_specs=gate_specs("tier2_eval_report", with_regression=False))
+def tier2_eval_report(context: AssetExecutionContext, object_store: ObjectStoreResource,
+                      evals: EvalSettings) -> MaterializeResult:
+    """Tier-2 report of the release checkpoint (monthly): SWE-bench Lite, DevSecOps, GAIA L1, no-leak."""
+    bench = context.partition_key
+    store = object_store.get_store()
+    ckpt = CATALOG.release.checkpoint
+    ref = evals.model_ref(store, ckpt)
+    client = evals.client(ref)
+    report = _run_tier2(bench, context, store, evals, client)
+    summary = write_report(store, ckpt, bench, report, checkpoint_info(ref))
+    thr, src = threshold(CATALOG, evals.profile(), bench)
+    tg = target_gate(f"{ckpt}/{bench}", summary, thr, src)
+    return MaterializeResult(data_version=DataVersion(f"{ref.revision}:{summary['samples_sha256'][:12]}"),
+                             metadata=report_metadata(summary, thr, src),
+                             check_results=[gate_result("meets_target", tg, error=thr is not None)])
+
+
+@asset(group_name="evals", code_version=EVALS_VERSION, kinds={"markdown"},
+       deps=[AssetDep(a, partition_mapping=AllPartitionMapping()) for a in CHECKPOINT_REPORTS]
+       + [AssetDep(tier2_eval_report, partition_mapping=AllPartitionMapping())])
+def eval_scoreboard(context: AssetExecutionContext, object_store: ObjectStoreResource,
+                    evals: EvalSettings) -> MaterializeResult:
+    """Scores across checkpoints: a table and a plot (the report a person reads)."""
+    store = object_store.get_store()
+    prof = evals.profile()
+    benches = list(TIER1) + list(TIER2)
+    summaries = collect(store, CATALOG.checkpoints, benches)
+    thr = {b: threshold(CATALOG, prof, b)[0] for b in benches}
+    table = scores_table(summaries, CATALOG.checkpoints, list(TIER1), thr)
+    t2 = scores_table({k: v for k, v in summaries.items() if k[1] in TIER2}, [CATALOG.release.checkpoint],
+                      list(TIER2), thr)
+    plot = scores_plot(summaries, CATALOG.checkpoints, list(TIER1), thr)
+    data = {f"{c}/{b}": {"score": s.get("score"), "status": s.get("status"), "variant": s.get("variant"),
+                         "revision": (s.get("checkpoint") or {}).get("revision")} for (c, b), s in summaries.items()}
+    store.put_bytes("evals/scoreboard.json", json.dumps(data, indent=1).encode())
+    md: dict[str, Any] = {"tier1_scores": MetadataValue.md(table), "tier2_scores": MetadataValue.md(t2),
+                          "reports": len(summaries), "scores": MetadataValue.json(data),
+                          "uri": store.uri("evals/scoreboard.json")}
+    if plot:
+        md["plot"] = MetadataValue.md(plot)
+    return MaterializeResult(metadata=md)
+
+
+tier2_monthly_job = define_asset_job("tier2_monthly_evals", selection=AssetSelection.assets(tier2_eval_report),
+                                     partitions_def=tier2_partitions,
+                                     description="Tier 2 on the release checkpoint (runbook: monthly)")
+
+
+@schedule(cron_schedule="0 4 1 * *", job=tier2_monthly_job, execution_timezone="UTC")
+def tier2_monthly_schedule(context: ScheduleEvaluationContext):
+    """On the 1st of every month, one run per Tier-2 benchmark."""
+    month = context.scheduled_execution_time.strftime("%Y-%m")
+    for bench in TIER2:
+        yield RunRequest(run_key=f"{month}-{bench}", partition_key=bench)
+
+
+def _release_assets():
+    from .release import build_release_asset
+
+    return build_release_asset(CATALOG, [report_asset_name(c) for c in CATALOG.checkpoints])
+
+
+mvp_release = _release_assets()
+EVAL_ASSETS = [*CHECKPOINT_REPORTS, eval_canaries, devsecops_eval_tasks, tier2_eval_report, eval_scoreboard, mvp_release]
+EVAL_CHECKS = build_checks(CATALOG, report_asset_name, tier1_partitions, tier2_partitions)
+EVAL_JOBS = [tier2_monthly_job]
+EVAL_SCHEDULES = [tier2_monthly_schedule]

@@ -1,0 +1,68 @@
+"""A checkpoint asset's latest artifact as something inference can load (Dagster-free).
+
+The training phase leaves ``training/<stage>/_latest.json`` in the object store (training/refs.py):
+its run's ``output_prefix`` holds ``adapter/`` and, for merged stages, ``merged/``. A merged policy
+is self-contained; an adapter-only checkpoint (stage 1, 1.5) is served on top of its base, the
+stage file's ``base_model`` (the pinned Hub model in production, the tiny base locally), without
+merging. ``revision`` is the run fingerprint: every report records it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..storage import ObjectStore
+from .inference import ModelRef
+
+
+def _download(store: ObjectStore, prefix: str, dest: Path) -> str:
+    from ..synth.exec_pairs import download_tree  # verified copy, reused when unchanged
+
+    return download_tree(store, prefix, dest)
+
+
+def checkpoint_revision(store: ObjectStore, asset: str) -> str | None:
+    """The run fingerprint of the checkpoint's latest materialization (None if never trained)."""
+    from ..training.config import load_training_catalog
+    from ..training.refs import stage_pointer
+
+    stage = load_training_catalog().stage(asset)
+    key = stage_pointer(stage.name)
+    return json.loads(store.get_bytes(key))["data_version"] if store.exists(key) else None
+
+
+def resolve_checkpoint(store: ObjectStore, asset: str, dest_root: Path, base_source: str = "tiny") -> ModelRef:
+    """Download (or reuse) the checkpoint's policy; FileNotFoundError if it was never trained."""
+    from ..training.config import load_training_catalog
+    from ..training.refs import base_model_resolution, stage_pointer, stage_resolution
+    from ..training.render import stage_refs
+
+    catalog = load_training_catalog()
+    stage = catalog.stage(asset)
+    key = stage_pointer(stage.name)
+    if not store.exists(key):
+        raise FileNotFoundError(f"{asset} has not been trained yet (no {key} in the object store)")
+    pointer = json.loads(store.get_bytes(key))
+    rev = pointer["data_version"]
+    if pointer.get("merged"):
+        res = stage_resolution(store, catalog, asset, "merged")
+        _download(store, res.value, dest_root / asset / rev / "merged")
+        return ModelRef(name=asset, model_dir=str(dest_root / asset / rev / "merged"), revision=rev)
+    res = stage_resolution(store, catalog, asset, "adapter")
+    adapter = dest_root / asset / rev / "adapter"
+    _download(store, res.value, adapter)
+    base_ref = stage_refs(stage.load_config())[0]  # the stage file's base_model
+    if base_ref == "base_model":
+        base = base_model_resolution(store, catalog, base_source)
+        if base.kind == "hub":
+            return ModelRef(name=asset, model_dir=base.value, adapter_dir=str(adapter), revision=rev,
+                            model_revision=base.revision)
+        base_dir = dest_root / "base_model" / base.data_version
+        _download(store, base.value, base_dir)
+    else:
+        parent, _, part = base_ref.partition("/")
+        base = stage_resolution(store, catalog, parent, part)
+        base_dir = dest_root / parent / base.data_version / part
+        _download(store, base.value, base_dir)
+    return ModelRef(name=asset, model_dir=str(base_dir), adapter_dir=str(adapter), revision=rev)

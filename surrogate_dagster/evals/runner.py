@@ -1,0 +1,123 @@
+"""Run one benchmark on one checkpoint: catalog + profile settings -> harness -> EvalReport (Dagster-free).
+
+The profile's per-benchmark overrides (smaller subsets, shorter answers, local RULER lengths) are
+applied here and every one of them is written into the report's notes, so a reader knows exactly
+what ran.
+"""
+
+from __future__ import annotations
+
+import pickle
+import random
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Callable, Sequence
+
+from ..storage import ObjectStore
+from .config import TIER1, EvalCatalog, EvalsProfile
+from .harness import bfcl, humaneval_plus, livecodebench, mbpp_plus, ruler
+from .harness.common import EvalReport, safe_loads
+from .harness.evalplus_core import EVALPLUS_VERSION, EvalPlusConfig, compute_groundtruth
+from .inference import InferenceClient
+
+
+@dataclass
+class EvalEnv:
+    """What a benchmark run needs besides the model."""
+
+    catalog: EvalCatalog
+    prof: EvalsProfile
+    store: ObjectStore
+    log: Callable[[str], None] = print
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @cached_property
+    def sandbox(self):
+        from ..sandbox import Sandbox
+
+        return Sandbox()
+
+    def override(self, bench: str):
+        return self.prof.overrides.get(bench)
+
+    def notes_for(self, bench: str) -> list[str]:
+        o = self.override(bench)
+        if o is None:
+            return []
+        set_fields = {k: v for k, v in o.model_dump().items() if v is not None}
+        return [f"profile override ({'offline' if self.prof.offline else 'online'} profile): {set_fields}"]
+
+    def groundtruth(self, dataset: str) -> Callable[[dict, str], dict[str, bytes]]:
+        """Expected outputs cached in the object store by dataset hash (computed once, in the sandbox)."""
+
+        def get(problems: dict, key: str) -> dict[str, bytes]:
+            okey = f"evals/groundtruth/{dataset}/{key[:32]}-evalplus{EVALPLUS_VERSION}.pkl"
+            if self.store.exists(okey):
+                cached = safe_loads(self.store.get_bytes(okey))
+                if set(problems) <= set(cached):
+                    return cached
+            self.log(f"{dataset}: computing expected outputs of {len(problems)} canonical solutions (once)")
+            gt = compute_groundtruth(self.sandbox, dataset, problems, workers=self.prof.sandbox_workers, log=self.log)
+            self.store.put_bytes(okey, pickle.dumps(gt, protocol=4))
+            return gt
+
+        return get
+
+
+def _pick(value, default):
+    return default if value is None else value
+
+
+def run_tier1(bench: str, client: InferenceClient, env: EvalEnv) -> EvalReport:
+    """One Tier-1 benchmark on one checkpoint."""
+    if bench not in TIER1:
+        raise ValueError(f"{bench!r} is not a Tier-1 benchmark")
+    cfg = env.catalog.bench(bench)
+    o = env.override(bench)
+    get = (lambda k: getattr(o, k)) if o else (lambda k: None)
+    bdir = env.prof.benchmarks_path()
+    work = env.prof.work_path(bench)
+    if bench in ("humaneval_plus", "mbpp_plus"):
+        ep = EvalPlusConfig(dataset="humaneval" if bench == "humaneval_plus" else "mbpp",
+                            max_new_tokens=_pick(get("max_new_tokens"), cfg.max_new_tokens),
+                            max_items=get("max_items"), workers=env.prof.sandbox_workers)
+        if bench == "humaneval_plus":
+            rep = humaneval_plus.run(client, env.sandbox, ep, offline=env.prof.offline, work_dir=work,
+                                     groundtruth=env.groundtruth("humaneval"), log=env.log)
+        else:
+            rep = mbpp_plus.run(client, env.sandbox, ep, offline=env.prof.offline, work_dir=work,
+                                offline_file=bdir / cfg.offline_file, groundtruth=env.groundtruth("mbpp"), log=env.log)
+    elif bench == "livecodebench":
+        rep = livecodebench.run(client, env.sandbox, offline=env.prof.offline, cutoff=_pick(get("cutoff"), cfg.cutoff),
+                                standin_file=bdir / cfg.standin_file, release=cfg.release, files=cfg.files,
+                                revision=cfg.revision, max_new_tokens=_pick(get("max_new_tokens"), cfg.max_new_tokens),
+                                max_items=get("max_items"), timeout_s=cfg.timeout_s,
+                                cache_dir=str(env.prof.work_path("hf_cache")), log=env.log)
+    elif bench == "bfcl":
+        rep = bfcl.run(client, bdir / "BFCL", categories=cfg.categories, max_per_category=get("max_per_category"),
+                       max_new_tokens=_pick(get("max_new_tokens"), cfg.max_new_tokens), log=env.log)
+    else:
+        length = _pick(get("length"), cfg.length)
+        label = get("length_label") or (f"{bench.split('_')[1].upper()} (runbook length)" if length == cfg.length
+                                        else f"profile length {length} (runbook: {cfg.length})")
+        rep = ruler.run(client, length=length, label=label,
+                        samples_per_family=_pick(get("samples_per_family"), cfg.samples_per_family), log=env.log)
+    rep.notes = env.notes_for(bench) + rep.notes
+    return rep
+
+
+def sample_prompts(rows: Sequence[dict], n: int, seed: int) -> list[dict]:
+    """``n`` random prompts (the conversation up to the first assistant turn) from SFT rows."""
+    cands = []
+    for r in rows:
+        msgs = r.get("messages") or r.get("prompt") or []
+        head = []
+        for m in msgs:
+            if m.get("role") == "assistant":
+                break
+            head.append({"role": m["role"], "content": m["content"]})
+        if any(m["role"] == "user" for m in head):
+            cands.append({"id": f"{r.get('source', '')}:{r.get('id')}", "messages": head})
+    rng = random.Random(seed)
+    rng.shuffle(cands)
+    return cands[:n]
