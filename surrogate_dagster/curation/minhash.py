@@ -31,10 +31,16 @@ Unlike datatrove's default we KEEP punctuation: in code, operators and brackets 
 Incremental layout. :func:`compute_signatures` writes one partition (one source) into its own
 folder: datatrove's ``bucket_XXX/00000.minhash.sig`` files plus ``manifest.json`` (doc ids in
 signature order and the geometry). Re-curating a source rewrites only that folder.
-:func:`find_near_duplicates` then links every partition's files into a scratch folder (symlinks,
-partition k becoming file ``k``), runs datatrove's bucket stage over all of them, verifies the
-candidate pairs and clusters across sources with union-find. Datatrove's blocks are called via
-``run()`` directly: no executor, so no forkserver re-spawn and no stale ``completions`` skip.
+:func:`find_near_duplicates` then reads every partition's files (partition k becoming file
+``k``), finds the bucket collisions, verifies the candidate pairs and clusters across sources
+with union-find.
+
+Engines. ``engine="numpy"`` (default) computes the same signatures, files and candidate pairs
+as datatrove's blocks with vectorized code (:mod:`.minhash_numpy`; byte-identical files and equal
+pair sets are tested against datatrove). ``engine="datatrove"`` runs datatrove's
+``MinhashDedupSignature`` / ``MinhashDedupBuckets`` themselves (via ``run()`` directly: no
+executor, so no forkserver re-spawn and no stale ``completions`` skip); it is the reference and
+about 3x slower on signatures, 10x on the bucket stage.
 
 Limit: datatrove emits, per band, only pairs of *adjacent* equal signatures (a, b), (b, c); if
 (a, b) fails the check while (a, c) would pass, that edge can only come from another band.
@@ -53,7 +59,7 @@ import unicodedata
 import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Callable, Iterable, Literal, Mapping, Sequence
 
 import numpy as np
 from datatrove.data import Document
@@ -66,6 +72,9 @@ from datatrove.pipeline.dedup.minhash import (
 from datatrove.utils.binaryio import read_tuples_from_file
 from datatrove.utils.text import TextNormConfig
 from datatrove.utils.word_tokenizers import WordTokenizer
+
+from . import minhash_numpy as mnp
+from .parallel import map_chunks
 
 REASON = "near_duplicate"
 THRESHOLD = 0.7
@@ -143,9 +152,13 @@ def _config(spec: MinhashSpec) -> MinhashConfig:
         num_buckets=spec.buckets,
         hashes_per_bucket=spec.hashes_per_bucket,
         seed=spec.seed,
-        norm_config=TextNormConfig(remove_punctuation=spec.remove_punctuation,
-                                   norm_unicode_diacritics=False),  # done by RegexWordTokenizer
+        norm_config=_norm_config(spec),
     )
+
+
+def _norm_config(spec: MinhashSpec) -> TextNormConfig:
+    # diacritics are stripped by RegexWordTokenizer instead (see its docstring)
+    return TextNormConfig(remove_punctuation=spec.remove_punctuation, norm_unicode_diacritics=False)
 
 
 DEFAULT_SPEC = MinhashSpec()
@@ -156,11 +169,25 @@ def _signature_block(output_folder: str | Path, spec: MinhashSpec) -> MinhashDed
                                  language=RegexWordTokenizer())
 
 
-def shingles(text: str, spec: MinhashSpec = DEFAULT_SPEC,
-             _block: MinhashDedupSignature | None = None) -> np.ndarray:
+Engine = Literal["numpy", "datatrove"]
+_TOKENIZER = RegexWordTokenizer()
+
+
+@functools.lru_cache(maxsize=16)
+def _params(spec: MinhashSpec) -> tuple[np.ndarray, np.ndarray]:
+    # not spec.config(): the numpy engine never builds datatrove's MinhashConfig (~0.5 s check)
+    mnp.check_norm_config(_norm_config(spec))
+    return mnp.permutation_params(spec.seed, spec.num_hashes)
+
+
+def shingle_hashes(text: str, spec: MinhashSpec = DEFAULT_SPEC) -> np.ndarray:
+    """Hashed shingles of ``text`` in order, with repeats: datatrove's ``get_shingles`` (flat)."""
+    return mnp.shingle_hashes(text, spec.n_grams, _TOKENIZER.word_tokenize)
+
+
+def shingles(text: str, spec: MinhashSpec = DEFAULT_SPEC) -> np.ndarray:
     """Sorted unique hashed shingles of ``text``, exactly as the signature stage sees them."""
-    block = _block or _signature_block(tempfile.gettempdir(), spec)
-    return np.unique(block.get_shingles(text).ravel())
+    return np.unique(shingle_hashes(text, spec))
 
 
 def jaccard(a: np.ndarray, b: np.ndarray) -> float:
@@ -180,34 +207,43 @@ class SignatureStats:
 
 
 def compute_signatures(docs: Iterable[tuple[str, str]], out_dir: Path | str,
-                       spec: MinhashSpec = DEFAULT_SPEC) -> SignatureStats:
+                       spec: MinhashSpec = DEFAULT_SPEC, engine: Engine = "numpy",
+                       workers: int = 1) -> SignatureStats:
     """Write MinHash signatures of one partition's ``(doc_id, text)`` pairs to ``out_dir``.
 
     The folder is built beside ``out_dir`` and swapped in at the end, so a failure leaves the
-    previous signatures in place. Doc ids must be unique within the partition.
+    previous signatures in place. Doc ids must be unique within the partition. ``workers > 1``
+    computes the numpy engine's signatures in that many forked processes (same bytes).
     """
     out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = out_dir.parent / f".{out_dir.name}.tmp-{uuid.uuid4().hex[:8]}"
     doc_ids: list[str] = []
+    texts: list[str] = []
     seen: set[str] = set()
-    block = _signature_block(tmp, spec)
-
-    def documents() -> Iterator[Document]:
-        for doc_id, text in docs:
-            if not isinstance(text, str):
-                raise TypeError(f"doc {doc_id!r} in partition {out_dir.name!r}: text is {type(text).__name__}")
-            if doc_id in seen:
-                raise ValueError(f"duplicate doc id {doc_id!r} in partition {out_dir.name!r}")
-            seen.add(doc_id)
-            doc_ids.append(doc_id)  # list index == datatrove's doc_idx (it enumerates all docs)
-            yield Document(text=text, id=doc_id)
-
+    for doc_id, text in docs:
+        if not isinstance(text, str):
+            raise TypeError(f"doc {doc_id!r} in partition {out_dir.name!r}: text is {type(text).__name__}")
+        if doc_id in seen:
+            raise ValueError(f"duplicate doc id {doc_id!r} in partition {out_dir.name!r}")
+        seen.add(doc_id)
+        doc_ids.append(doc_id)  # list index == the record's doc index (datatrove enumerates all docs)
+        texts.append(text)
     try:
-        block.run(documents(), rank=0, world_size=1)
-        # datatrove writes one record per doc that has shingles; the rest can never match
-        record = struct.calcsize(f"<{spec.hashes_per_bucket}QI")
-        empty = len(doc_ids) - (tmp / "bucket_000" / "00000.minhash.sig").stat().st_size // record
+        if engine == "datatrove":
+            block = _signature_block(tmp, spec)
+            block.run((Document(text=t, id=i) for i, t in zip(doc_ids, texts)), rank=0, world_size=1)
+            # datatrove writes one record per doc that has shingles; the rest can never match
+            record = struct.calcsize(f"<{spec.hashes_per_bucket}QI")
+            n_signed = (tmp / "bucket_000" / mnp.SIG_FILE).stat().st_size // record
+        elif engine == "numpy":
+            parts = map_chunks(_sign_chunk, (texts, spec), len(texts), workers)
+            sigs = np.concatenate([p[0] for p in parts]) if parts else np.empty((0, spec.num_hashes), np.uint64)
+            idx = np.concatenate([p[1] for p in parts]) if parts else np.empty(0, np.uint32)
+            mnp.write_signature_files(tmp, sigs, idx, spec.buckets, spec.hashes_per_bucket)
+            n_signed = len(idx)
+        else:
+            raise ValueError(f"unknown MinHash engine {engine!r}: expected 'numpy' or 'datatrove'")
         manifest = {"spec": asdict(spec), "doc_ids": doc_ids}
         (tmp / MANIFEST).write_text(json.dumps(manifest))
         old = out_dir.parent / f".{out_dir.name}.old-{uuid.uuid4().hex[:8]}"
@@ -217,7 +253,15 @@ def compute_signatures(docs: Iterable[tuple[str, str]], out_dir: Path | str,
         shutil.rmtree(old, ignore_errors=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return SignatureStats(str(out_dir), len(doc_ids), empty)
+    return SignatureStats(str(out_dir), len(doc_ids), len(doc_ids) - n_signed)
+
+
+def _sign_chunk(payload: tuple[list[str], MinhashSpec], start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
+    """Signatures of texts[start:end] with absolute doc indices (a map_chunks worker)."""
+    texts, spec = payload
+    a, b = _params(spec)
+    sigs, idx = mnp.signature_matrix(texts[start:end], spec.n_grams, _TOKENIZER.word_tokenize, a, b)
+    return sigs, idx + np.uint32(start)
 
 
 @dataclass(frozen=True)
@@ -267,24 +311,31 @@ def _load_partitions(partitions: Mapping[str, Path | str],
 
 
 def candidate_pairs(partitions: Mapping[str, Path | str], work_dir: Path | str | None = None,
-                    priority: Sequence[str] = ()) -> set[tuple[DocKey, DocKey]]:
+                    priority: Sequence[str] = (), engine: Engine = "numpy") -> set[tuple[DocKey, DocKey]]:
     """The LSH stage alone: every pair sharing a bucket, as sorted ((p, id), (p, id)) tuples.
 
-    Runs datatrove's ``MinhashDedupBuckets`` over all partitions' signatures (linked, not
-    copied, into a scratch folder under ``work_dir`` that is always removed). No Jaccard check.
+    ``engine="datatrove"`` runs datatrove's ``MinhashDedupBuckets`` over all partitions'
+    signatures (linked, not copied, into a scratch folder under ``work_dir`` that is always
+    removed); ``"numpy"`` reads the same files and finds the same pairs. No Jaccard check.
     """
-    return _candidates(partitions, *_load_partitions(partitions, priority), work_dir)
+    return _candidates(partitions, *_load_partitions(partitions, priority), work_dir, engine)
 
 
 def _candidates(partitions: Mapping[str, Path | str], names: list[str], manifests: dict[str, dict],
-                spec: MinhashSpec, work_dir: Path | str | None) -> set[tuple[DocKey, DocKey]]:
+                spec: MinhashSpec, work_dir: Path | str | None,
+                engine: Engine = "numpy") -> set[tuple[DocKey, DocKey]]:
     if not names:
         return set()
-    scratch = Path(tempfile.mkdtemp(prefix="minhash-", dir=work_dir))
-    try:
-        raw = _bucket_pairs(names, partitions, spec, scratch)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+    if engine == "numpy":
+        raw = mnp.bucket_pairs([Path(partitions[p]) for p in names], spec.buckets, spec.hashes_per_bucket)
+    elif engine == "datatrove":
+        scratch = Path(tempfile.mkdtemp(prefix="minhash-", dir=work_dir))
+        try:
+            raw = _bucket_pairs(names, partitions, spec, scratch)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    else:
+        raise ValueError(f"unknown MinHash engine {engine!r}: expected 'numpy' or 'datatrove'")
     ids = {p: manifests[p]["doc_ids"] for p in names}
     return {tuple(sorted(((names[k1], ids[names[k1]][d1]), (names[k2], ids[names[k2]][d2]))))
             for (k1, d1), (k2, d2) in raw}
@@ -296,6 +347,7 @@ def find_near_duplicates(
     threshold: float = THRESHOLD,
     priority: Sequence[str] = (),
     work_dir: Path | str | None = None,
+    engine: Engine = "numpy",
 ) -> NearDupResult:
     """Cluster near duplicates across all partitions' signature folders.
 
@@ -306,20 +358,20 @@ def find_near_duplicates(
         threshold: minimum true Jaccard for a candidate pair to count as a duplicate.
         priority: partition preference; each cluster keeps its member with the lowest
             (partition rank, doc_id), unlisted partitions ranking after listed ones by name.
-        work_dir: where the scratch folder goes (system temp by default); always removed.
+        work_dir: where the datatrove engine's scratch folder goes (system temp by default).
+        engine: ``"numpy"`` or ``"datatrove"`` for the bucket stage (same pairs).
     """
     text_of = texts if callable(texts) else (lambda p, d: texts[(p, d)])
     names, manifests, spec = _load_partitions(partitions, priority)
     result = NearDupResult(stats={"partitions": len(names),
                                   "docs": sum(len(m["doc_ids"]) for m in manifests.values())})
-    pairs = _candidates(partitions, names, manifests, spec, work_dir)
+    pairs = _candidates(partitions, names, manifests, spec, work_dir, engine)
 
-    block = _signature_block(tempfile.gettempdir(), spec)
     cache: dict[DocKey, np.ndarray] = {}
 
     def shingle_set(key: DocKey) -> np.ndarray:
         if key not in cache:
-            cache[key] = shingles(text_of(*key), spec, block)
+            cache[key] = shingles(text_of(*key), spec)
         return cache[key]
 
     parent: dict[DocKey, DocKey] = {}
@@ -367,7 +419,7 @@ def _bucket_pairs(names: list[str], partitions: Mapping[str, Path | str], spec: 
         bucket_dir = sig_root / f"bucket_{b:03d}"
         bucket_dir.mkdir(parents=True)
         for k, name in enumerate(names):
-            src = Path(partitions[name]).resolve() / f"bucket_{b:03d}" / "00000.minhash.sig"
+            src = Path(partitions[name]).resolve() / f"bucket_{b:03d}" / mnp.SIG_FILE
             if not src.is_file():
                 raise FileNotFoundError(f"partition {name!r} lacks {src}; recompute its signatures")
             # a symlink, not a copy: the partition's own files are never touched

@@ -223,7 +223,7 @@ def _run_tier2(bench: str, context, store, evals: EvalSettings, client) -> Any:
             return unavailable(bench, "DevSecOps eval", "devsecops_eval_tasks has not been materialized")
         latest = json.loads(store.get_bytes(DEVSECOPS_LATEST))
         tasks = devsecops.tasks_from_json(store.get_bytes(latest["key"]))
-        tasks = tasks[:max_items] if max_items else tasks
+        tasks = devsecops.stratified(tasks, max_items) if max_items else tasks
         return devsecops.run(client, Grader(), tasks, max_new_tokens=max_new, expansion=latest["stats"])
     # noleak
     from ..curation.sanitize import SECRET_CATEGORIES, Sanitizer, SanitizerConfig
@@ -294,7 +294,6 @@ def eval_scoreboard(context: AssetExecutionContext, object_store: ObjectStoreRes
 
 
 tier2_monthly_job = define_asset_job("tier2_monthly_evals", selection=AssetSelection.assets(tier2_eval_report),
-                                     partitions_def=tier2_partitions,
                                      description="Tier 2 on the release checkpoint (runbook: monthly)")
 
 
@@ -314,6 +313,6 @@ def _release_assets():
 
 mvp_release = _release_assets()
 EVAL_ASSETS = [*CHECKPOINT_REPORTS, eval_canaries, devsecops_eval_tasks, tier2_eval_report, eval_scoreboard, mvp_release]
-EVAL_CHECKS = build_checks(CATALOG, report_asset_name, tier1_partitions, tier2_partitions)
+EVAL_CHECKS = build_checks(CATALOG, report_asset_name)
 EVAL_JOBS = [tier2_monthly_job]
 EVAL_SCHEDULES = [tier2_monthly_schedule]

@@ -10,9 +10,10 @@ materialization, so every run that evaluates a checkpoint records them however i
 These are not blocking: a failing report still materializes, later checkpoints are still evaluated,
 and the release asset (which re-checks every gate from the stored reports) explains what failed.
 
-Blocking, in ``EVAL_CHECKS``: ``release_gate`` on the release checkpoint's Tier-1 report and on the
-Tier-2 report (partitioned like them). In any run that includes them (a UI "materialize" of a
-report partition together with ``mvp_release``), a failing gate stops the release in that same run.
+Blocking, in ``EVAL_CHECKS``: ``release_gate`` on the release checkpoint's Tier-1 report asset and on
+the Tier-2 report asset, over all their benchmarks (from the stored reports). In any run that
+includes them (a UI "materialize" of those reports together with ``mvp_release``), a failing gate
+stops the release in that same run.
 Also ``reports_current`` (WARN) per checkpoint report asset: every benchmark has a report computed
 on the checkpoint's current revision (a retrained checkpoint makes its reports stale).
 """
@@ -73,14 +74,14 @@ def _reports_current_check(asset_name: str, checkpoint: str, benches: tuple[str,
     return _check
 
 
-def _release_gate_check(catalog: EvalCatalog, asset_name: str, partitions_def, tier1: bool):
+def _release_gate_check(catalog: EvalCatalog, asset_name: str, benches: tuple[str, ...], tier1: bool):
     rel = catalog.release.checkpoint
     idx = catalog.checkpoints.index(rel)
     previous = catalog.checkpoints[idx - 1] if tier1 and idx else None
 
-    @asset_check(asset=AssetKey(asset_name), name="release_gate", blocking=True, partitions_def=partitions_def,
-                 description=f"blocking: {rel} meets the target{' and does not regress' if tier1 else ''} on this "
-                             "benchmark, with a report on its current revision")
+    @asset_check(asset=AssetKey(asset_name), name="release_gate", blocking=True,
+                 description=f"blocking: on every benchmark of this asset, {rel} meets the target"
+                             f"{', does not regress' if tier1 else ''} and has a report on its current revision")
     def _check(context: AssetCheckExecutionContext, object_store: ObjectStoreResource,
                evals: EvalSettings) -> AssetCheckResult:
         from .checkpoints import checkpoint_revision
@@ -89,27 +90,33 @@ def _release_gate_check(catalog: EvalCatalog, asset_name: str, partitions_def, t
         from .reports import read_summary
         from .resources import dir_revision
 
-        bench = context.partition_key
         store = object_store.get_store()
-        summary = read_summary(store, rel, bench)
         rev = dir_revision(evals.model_dirs[rel]) if rel in evals.model_dirs else checkpoint_revision(store, rel)
-        thr, src = threshold(catalog, evals.profile(), bench)
-        gates = [currency_gate("current", summary, rev), target_gate("meets_target", summary, thr, src)]
-        if tier1:
-            prev = read_summary(store, previous, bench) if previous else None
-            gates.append(regression_gate("no_regression", summary, prev, tolerance=catalog.regression.tolerance,
-                                         mode=catalog.regression.mode, previous_checkpoint=previous))
+        gates = []
+        for bench in benches:
+            summary = read_summary(store, rel, bench)
+            thr, src = threshold(catalog, evals.profile(), bench)
+            gates += [currency_gate(f"{bench}: current", summary, rev),
+                      target_gate(f"{bench}: meets_target", summary, thr, src)]
+            if tier1:
+                prev = read_summary(store, previous, bench) if previous else None
+                gates.append(regression_gate(f"{bench}: no_regression", summary, prev,
+                                             tolerance=catalog.regression.tolerance, mode=catalog.regression.mode,
+                                             previous_checkpoint=previous))
         failed = [g for g in gates if not g.passed]
         return AssetCheckResult(passed=not failed, severity=AssetCheckSeverity.ERROR,
-                                description="; ".join(f"{g.name}: {g.description}" for g in failed) or "all gates pass",
-                                metadata={g.name: g.passed for g in gates})
+                                description=(f"{len(failed)} of {len(gates)} gates failed: " + "; ".join(
+                                    f"{g.name} ({g.description})" for g in failed))[:2000] if failed
+                                else f"all {len(gates)} gates pass",
+                                metadata={"failed": MetadataValue.md("\n".join(f"- {g.name}: {g.description}"
+                                                                               for g in failed) or "none")})
 
     return _check
 
 
-def build_checks(catalog: EvalCatalog, report_asset_name, tier1_partitions, tier2_partitions) -> list:
+def build_checks(catalog: EvalCatalog, report_asset_name) -> list:
     checks = [_reports_current_check(report_asset_name(c), c, TIER1) for c in catalog.checkpoints]
     checks.append(_reports_current_check("tier2_eval_report", catalog.release.checkpoint, TIER2))
-    checks.append(_release_gate_check(catalog, report_asset_name(catalog.release.checkpoint), tier1_partitions, True))
-    checks.append(_release_gate_check(catalog, "tier2_eval_report", tier2_partitions, False))
+    checks.append(_release_gate_check(catalog, report_asset_name(catalog.release.checkpoint), TIER1, True))
+    checks.append(_release_gate_check(catalog, "tier2_eval_report", TIER2, False))
     return checks

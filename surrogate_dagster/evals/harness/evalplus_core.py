@@ -191,6 +191,12 @@ def compute_groundtruth(sandbox: Sandbox, dataset: str, problems: dict[str, dict
     return out
 
 
+def select_ids(problems: dict[str, dict], max_items: int | None) -> list[str]:
+    """Task ids in numeric order, the first ``max_items`` when a subset is asked for."""
+    tids = sorted(problems, key=lambda t: int(t.split("/")[-1]))
+    return tids[:max_items] if max_items is not None else tids
+
+
 def chat_request(prompt: str, max_new_tokens: int) -> GenRequest:
     """evalplus' chat prompt: instruction + fenced task, answer opened with its response prefix."""
     user = f"{INSTRUCTION_PREFIX}\n```\n{prompt.strip()}\n```\n"
@@ -230,9 +236,7 @@ def evaluate(client: InferenceClient, sandbox: Sandbox, *, benchmark: str, varia
              dataset_info: dict, problems: dict[str, dict], expected: dict[str, bytes], cfg: EvalPlusConfig,
              notes: Sequence[str] = (), log: Callable[[str], None] | None = None) -> EvalReport:
     """Generate greedily for every task, sanitize, check in the sandbox, score pass@1."""
-    tids = sorted(problems, key=lambda t: int(t.split("/")[-1]))
-    if cfg.max_items is not None:
-        tids = tids[:cfg.max_items]
+    tids = select_ids(problems, cfg.max_items)
     with Timer() as tg:
         gens = client.generate([chat_request(problems[t]["prompt"], cfg.max_new_tokens) for t in tids])
     with Timer() as ts:

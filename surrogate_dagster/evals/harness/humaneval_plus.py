@@ -22,7 +22,8 @@ from surrogate_dagster.sandbox import Sandbox
 
 from ..inference import InferenceClient
 from .common import BatchRunner, EvalReport, safe_loads, sha256_bytes
-from .evalplus_core import CHECK_LIMITS, SANDBOX_ENV, EvalPlusConfig, compute_groundtruth, evaluate, load_problems
+from .evalplus_core import (CHECK_LIMITS, SANDBOX_ENV, EvalPlusConfig, compute_groundtruth, evaluate, load_problems,
+                            select_ids)
 
 BENCHMARK = "humaneval_plus"
 ONLINE_VERSION = "v0.1.10"  # evalplus 0.3.1's HUMANEVAL_PLUS_VERSION
@@ -119,6 +120,8 @@ def run(client: InferenceClient, sandbox: Sandbox, cfg: EvalPlusConfig, *, offli
         variant, version, notes = f"HumanEval+ {ONLINE_VERSION} (evalplus release)", ONLINE_VERSION, []
         info = {"source": f"evalplus/humanevalplus_release {ONLINE_VERSION}", "md5": get_human_eval_plus_hash()}
     key = info.get("converted_sha256") or info.get("md5", "")
-    expected = groundtruth(problems, key) if groundtruth else compute_groundtruth(sandbox, "humaneval", problems)
+    # expected outputs only for the tasks that will be scored (a subset on small machines)
+    used = {t: problems[t] for t in select_ids(problems, cfg.max_items)}
+    expected = groundtruth(used, key) if groundtruth else compute_groundtruth(sandbox, "humaneval", used, log=log)
     return evaluate(client, sandbox, benchmark=BENCHMARK, variant=variant, version=version, dataset_info=info,
                     problems=problems, expected=expected, cfg=cfg, notes=notes, log=log)

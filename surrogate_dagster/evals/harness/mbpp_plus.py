@@ -17,7 +17,7 @@ from surrogate_dagster.sandbox import Sandbox
 
 from ..inference import InferenceClient
 from .common import EvalReport, sha256_bytes
-from .evalplus_core import EvalPlusConfig, compute_groundtruth, evaluate, load_problems
+from .evalplus_core import EvalPlusConfig, compute_groundtruth, evaluate, load_problems, select_ids
 
 BENCHMARK = "mbpp_plus"
 ONLINE_VERSION = "v0.2.0"  # evalplus 0.3.1's MBPP_PLUS_VERSION
@@ -57,6 +57,8 @@ def run(client: InferenceClient, sandbox: Sandbox, cfg: EvalPlusConfig, *, offli
         variant, version, notes = f"MBPP+ {ONLINE_VERSION} (evalplus release)", ONLINE_VERSION, []
         info = {"source": f"evalplus/mbppplus_release {ONLINE_VERSION}", "md5": get_mbpp_plus_hash()}
     key = info.get("sha256") or info.get("md5", "")
-    expected = groundtruth(problems, key) if groundtruth else compute_groundtruth(sandbox, "mbpp", problems, log=log)
+    # expected outputs only for the tasks that will be scored (a subset on small machines)
+    used = {t: problems[t] for t in select_ids(problems, cfg.max_items)}
+    expected = groundtruth(used, key) if groundtruth else compute_groundtruth(sandbox, "mbpp", used, log=log)
     return evaluate(client, sandbox, benchmark=BENCHMARK, variant=variant, version=version, dataset_info=info,
                     problems=problems, expected=expected, cfg=cfg, notes=notes, log=log)

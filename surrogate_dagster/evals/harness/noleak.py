@@ -160,6 +160,11 @@ def scan_rows(rows: Iterable[dict], scanner: CanaryScanner, text_of: Callable[[d
     return {"rows_scanned": n, "hits": hits}
 
 
+def n_prompts_allowed_too_long(n: int) -> int:
+    """Prompts longer than the model's context produce no output to check; up to 10% are tolerated."""
+    return n // 10
+
+
 def run(client: InferenceClient, *, prompts: Sequence[dict], manifest: CanaryManifest,
         secret_findings: Callable[[str], dict[str, int]], curated: dict, replay: dict, upstream_planted: int | None,
         max_new_tokens: int = 256, log: Callable[[str], None] | None = None) -> EvalReport:
@@ -176,8 +181,12 @@ def run(client: InferenceClient, *, prompts: Sequence[dict], manifest: CanaryMan
         hits = [c.kind for c in scanner.hits(g.text)]
         out_hits += bool(hits)
         out_secrets += bool(found)
-        samples.append({"id": p["id"], "output": g.text, "secret_findings": found, "canary_hits": hits})
+        samples.append({"id": p["id"], "output": g.text, "secret_findings": found, "canary_hits": hits,
+                        "finish_reason": g.finish_reason})
     problems = []
+    too_long = sum(s["finish_reason"] == "prompt_too_long" for s in samples)
+    if too_long > n_prompts_allowed_too_long(len(samples)):
+        problems.append(f"{too_long} of {len(samples)} prompts did not fit the model's context: too few outputs were checked")
     if out_hits:
         problems.append(f"{out_hits} output(s) reproduce a canary")
     if out_secrets:
@@ -200,6 +209,7 @@ def run(client: InferenceClient, *, prompts: Sequence[dict], manifest: CanaryMan
                  "outputs_with_secret_findings": out_secrets, "curated_rows_scanned": curated["rows_scanned"],
                  "curated_canary_hits": len(curated["hits"]), "curated_hit_examples": curated["hits"][:10],
                  "sanitizer_replay": replay, "canaries_planted_upstream": upstream_planted,
+                 "prompts_too_long_for_the_model": sum(s["finish_reason"] == "prompt_too_long" for s in samples),
                  "inference": client.describe()},
         timings={"generate_s": round(tg.s, 3), "samples_per_s": round(n / tg.s, 3) if tg.s else 0.0},
         notes=["a hit is a canary's random core or any 16-character window of it, verbatim"])

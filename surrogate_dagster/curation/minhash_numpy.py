@@ -1,0 +1,180 @@
+"""Vectorized MinHash stages that read and write datatrove's exact signature files.
+
+datatrove's ``MinhashDedupSignature`` hashes each 5-gram through a Python generator, packs one
+record per document and bucket with ``struct``, then re-reads, sorts and re-verifies every bucket
+file; its ``MinhashDedupBuckets`` merges the bucket files through a Python heap of dataclass
+objects. On code answers (~450 shingles a document) that is most of the near-dedup time, and the
+bucket stage runs over *every* source on each re-curation. This module does the same arithmetic
+with numpy and writes/reads the same bytes:
+
+- shingles: ``xxh64(" ".join(5 tokens))`` of datatrove's normalized token stream, hashed with
+  ``map`` instead of a generator (see :func:`shingle_hashes` for the one normalization step that
+  is skipped because it cannot change the tokens);
+- signatures: ``min((s * a + b) mod 2^64 mod p)`` over the shingles, with datatrove's own
+  permutation parameters (``np.random.RandomState(seed)``) and the Mersenne-prime reduction
+  ``(x & p) + (x >> 61)`` instead of a 64-bit division;
+- files: ``bucket_XXX/00000.minhash.sig``, records ``<{r}QI`` (r hashes + doc index) sorted by
+  all fields, exactly as datatrove leaves them after its sort;
+- candidate pairs: per bucket, all partitions' records sorted by (signature, file, doc);
+  consecutive equal signatures form a pair, the same (and only the same) pairs datatrove's heap
+  merge writes to its ``.dups`` files.
+
+tests/test_dedup.py checks byte-identical files and identical pair sets against datatrove's
+blocks. No Dagster imports.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+import xxhash
+from datatrove.utils.text import NUMBERS_PATTERN, TextNormConfig
+
+MERSENNE = np.uint64((1 << 61) - 1)  # datatrove's _mersenne_prime
+SIG_FILE = "00000.minhash.sig"  # datatrove's name for rank 0's bucket file
+_ROWS = 512  # shingles per arithmetic chunk: a 512 x 256 uint64 block (1 MiB) stays in cache
+
+
+def record_dtype(hashes_per_bucket: int) -> np.dtype:
+    """The structured dtype of one ``.sig`` record, field names as datatrove sorts them."""
+    return np.dtype([(f"field{i + 1}", "<u8") for i in range(hashes_per_bucket)]
+                    + [(f"field{hashes_per_bucket + 1}", "<u4")])
+
+
+def permutation_params(seed: int, num_hashes: int) -> tuple[np.ndarray, np.ndarray]:
+    """(a, b), each ``num_hashes`` uint64: the draws ``MinhashDedupSignature.parameters`` makes."""
+    gen = np.random.RandomState(seed)
+    a = gen.randint(1, MERSENNE, dtype=np.uint64, size=(1, num_hashes))
+    b = gen.randint(0, MERSENNE, dtype=np.uint64, size=(1, num_hashes))
+    return a.ravel(), b.ravel()
+
+
+def check_norm_config(norm: TextNormConfig) -> None:
+    """:func:`shingle_hashes` implements lowercase + numbers + whitespace only; refuse others."""
+    if (norm.remove_punctuation or norm.norm_unicode_diacritics or norm.norm_weekdays
+            or norm.norm_monthnames or not norm.lowercase or not norm.norm_numbers):
+        raise ValueError(f"the numpy MinHash engine supports lowercase + numbers + whitespace "
+                         f"normalization only (diacritics in the tokenizer), got {norm}")
+
+
+def shingle_hashes(text: str, n_grams: int, word_tokenize: Callable[[str], list[str]]) -> np.ndarray:
+    """xxh64 of each n-gram of datatrove's normalized tokens, in order (uint64, not unique).
+
+    Equal to ``MinhashDedupSignature.get_shingles(text).ravel()`` for the normalization
+    :func:`check_norm_config` allows. datatrove's whitespace collapse is skipped: the tokenizer
+    never emits whitespace, so collapsing runs of it cannot change a token.
+    """
+    tokens = word_tokenize(NUMBERS_PATTERN.sub("0", text.lower()))
+    m = len(tokens) - n_grams + 1
+    if m <= 0:
+        return np.empty(0, dtype=np.uint64)
+    grams = map(" ".join, zip(*(tokens[i:] for i in range(n_grams))))
+    return np.fromiter(map(xxhash.xxh64_intdigest, grams), dtype=np.uint64, count=m)
+
+
+def minhash(shingles: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``min over shingles of ((s * a + b) mod 2^64) mod p`` per hash function (uint64).
+
+    The modulus uses 2^61 = 1 (mod p): r = (x & p) + (x >> 61) is congruent to x and lies in
+    [0, p + 7]; it equals x mod p unless r >= p, which the column maximum detects (odds ~2^-58
+    per value) and the slow path then settles exactly.
+    """
+    best = np.full(a.size, np.iinfo(np.uint64).max, dtype=np.uint64)
+    rows = min(_ROWS, shingles.size)
+    x = np.empty((rows, a.size), dtype=np.uint64)
+    hi = np.empty_like(x)
+    with np.errstate(over="ignore"):  # the products wrap mod 2^64, as datatrove's do
+        for start in range(0, shingles.size, _ROWS):
+            s = shingles[start:start + _ROWS]
+            xs, his = x[:s.size], hi[:s.size]
+            np.multiply(s[:, None], a, out=xs)
+            np.add(xs, b, out=xs)
+            np.right_shift(xs, np.uint64(61), out=his)
+            np.bitwise_and(xs, MERSENNE, out=xs)
+            np.add(xs, his, out=xs)
+            if (xs.max(axis=0) >= MERSENNE).any():  # pragma: no cover - astronomically rare
+                np.remainder(xs, MERSENNE, out=xs)
+            np.minimum(best, xs.min(axis=0), out=best)
+    return best
+
+
+def signature_matrix(texts: Sequence[str], n_grams: int, word_tokenize: Callable[[str], list[str]],
+                     a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(signatures ``(k, H)`` uint64, their doc indices ``(k,)`` uint32) for the k texts that
+    have at least one shingle; the others can never match and get no record (as in datatrove)."""
+    sigs = np.empty((len(texts), a.size), dtype=np.uint64)
+    idx = np.empty(len(texts), dtype=np.uint32)
+    k = 0
+    for i, text in enumerate(texts):
+        sh = shingle_hashes(text, n_grams, word_tokenize)
+        if sh.size:
+            sigs[k] = minhash(sh, a, b)
+            idx[k] = i
+            k += 1
+    return sigs[:k], idx[:k]
+
+
+def write_signature_files(folder: Path, sigs: np.ndarray, doc_idx: np.ndarray, buckets: int,
+                          hashes_per_bucket: int) -> None:
+    """datatrove's ``bucket_XXX/00000.minhash.sig`` files: one record per doc, sorted."""
+    if sigs.shape[1] != buckets * hashes_per_bucket:
+        raise ValueError(f"signatures have {sigs.shape[1]} hashes, expected {buckets} x {hashes_per_bucket}")
+    dtype = record_dtype(hashes_per_bucket)
+    for bi in range(buckets):
+        records = np.empty(len(doc_idx), dtype=dtype)
+        for j in range(hashes_per_bucket):
+            records[f"field{j + 1}"] = sigs[:, bi * hashes_per_bucket + j]
+        records[f"field{hashes_per_bucket + 1}"] = doc_idx
+        records.sort(order=dtype.names)  # datatrove's own sort call: same order, same bytes
+        bucket_dir = folder / f"bucket_{bi:03d}"
+        bucket_dir.mkdir(parents=True, exist_ok=True)
+        data = records.tobytes()
+        path = bucket_dir / SIG_FILE
+        path.write_bytes(data)
+        if path.stat().st_size != len(data):
+            raise OSError(f"short write of {path}: {path.stat().st_size} of {len(data)} bytes")
+
+
+def read_bucket(folder: Path, bucket: int, hashes_per_bucket: int) -> np.ndarray:
+    """One partition's records of one bucket (structured array, see :func:`record_dtype`)."""
+    path = Path(folder) / f"bucket_{bucket:03d}" / SIG_FILE
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing; recompute this partition's signatures")
+    dtype = record_dtype(hashes_per_bucket)
+    size = path.stat().st_size
+    if size % dtype.itemsize:
+        raise ValueError(f"{path}: {size} bytes is not a whole number of {dtype.itemsize}-byte records")
+    return np.fromfile(path, dtype=dtype)
+
+
+def bucket_pairs(folders: Sequence[Path], buckets: int,
+                 hashes_per_bucket: int) -> set[tuple[tuple[int, int], tuple[int, int]]]:
+    """Candidate pairs ``((file, doc), (file, doc))`` (sorted within the pair) over all buckets,
+    partition k being ``folders[k]``: what datatrove's bucket stage emits for the same files."""
+    pairs: set[tuple[tuple[int, int], tuple[int, int]]] = set()
+    r = hashes_per_bucket
+    for bi in range(buckets):
+        parts = [read_bucket(f, bi, r) for f in folders]
+        n = sum(p.size for p in parts)
+        if n < 2:
+            continue
+        sig = np.empty((n, r), dtype=np.uint64)
+        file_id = np.empty(n, dtype=np.int64)
+        doc = np.empty(n, dtype=np.int64)
+        pos = 0
+        for k, p in enumerate(parts):
+            for j in range(r):
+                sig[pos:pos + p.size, j] = p[f"field{j + 1}"]
+            file_id[pos:pos + p.size] = k
+            doc[pos:pos + p.size] = p[f"field{r + 1}"]
+            pos += p.size
+        # datatrove's merge order: signature tuple, then file, then doc (lexsort: last key first)
+        order = np.lexsort((doc, file_id, *(sig[:, j] for j in reversed(range(r)))))
+        sig, file_id, doc = sig[order], file_id[order], doc[order]
+        same = (sig[1:] == sig[:-1]).all(axis=1)
+        for i in np.flatnonzero(same).tolist():
+            a, b = (int(file_id[i]), int(doc[i])), (int(file_id[i + 1]), int(doc[i + 1]))
+            pairs.add((a, b) if a <= b else (b, a))
+    return pairs
