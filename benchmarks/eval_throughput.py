@@ -66,10 +66,15 @@ def main() -> int:
     ours = time.monotonic() - t0
     assert all(r["base"] == "pass" for r in res), "a canonical HumanEval solution failed"
     base = _unsandboxed_evalplus("humaneval", sub, gt, sols)
+    t0 = time.monotonic()
+    check_solutions(sb, "humaneval", sub, gt, sols, EvalPlusConfig("humaneval", workers=1))
+    ours1 = time.monotonic() - t0
     cfg = EvalPlusConfig("humaneval", max_new_tokens=128)
     rep = evaluate(client, sb, benchmark="humaneval_plus", variant="bench", version="", dataset_info={},
                    problems=sub, expected=gt, cfg=cfg)
     rows.append(("humaneval (base tests)", len(ids), rep.timings["samples_per_s"], rate(len(ids), ours),
+                 "evalplus untrusted_check unsandboxed", rate(len(ids), base)))
+    rows.append(("humaneval, 1 sandbox worker", len(ids), float("nan"), rate(len(ids), ours1),
                  "evalplus untrusted_check unsandboxed", rate(len(ids), base)))
 
     # ---- MBPP+ ---------------------------------------------------------------------------------
@@ -139,7 +144,10 @@ def main() -> int:
     print(f"{'harness':28} {'items':>5} {'e2e/s':>8} {'score/s':>9}  {'baseline':38} {'base/s':>8} {'ratio':>6}")
     for name, n, e2e, score, bname, b in rows:
         print(f"{name:28} {n:>5} {e2e:>8.2f} {score:>9.2f}  {bname:38} {b:>8.2f} {score / b:>6.2f}")
-    print("\ne2e/s: tiny-model generation + scoring; score/s: scoring known answers; ratio = score/s / base/s")
+    print("\ne2e/s: tiny-model generation + scoring; score/s: scoring known answers (RULER: building the samples);"
+          "\nratio = score/s / base/s. Our scoring runs 2 sandboxes in parallel by default (the 1-worker row"
+          "\ncompares like with like: evalplus' loop is sequential). DevSecOps e2e > score: garbage answers fail"
+          "\nthe first gate, references run every check.")
     print(json.dumps({r[0]: {"items": r[1], "e2e_per_s": round(r[2], 3), "score_per_s": round(r[3], 3),
                              "baseline": r[4], "baseline_per_s": round(r[5], 3)} for r in rows}))
     return 0

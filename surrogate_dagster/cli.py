@@ -39,7 +39,8 @@ def _ordered_asset_defs(defs):
     for ad in defs.assets or []:
         for k in getattr(ad, "keys", ()):
             by_key[k] = ad
-    return [(k, by_key[k]) for k in order if k in by_key], graph
+    # Observable source assets (hf_revisions) are observed by their own job/schedule, not here.
+    return [(k, by_key[k]) for k in order if k in by_key and graph.get(k).is_materializable], graph
 
 
 def _quiet_datatrove() -> None:
@@ -93,7 +94,8 @@ def run_all(select: list[str] | None = None, fail_fast: bool = False, log_level:
     _quiet_datatrove()
 
     defs = definitions.defs
-    all_assets = list(defs.assets or [])
+    # Checks ride along with the assets they target (gates run in the same run as their report).
+    all_assets = [*(defs.assets or []), *(defs.asset_checks or [])]
     instance = DagsterInstance.get()
     ordered, graph = _ordered_asset_defs(defs)
     if select:

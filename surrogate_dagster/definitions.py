@@ -7,6 +7,7 @@ from dagster import Definitions
 
 from .catalog import load_profile
 from .curation.assets import CURATION_ASSETS
+from .evals import EVAL_ASSETS, EVAL_CHECKS, EVAL_JOBS, EVAL_SCHEDULES, eval_resources
 from .ops import OPS_ASSETS, OPS_CHECKS, OPS_JOBS, OPS_SCHEDULES, OPS_SENSORS, ops_resources
 from .resources import resources_for_profile
 from .sources.assets import helper_rows, normalized_rows, source_rows
@@ -17,11 +18,11 @@ PROFILE = load_profile()
 
 defs = Definitions(
     assets=[source_rows, helper_rows, normalized_rows, *CURATION_ASSETS, *SYNTH_ASSETS,
-            *training_assets(PROFILE), *OPS_ASSETS],
-    asset_checks=[*OPS_CHECKS],
-    jobs=[*OPS_JOBS],
-    schedules=OPS_SCHEDULES,
+            *training_assets(PROFILE), *EVAL_ASSETS, *OPS_ASSETS],
+    asset_checks=[*EVAL_CHECKS, *OPS_CHECKS],
+    jobs=[*EVAL_JOBS, *OPS_JOBS],
+    schedules=[*EVAL_SCHEDULES, *OPS_SCHEDULES],
     sensors=OPS_SENSORS,
     resources={**resources_for_profile(PROFILE), **synth_resources(PROFILE),
-               **training_resources(PROFILE), **ops_resources(PROFILE)},
+               **training_resources(PROFILE), **eval_resources(PROFILE), **ops_resources(PROFILE)},
 )

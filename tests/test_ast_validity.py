@@ -223,3 +223,77 @@ def test_deeply_indented_fence_inside_a_block_is_content():
     code = 'def f():\n    """Example:\n\n        ```\n        f()\n        ```\n    """\n    return 1'
     (block,) = extract_code_blocks(f"```python\n{code}\n```")
     assert block.code == code and block.closed
+
+
+# ------------------------------------------------------------------ shared memos and the fast fence scan
+def _reference_blocks(text: str) -> list[tuple[str, str, bool]]:
+    """The original line-by-line fence scan (every line matched), as (tag, code, closed)."""
+    import re
+
+    from surrogate_dagster.curation.code_blocks import _FENCE_OPEN, strip_non_code_spans
+
+    lines = strip_non_code_spans(text).split("\n")
+    out, i = [], 0
+    while i < len(lines):
+        m = _FENCE_OPEN.match(lines[i])
+        if not m or (m["fence"][0] == "`" and "`" in m["info"]):
+            i += 1
+            continue
+        indent, fence = len(m["indent"]), m["fence"]
+        close = re.compile(r"^[ \t]{0,%d}%s{%d,}[ \t]*$" % (indent + 3, re.escape(fence[0]), len(fence)))
+        j = i + 1
+        while j < len(lines) and not close.match(lines[j]):
+            j += 1
+        body = [ln[min(indent, len(ln) - len(ln.lstrip(" \t"))):] for ln in lines[i + 1:j]]
+        info = m["info"].strip()
+        out.append((info.split()[0] if info else "", "\n".join(body), j < len(lines)))
+        i = j + 1
+    return out
+
+
+FENCE_PIECES = ["```python", "```", "~~~", "````", "  ```js", "      ```", "~~~~yaml", "```py`x`",
+                "x = 1", "    y = 2", "", "text ``` inline", "\t```", "```   ", "~~~ \r", "<think>",
+                "</think>", "<tool_call>", "</tool_call>", "``` c++ title=a"]
+
+
+def test_fast_fence_scan_equals_reference_scan():
+    import random
+
+    rng = random.Random(3)
+    texts = ["\n".join(rng.choice(FENCE_PIECES) for _ in range(rng.randint(0, 25))) for _ in range(400)]
+    for text in texts:
+        got = [(b.tag, b.code, b.closed) for b in extract_code_blocks(text, guess_untagged=False)]
+        assert got == _reference_blocks(text), text
+
+
+def test_answer_parts_memo_is_shared_bounded_and_safe():
+    from surrogate_dagster.curation.code_blocks import BoundedMemo, PARTS_MEMO, answer_parts
+
+    text = fenced("python", "def f():\n    return 1")
+    PARTS_MEMO.clear()
+    first = answer_parts(text)
+    assert answer_parts(text) is first and PARTS_MEMO.hits == 1 and PARTS_MEMO.misses == 1
+    assert prose_of(text) == first.prose and extract_code_blocks(text) == list(first.blocks)
+    extract_code_blocks(text).clear()  # callers get a fresh list: the memo cannot be mutated
+    assert len(answer_parts(text).blocks) == 1
+    memo = BoundedMemo(max_entries=3, max_chars=10, max_text_chars=6)
+    calls = []
+    for key in ["aa", "bb", "cc", "dd", "aa"]:
+        memo.get(key, len(key), lambda k=key: calls.append(k) or k.upper())
+    assert calls == ["aa", "bb", "cc", "dd", "aa"]  # FIFO: "aa" was evicted by "dd"
+    assert memo.get("toolong!", 8, lambda: "X") == "X" and memo.get("toolong!", 8, lambda: "Y") == "Y"
+    memo.get("eeeeee", 6, lambda: 1)
+    assert sum(c for _, c in memo._data.values()) <= 10  # the character budget holds
+
+
+def test_parse_memo_keys_on_language_and_wrappers():
+    from surrogate_dagster.curation.ast_validity import PARSE_MEMO
+
+    PARSE_MEMO.clear()
+    method = "render() {\n  return 1;\n}"  # a bare class method: needs the class wrapper
+    assert AstChecker().parses(method, "javascript")
+    assert not AstChecker(use_snippet_wrappers=False).parses(method, "javascript")
+    assert AstChecker().parses(method, "javascript") and PARSE_MEMO.hits == 1
+    checker = AstChecker()
+    for code, lang in [("def f(:\n", "python"), ("x = 1\n", "python"), ("func main( {", "go")]:
+        assert checker.parses(code, lang) == checker._parses(code, lang)

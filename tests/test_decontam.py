@@ -234,3 +234,40 @@ def test_configurable_n() -> None:
     assert m is not None and (m.benchmark, m.item_id) == ("toy", "t1")
     assert (m.longest_match_tokens, m.matched_ngrams) == (9, 2)
     assert m.snippet == "alpha beta gamma delta epsilon zeta eta theta iota"
+
+
+# ----------------------------------------------------------------------------- batched screening
+
+
+def test_combine_lengths_equals_combine() -> None:
+    from surrogate_dagster.curation.decontam import combine, combine_lengths, token_hashes
+
+    th = token_hashes(tokenize(CLEAN_CODE))
+    for lengths in [(13, 10, 11, 12), (1,), (5, 300), (th.size, th.size + 1)]:
+        got = combine_lengths(th, lengths)
+        assert [g.tolist() for g in got] == [combine(th, n).tolist() for n in lengths]
+
+
+def test_index_membership_filter_has_no_false_negatives(index) -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    q = np.concatenate([index.hashes[::7], rng.integers(0, 2**63, 50_000, dtype=np.uint64)])
+    assert (index.contains(q) == np.isin(q, index.hashes)).all()
+    assert index.may_contain(index.hashes).all()
+    assert index.may_contain(rng.integers(0, 2**63, 50_000, dtype=np.uint64)).mean() < 0.02
+
+
+@pytest.mark.parametrize("workers,chunk_size", [(1, 256), (1, 3), (2, 5)])
+def test_check_many_equals_check(index, prompts, loaded, workers, chunk_size) -> None:
+    items, _ = loaded
+    bfcl_short = next(i.text for i in items if i.benchmark == "bfcl" and 10 <= len(tokenize(i.text)) < 13)
+    texts = [PLANTINGS[s](prompts[t]) for s in PLANTINGS for t in ("HumanEval/0", "HumanEval/53")]
+    texts += SNIPPETS + [CLEAN_CODE, "", "x", bfcl_short, f"[user] {bfcl_short}\n[assistant] ok",
+                         " ".join(tokenize(prompts["HumanEval/10"])[:14])]
+    texts += [b for b in inspect.getsource(textwrap).split("\ndef ")]
+    for min_matches in (1, 4):
+        dec = Decontaminator(index, min_matches=min_matches)
+        expected = [dec.check(t) for t in texts]
+        assert dec.check_many(texts, workers=workers, chunk_size=chunk_size) == expected
+        assert sum(m is not None for m in expected) >= 7

@@ -17,6 +17,7 @@ from surrogate_dagster.curation.minhash import (
     MinhashSpec,
     RegexWordTokenizer,
     THRESHOLD,
+    candidate_pairs,
     candidate_probability,
     compute_signatures,
     find_near_duplicates,
@@ -236,3 +237,96 @@ def test_signature_errors(tmp_path: Path) -> None:
     compute_signatures(doc, tmp_path / "p14", MinhashSpec(buckets=14, hashes_per_bucket=8))
     with pytest.raises(ValueError, match="different MinHash specs"):
         find_near_duplicates({"a": tmp_path / "p32", "b": tmp_path / "p14"}, {})
+
+
+# ----------------------------------------------------------------------------- numpy engine = datatrove
+
+
+def _engine_corpus() -> list[tuple[str, str]]:
+    rng = random.Random(5)
+    docs = [(f"c{i}", _code_doc(rng, lines=rng.randint(1, 30))) for i in range(40)]
+    docs += [("empty", ""), ("short", "x = 1"), ("spaces", " \t\n "), ("num", "v = 3.14 + 2,5 + ٣٤ x y z w"),
+             ("uni", "Ça coûte 3,50 € — naïve café déjà vu, n'est-ce pas? x = f(a, b) + 1"),
+             ("ws", "a\u00a0b\u2000c\td\n\ne\u3000f g h i j k"), ("long", _code_doc(rng, lines=400))]
+    docs += [("dup1", docs[0][1]), ("dup2", docs[0][1]), ("dup3", _edit(rng, docs[1][1], 0.05))]
+    return docs
+
+
+def test_numpy_engine_writes_datatrove_bytes(tmp_path: Path) -> None:
+    docs = _engine_corpus()
+    ref = compute_signatures(docs, tmp_path / "dt", engine="datatrove")
+    got = compute_signatures(docs, tmp_path / "np")
+    par = compute_signatures(docs, tmp_path / "par", workers=2, chunk_size=9)
+    assert ref.n_without_shingles == got.n_without_shingles == par.n_without_shingles == 3
+    files = sorted(p.relative_to(tmp_path / "dt") for p in (tmp_path / "dt").rglob("*") if p.is_file())
+    assert len(files) == 33  # 32 buckets + manifest
+    for rel in files:
+        assert (tmp_path / "np" / rel).read_bytes() == (tmp_path / "dt" / rel).read_bytes(), rel
+        assert (tmp_path / "par" / rel).read_bytes() == (tmp_path / "dt" / rel).read_bytes(), rel
+
+
+def test_numpy_candidate_pairs_equal_datatrove_buckets(tmp_path: Path, corpus) -> None:
+    rng = random.Random(8)
+    parts = {name: list(docs) for name, docs in corpus.items()}
+    base = _code_doc(rng)
+    for k, name in enumerate(parts):  # one text in every partition, twice in one: chains of pairs
+        parts[name] += [(f"same{k}", base), (f"near{k}", _edit(rng, base, 0.05))]
+    parts["alpha"].append(("same_again", base))
+    dirs = _sign_all(tmp_path, parts)
+    fast = candidate_pairs(dirs, priority=["beta"])
+    assert fast == candidate_pairs(dirs, work_dir=tmp_path, priority=["beta"], engine="datatrove")
+    assert len(fast) >= 12
+    texts = {(p, d): t for p, docs in parts.items() for d, t in docs}
+    assert (find_near_duplicates(dirs, texts).dropped
+            == find_near_duplicates(dirs, texts, engine="datatrove", work_dir=tmp_path).dropped)
+
+
+def test_shingles_and_parameters_equal_datatrove_block() -> None:
+    from datatrove.pipeline.dedup.minhash import MinhashDedupSignature
+
+    from surrogate_dagster.curation import minhash_numpy as mnp
+    from surrogate_dagster.curation.minhash import shingle_hashes
+
+    block = MinhashDedupSignature("/tmp", config=DEFAULT_SPEC.config(), language=RegexWordTokenizer())
+    a, b = mnp.permutation_params(DEFAULT_SPEC.seed, DEFAULT_SPEC.num_hashes)
+    assert (a == block.parameters[0].ravel()).all() and (b == block.parameters[1].ravel()).all()
+    for _, text in _engine_corpus():
+        assert (shingle_hashes(text) == block.get_shingles(text).ravel()).all()
+
+
+def test_minhash_kernels_agree_including_the_rare_reduction() -> None:
+    from surrogate_dagster.curation import minhash_numpy as mnp
+
+    rng = np.random.default_rng(0)
+    a, b = mnp.permutation_params(1, 256)
+    sh = rng.integers(0, np.iinfo(np.uint64).max, 2000, dtype=np.uint64, endpoint=True)
+    ref = np.min((sh[:, None] * a + b) % mnp.MERSENNE, axis=0)  # datatrove's expression
+    with np.errstate(over="ignore"):
+        assert (mnp.minhash(sh, a, b, engine="numpy") == ref).all()
+    # x = 2^62 - 1: (x & p) + (x >> 61) = p + 1 >= p, the case the fast reduction must fix
+    edge = np.array([(1 << 62) - 1], dtype=np.uint64)
+    one, zero = np.ones(1, dtype=np.uint64), np.zeros(1, dtype=np.uint64)
+    assert mnp.minhash(edge, one, zero, engine="numpy")[0] == 1
+    if mnp._compiled() is not None:
+        assert (mnp.minhash(sh, a, b, engine="numba") == ref).all()
+        assert mnp.minhash(edge, one, zero, engine="numba")[0] == 1
+
+
+# ----------------------------------------------------------------------------- exact, incremental
+
+
+def test_fast_normalization_equals_the_regex_definition() -> None:
+    import re
+    import unicodedata
+
+    from surrogate_dagster.curation.exact_dedup import digest_texts
+
+    rng = random.Random(2)
+    pieces = ["a", "b", " ", "\t", "\n", "\x1c", "\x85", "\u00a0", "\u2003", "\u3000", "e\u0301", "é", "\r\n"]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 30))) for _ in range(500)]
+    for t in texts:
+        assert normalize_for_hash(t) == re.sub(r"\s+", " ", unicodedata.normalize("NFC", t)).strip()
+    assert digest_texts(texts, workers=2) == [sha256_text(t) for t in texts]
+    rows = [(f"s{i % 3}", str(i), t) for i, t in enumerate(texts)]
+    deduper = ExactDeduper(["s1"])
+    assert deduper.find_duplicates_digests((s, i, sha256_text(t)) for s, i, t in rows) == deduper.find_duplicates(rows)

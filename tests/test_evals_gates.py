@@ -5,7 +5,6 @@ with every gate passing it promotes and pushes a model card listing every score.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from dagster import DagsterInstance, materialize
@@ -152,3 +151,26 @@ def test_scoreboard_table_and_plot(env):
     table = m["tier1_scores"].value
     assert "| stage1_checkpoint |" in table and "| **target** | >= 84" in table
     assert m["plot"].value.startswith("![plot](data:image/png;base64,")
+
+
+def test_definitions_load_with_the_schedule(env):
+    import datetime
+
+    from dagster import Definitions, build_schedule_context
+
+    from surrogate_dagster.evals import EVAL_ASSETS, EVAL_CHECKS, EVAL_JOBS, EVAL_SCHEDULES, eval_resources
+    from surrogate_dagster.synth.resource import synth_resources
+
+    tmp, model, res = env
+    prof = load_profile("local")
+    defs = Definitions(assets=EVAL_ASSETS, asset_checks=EVAL_CHECKS, jobs=EVAL_JOBS, schedules=EVAL_SCHEDULES,
+                       resources={**res, **eval_resources(prof), "llm": synth_resources(prof)["llm"]})
+    Definitions.validate_loadable(defs)
+    keys = {k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()}
+    assert {"stage1_eval_report", "stage2_5_eval_report", "tier2_eval_report", "eval_scoreboard", "mvp_release",
+            "devsecops_eval_tasks", "eval_canaries"} <= keys
+    repo = defs.get_repository_def()
+    ctx = build_schedule_context(scheduled_execution_time=datetime.datetime(2026, 12, 1, 4), repository_def=repo,
+                                 instance=DagsterInstance.ephemeral())
+    reqs = repo.get_schedule_def("tier2_monthly_schedule").evaluate_tick(ctx).run_requests
+    assert [r.partition_key for r in reqs] == list(TIER2) and reqs[0].run_key == "2026-12-swebench_lite"

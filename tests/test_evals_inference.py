@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
@@ -116,3 +117,44 @@ def test_vllm_server_client_addresses_the_adapter_by_name(tiny):
     cmd = vllm_serve_command(ref, port=9000)
     assert cmd[:3] == ["vllm", "serve", str(tiny)] and "stage1_checkpoint=/adapters/stage1" in cmd
     assert "--enable-lora" in cmd
+
+
+def test_checkpoint_artifacts_resolve_from_the_training_pointers(tiny, tmp_path):
+    """The layout training/refs.py documents: an adapter-only stage on the tiny base, a merged stage."""
+    import json as _json
+
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoModelForCausalLM
+
+    from surrogate_dagster.evals.checkpoints import checkpoint_revision, resolve_checkpoint
+    from surrogate_dagster.storage import LocalObjectStore
+
+    store = LocalObjectStore(tmp_path / "store")
+
+    def put_dir(prefix, d):
+        for f in sorted(p for p in d.rglob("*") if p.is_file()):
+            store.put_file(f"{prefix}/{f.relative_to(d)}", f)
+
+    put_dir("models/base_model/v1", tiny)
+    store.put_bytes("models/base_model/_latest.json", _json.dumps({"prefix": "models/base_model/v1",
+                                                                   "data_version": "v1"}).encode())
+    peft_model = get_peft_model(AutoModelForCausalLM.from_pretrained(tiny), LoraConfig(r=2, target_modules=["q_proj"]))
+    torch.nn.init.normal_(next(p for n, p in peft_model.named_parameters() if "lora_B" in n), std=1.0)
+    peft_model.save_pretrained(tmp_path / "adapter")
+    put_dir("training/stage1/fp1/adapter", tmp_path / "adapter")
+    store.put_bytes("training/stage1/_latest.json", _json.dumps(
+        {"output_prefix": "training/stage1/fp1", "data_version": "fp1", "merged": False}).encode())
+    put_dir("training/stage1_6/fp6/merged", tiny)
+    store.put_bytes("training/stage1_6/_latest.json", _json.dumps(
+        {"output_prefix": "training/stage1_6/fp6", "data_version": "fp6", "merged": True}).encode())
+
+    ref = resolve_checkpoint(store, "stage1_checkpoint", tmp_path / "cache", "tiny")
+    assert ref.revision == "fp1" and ref.adapter_dir and Path(ref.model_dir).name == "v1"
+    out = TransformersInference(ref).generate([GenRequest(messages=MSG, max_new_tokens=4)])
+    assert out[0].completion_tokens > 0
+    merged = resolve_checkpoint(store, "stage1_6_checkpoint", tmp_path / "cache")
+    assert merged.adapter_dir is None and merged.model_dir.endswith("fp6/merged") and merged.revision == "fp6"
+    assert checkpoint_revision(store, "stage2_checkpoint") is None
+    with pytest.raises(FileNotFoundError, match="not been trained"):
+        resolve_checkpoint(store, "stage2_checkpoint", tmp_path / "cache")

@@ -47,18 +47,35 @@ def _sanitizer(categories: tuple[str, ...], ner_model: str | None):
     return Sanitizer(SanitizerConfig(categories=categories, ner_model=ner_model))
 
 
+def _plant_canaries(store, rows: list[dict]):
+    """((rows with canaries, how many), manifest version), or (None, None) before eval_canaries ran."""
+    from ..evals.assets import CANARY_KEY
+    from ..evals.harness.noleak import CanaryManifest, plant_canaries
+
+    if not store.exists(CANARY_KEY):
+        return None, None
+    manifest = CanaryManifest.from_json(store.get_bytes(CANARY_KEY))
+    return plant_canaries(rows, manifest), manifest.salt[:12]
+
+
 def _mb(rows: list[dict]) -> float:
     return sum(len(row_text(r).encode()) for r in rows) / 1e6
 
 
 @asset(group_name="curation", partitions_def=source_partitions, code_version=CURATION_VERSION,
-       deps=["normalized_rows"], kinds={"parquet"})
+       deps=["normalized_rows", "eval_canaries"], kinds={"parquet"})
 def sanitized_rows(context: AssetExecutionContext, object_store: ObjectStoreResource,
                    curation: CurationSettings) -> MaterializeResult:
     """One source with secrets and PII replaced by consistent placeholders (ten categories + NER)."""
     store = object_store.get_store()
     source = context.partition_key
     revision, rows = read_normalized(store, source)
+    # Canaries (unique fake secrets) are planted into the raw rows BEFORE sanitizing; the no-leak
+    # gate checks none survives into a curated row or a model output.
+    canaries_planted, canary_version = _plant_canaries(store, rows)
+    if canaries_planted:
+        rows = canaries_planted[0]
+    planted = canaries_planted[1] if canaries_planted else 0
     sanitizer = _sanitizer(tuple(CURATION.sanitize.categories), curation.ner_model)
     counts: Counter[str] = Counter()
     changed = 0
@@ -80,13 +97,14 @@ def sanitized_rows(context: AssetExecutionContext, object_store: ObjectStoreReso
         if (i + 1) % 5000 == 0:
             context.log.info(f"{source}: sanitized {i + 1}/{len(rows)} rows")
     dt = time.monotonic() - t0
-    version = version_of(revision, CURATION.sanitize.model_dump(), curation.ner_model)
-    write_step(store, "sanitized", source, version, out, summary={"counts": dict(counts)})
+    version = version_of(revision, CURATION.sanitize.model_dump(), curation.ner_model, canary_version)
+    write_step(store, "sanitized", source, version, out,
+               summary={"counts": dict(counts), "canaries_planted": planted})
     mb = _mb(rows)
     return MaterializeResult(
         data_version=DataVersion(version),
         metadata={
-            "rows": len(out), "rows_changed": changed,
+            "rows": len(out), "rows_changed": changed, "canaries_planted": planted,
             "findings": sum(counts.values()),
             "findings_by_category": MetadataValue.md(counts_table(counts, "category", "findings")),
             "counts": MetadataValue.json(dict(counts)),

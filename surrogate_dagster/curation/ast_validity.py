@@ -15,6 +15,9 @@ Skipped, never failed (each counted by reason): languages without a grammar, unt
 language is unknown, blocks larger than ``max_parse_bytes`` (a multi-megabyte block is data, not an
 answer; the quality heuristics judge it), and by default blocks whose language was only guessed
 (a failed parse there is as likely a wrong guess as broken code).
+
+``AstChecker.parses`` is memoized process-wide (``PARSE_MEMO``): the edu scorer's "valid code"
+point asks the same question about the same blocks right after this check.
 """
 
 from __future__ import annotations
@@ -72,6 +75,10 @@ SNIPPET_WRAPPERS: dict[str, tuple[tuple[str, str], ...]] = {
 STRICT_QUERIES: dict[str, str] = {
     "python": "(block) @block (print_statement) @py2 (exec_statement) @py2",
 }
+
+
+# Parse results shared by every AstChecker in the process (see AstChecker.parses).
+PARSE_MEMO = BoundedMemo(max_entries=8192)
 
 
 def load_language(name: str) -> Language:
@@ -241,9 +248,6 @@ class AstChecker:
             stats.rows_dropped[reason] += 1
         return reason
 
-
-# Parse results shared by every AstChecker in the process (see AstChecker.parses).
-PARSE_MEMO = BoundedMemo(max_entries=8192)
 
 _DEFAULT: AstChecker | None = None
 

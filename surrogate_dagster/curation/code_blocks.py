@@ -15,6 +15,11 @@ Hermes ``<tool_call>`` spans are removed before scanning: their JSON arguments a
 (and may contain fences of their own, e.g. a ``write_file`` call whose content is Markdown).
 ``<think>`` spans are removed too: reasoning drafts are legitimately partial, and it is the final
 answer's code that must parse. No Dagster imports here.
+
+Shared work: ``answer_parts(text)`` (blocks + prose of one answer) is memoized in a small
+bounded FIFO (``PARTS_MEMO``), so the three checks that run one after the other on a row scan
+its fences and guess its languages once; ``ast_validity.PARSE_MEMO`` does the same for
+tree-sitter parses. Both hold at most a few thousand recent answers (see ``BoundedMemo``).
 """
 
 from __future__ import annotations

@@ -347,6 +347,7 @@ class Decontaminator:
                    chunk_size: int = DEFAULT_CHUNK_ROWS) -> list[Match | None]:
         """``[self.check(t) for t in texts]``, screened in batches (see the module docstring);
         ``workers > 1`` forks that many processes over chunks of ``chunk_size`` rows."""
+        self.index.may_contain(np.empty(0, dtype=np.uint64))  # build the filter once, before forking
         parts = map_chunks(_check_chunk, (self, texts), len(texts), workers, chunk_size)
         return [m for part in parts for m in part]
 

@@ -74,7 +74,7 @@ from datatrove.utils.text import TextNormConfig
 from datatrove.utils.word_tokenizers import WordTokenizer
 
 from . import minhash_numpy as mnp
-from .parallel import map_chunks
+from .parallel import DEFAULT_CHUNK_ROWS, map_chunks
 
 REASON = "near_duplicate"
 THRESHOLD = 0.7
@@ -208,7 +208,7 @@ class SignatureStats:
 
 def compute_signatures(docs: Iterable[tuple[str, str]], out_dir: Path | str,
                        spec: MinhashSpec = DEFAULT_SPEC, engine: Engine = "numpy",
-                       workers: int = 1) -> SignatureStats:
+                       workers: int = 1, chunk_size: int = DEFAULT_CHUNK_ROWS) -> SignatureStats:
     """Write MinHash signatures of one partition's ``(doc_id, text)`` pairs to ``out_dir``.
 
     The folder is built beside ``out_dir`` and swapped in at the end, so a failure leaves the
@@ -237,7 +237,8 @@ def compute_signatures(docs: Iterable[tuple[str, str]], out_dir: Path | str,
             record = struct.calcsize(f"<{spec.hashes_per_bucket}QI")
             n_signed = (tmp / "bucket_000" / mnp.SIG_FILE).stat().st_size // record
         elif engine == "numpy":
-            parts = map_chunks(_sign_chunk, (texts, spec), len(texts), workers)
+            mnp.warm_up()  # compile the kernel once here, not in every forked worker
+            parts = map_chunks(_sign_chunk, (texts, spec), len(texts), workers, chunk_size)
             sigs = np.concatenate([p[0] for p in parts]) if parts else np.empty((0, spec.num_hashes), np.uint64)
             idx = np.concatenate([p[1] for p in parts]) if parts else np.empty(0, np.uint32)
             mnp.write_signature_files(tmp, sigs, idx, spec.buckets, spec.hashes_per_bucket)

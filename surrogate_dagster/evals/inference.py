@@ -18,7 +18,6 @@ come back with ``finish_reason="prompt_too_long"`` and count as failures.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from abc import ABC, abstractmethod
@@ -342,6 +341,3 @@ def make_inference(ref: ModelRef, settings: InferenceSettings) -> InferenceClien
         return VLLMOfflineInference(ref, max_context=settings.max_context or 32768)
     raise ValueError(f"unknown inference backend {settings.backend!r}")
 
-
-def dumps_describe(client: InferenceClient) -> str:
-    return json.dumps(client.describe(), sort_keys=True)

@@ -52,14 +52,14 @@ class EvalEnv:
 
         def get(problems: dict, key: str) -> dict[str, bytes]:
             okey = f"evals/groundtruth/{dataset}/{key[:32]}-evalplus{EVALPLUS_VERSION}.pkl"
-            if self.store.exists(okey):
-                cached = safe_loads(self.store.get_bytes(okey))
-                if set(problems) <= set(cached):
-                    return cached
-            self.log(f"{dataset}: computing expected outputs of {len(problems)} canonical solutions (once)")
-            gt = compute_groundtruth(self.sandbox, dataset, problems, workers=self.prof.sandbox_workers, log=self.log)
-            self.store.put_bytes(okey, pickle.dumps(gt, protocol=4))
-            return gt
+            cached = safe_loads(self.store.get_bytes(okey)) if self.store.exists(okey) else {}
+            missing = {t: p for t, p in problems.items() if t not in cached}
+            if missing:  # only the tasks not computed before; the cache grows to the whole dataset
+                self.log(f"{dataset}: computing expected outputs of {len(missing)} canonical solutions (once)")
+                cached.update(compute_groundtruth(self.sandbox, dataset, missing, workers=self.prof.sandbox_workers,
+                                                  log=self.log))
+                self.store.put_bytes(okey, pickle.dumps(cached, protocol=4))
+            return {t: cached[t] for t in problems}
 
         return get
 

@@ -8,7 +8,6 @@ summary (Dagster metadata). ``variant`` and ``version`` name exactly what ran, e
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import io
 import json
@@ -88,10 +87,6 @@ class _SafeUnpickler(pickle.Unpickler):
 def safe_loads(data: bytes) -> Any:
     """Unpickle data that came out of a sandbox (or the Hub) without running any constructor."""
     return _SafeUnpickler(io.BytesIO(data)).load()
-
-
-def b64pickle(obj: Any) -> str:
-    return base64.b64encode(pickle.dumps(obj, protocol=4)).decode()
 
 
 _FENCE = re.compile(r"```[ \t]*([\w+#.-]*)[^\n]*\n(.*?)(?:```|\Z)", re.S)

@@ -24,7 +24,7 @@ import os
 import sys
 import zlib
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 from surrogate_dagster.sandbox import Sandbox, SandboxLimits
 
