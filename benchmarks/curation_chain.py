@@ -133,12 +133,27 @@ class Clock:
 _SANITIZER: Sanitizer | None = None
 
 
-def _sanitize_chunk(rows: list[dict], start: int, end: int) -> list[dict]:
-    """A map_chunks worker: the sanitized copies of rows[start:end]."""
+def _sanitize_chunk(rows: list[dict], start: int, end: int) -> list[tuple[int, dict]]:
+    """A map_chunks worker: (index, sanitized copy) of the rows in rows[start:end] that changed
+    (most rows have nothing to redact; sending only the changed ones back saves the pickling)."""
     global _SANITIZER
     if _SANITIZER is None:
         _SANITIZER = Sanitizer(SanitizerConfig(ner_model=None))
-    return [map_row_text(r, lambda x: _SANITIZER.sanitize(x).text) for r in rows[start:end]]
+    out = []
+    for i in range(start, end):
+        new = map_row_text(rows[i], lambda x: _SANITIZER.sanitize(x).text)
+        if new != rows[i]:
+            out.append((i, new))
+    return out
+
+
+def sanitize_rows(rows: list[dict], workers: int) -> list[dict]:
+    """The sanitized partition (unchanged rows are the input objects themselves)."""
+    rows = list(rows)
+    for part in map_chunks(_sanitize_chunk, rows, len(rows), workers):
+        for i, new in part:
+            rows[i] = new
+    return rows
 
 
 def run(by_source: dict[str, list[dict]], only: set[str] | None, tmp: Path, index: BenchmarkIndex,
@@ -153,8 +168,7 @@ def run(by_source: dict[str, list[dict]], only: set[str] | None, tmp: Path, inde
     for s, rows in by_source.items():
         if only is not None and s not in only:
             continue  # unchanged source: its filtered rows, signatures and digests are reused
-        rows = [r for part in clock.timed("sanitize", map_chunks, _sanitize_chunk, rows, len(rows), workers)
-                for r in part]
+        rows = clock.timed("sanitize", sanitize_rows, rows, workers)
         res = clock.timed("filter", filter_rows, rows, ast, heur, edu, workers=workers)
         for block, stage in (("ast", "ast"), ("heuristics", "heuristics"), ("edu", "edu_scorer")):
             clock.add(stage, 0.0, res.cpu_seconds[block])

@@ -31,6 +31,9 @@ def ensure_instance_home(home: Path = DAGSTER_HOME) -> Path:
     return home
 
 
+ON_DEMAND = {"regression_lineage_report"}
+
+
 def _ordered_asset_defs(defs):
     """Executable asset definitions in topological order of their keys."""
     graph = defs.resolve_asset_graph()
@@ -39,8 +42,13 @@ def _ordered_asset_defs(defs):
     for ad in defs.assets or []:
         for k in getattr(ad, "keys", ()):
             by_key[k] = ad
-    # Observable source assets (hf_revisions) are observed by their own job/schedule, not here.
-    return [(k, by_key[k]) for k in order if k in by_key and graph.get(k).is_materializable], graph
+    # Observable source assets (hf_revisions) are observed by their own job/schedule, and the
+    # regression report runs when a gate fails (its sensor), not here. The ops group (the cost
+    # ledger) sums what everything else spent, so it goes last.
+    keys = [k for k in order if k in by_key and graph.get(k).is_materializable
+            and k.to_user_string() not in ON_DEMAND]
+    keys.sort(key=lambda k: graph.get(k).group_name == "ops")  # stable: keeps topological order
+    return [(k, by_key[k]) for k in keys], graph
 
 
 def _quiet_datatrove() -> None:
@@ -132,10 +140,13 @@ def run_all(select: list[str] | None = None, fail_fast: bool = False, log_level:
                 print(f"  ok    {label} ({dt:.1f}s)", flush=True)
                 continue
             n_failed += 1
-            for k in keys:
+            # Steps of one run are independent unless linked: attribute the failure per asset.
+            bad = [k for k in keys if not result.asset_materializations_for_node(k.to_python_identifier())]
+            for k in bad or keys:
                 failed.setdefault(k, set()).add(pk)
             errs = [e.message for e in result.all_events if e.is_failure]
-            print(f"  FAIL  {label} ({dt:.1f}s): {errs[-1] if errs else 'see the run in the UI'}", flush=True)
+            print(f"  FAIL  {label} ({dt:.1f}s) [{', '.join(k.to_user_string() for k in bad or keys)}]: "
+                  f"{errs[-1] if errs else 'see the run in the UI'}", flush=True)
             if fail_fast:
                 return 1
     print(f"\n{n_runs} runs in {time.monotonic() - t_all:.0f}s; {n_failed} failed or skipped")

@@ -62,13 +62,22 @@ def check_norm_config(norm: TextNormConfig) -> None:
                          f"normalization only (diacritics in the tokenizer), got {norm}")
 
 
-def shingle_hashes(text: str, n_grams: int, word_tokenize: Callable[[str], list[str]]) -> np.ndarray:
+def shingle_hashes(text: str, n_grams: int, word_tokenize: Callable[[str], list[str]],
+                   engine: str = "auto") -> np.ndarray:
     """xxh64 of each n-gram of datatrove's normalized tokens, in order (uint64, not unique).
 
     Equal to ``MinhashDedupSignature.get_shingles(text).ravel()`` for the normalization
-    :func:`check_norm_config` allows. datatrove's whitespace collapse is skipped: the tokenizer
-    never emits whitespace, so collapsing runs of it cannot change a token.
+    :func:`check_norm_config` allows, when ``word_tokenize`` is ``\\w+|[^\\w\\s]`` on diacritic-
+    stripped text (minhash.RegexWordTokenizer). datatrove's whitespace collapse is skipped: the
+    tokenizer never emits whitespace, so collapsing runs of it cannot change a token. ASCII text
+    goes through the compiled kernel when numba is there (``engine="auto"``), other text and
+    ``engine="python"`` through ``word_tokenize`` and ``xxhash``.
     """
+    if engine != "python" and text.isascii():
+        k = kernels()
+        if k is not None:
+            return k.ascii_shingles(np.frombuffer(text.encode("ascii"), dtype=np.uint8), n_grams,
+                                    k.IS_WORD, k.IS_SPACE)
     tokens = word_tokenize(NUMBERS_PATTERN.sub("0", text.lower()))
     m = len(tokens) - n_grams + 1
     if m <= 0:
@@ -77,46 +86,30 @@ def shingle_hashes(text: str, n_grams: int, word_tokenize: Callable[[str], list[
     return np.fromiter(map(xxhash.xxh64_intdigest, grams), dtype=np.uint64, count=m)
 
 
-def _minhash_loops(shingles: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:  # pragma: no cover
-    # compiled by numba (see _compiled); as plain Python it is correct but very slow
-    best = np.full(a.size, np.uint64(0xFFFFFFFFFFFFFFFF))
-    p = np.uint64(0x1FFFFFFFFFFFFFFF)
-    shift = np.uint64(61)
-    for i in range(shingles.size):
-        s = shingles[i]
-        for j in range(a.size):
-            x = s * a[j] + b[j]  # uint64: wraps mod 2^64
-            r = (x & p) + (x >> shift)
-            if r >= p:
-                r -= p
-            if r < best[j]:
-                best[j] = r
-    return best
+_KERNELS: Any = None  # None: not tried yet; False: numba unavailable or disabled
 
 
-_COMPILED: Any = None  # None: not tried yet; False: numba unavailable or disabled
-
-
-def _compiled() -> Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None:
-    """The numba-compiled :func:`_minhash_loops`, or None (numpy path)."""
-    global _COMPILED
-    if _COMPILED is None:
-        _COMPILED = False
+def kernels() -> Any:
+    """The compiled kernels module (:mod:`.minhash_kernels`), or None (numpy/Python paths)."""
+    global _KERNELS
+    if _KERNELS is None:
+        _KERNELS = False
         if os.environ.get("SURROGATE_MINHASH_NUMBA", "1") != "0":
             try:
-                import numba
-            except ImportError:
+                from . import minhash_kernels
+            except ImportError:  # numba is optional
                 pass
             else:
-                _COMPILED = numba.njit(cache=True, nogil=True)(_minhash_loops)
-    return _COMPILED or None
+                _KERNELS = minhash_kernels
+    return _KERNELS or None
 
 
 def warm_up() -> None:
-    """Compile (or load from cache) the numba kernel now, e.g. in a parent before forking."""
-    fn = _compiled()
-    if fn is not None:
-        fn(np.zeros(1, dtype=np.uint64), np.ones(1, dtype=np.uint64), np.zeros(1, dtype=np.uint64))
+    """Compile (or load from cache) the numba kernels now, e.g. in a parent before forking."""
+    k = kernels()
+    if k is not None:
+        k.minhash_loops(np.zeros(1, dtype=np.uint64), np.ones(1, dtype=np.uint64), np.zeros(1, dtype=np.uint64))
+        k.ascii_shingles(np.frombuffer(b"a b c d e", dtype=np.uint8), 5, k.IS_WORD, k.IS_SPACE)
 
 
 def minhash(shingles: np.ndarray, a: np.ndarray, b: np.ndarray, engine: str = "auto") -> np.ndarray:
@@ -129,9 +122,9 @@ def minhash(shingles: np.ndarray, a: np.ndarray, b: np.ndarray, engine: str = "a
     per value) and the slow path then settles exactly.
     """
     if engine != "numpy":
-        fn = _compiled()
-        if fn is not None:
-            return fn(np.ascontiguousarray(shingles, dtype=np.uint64), a, b)
+        k = kernels()
+        if k is not None:
+            return k.minhash_loops(np.ascontiguousarray(shingles, dtype=np.uint64), a, b)
         if engine == "numba":
             raise RuntimeError("numba is not installed (or SURROGATE_MINHASH_NUMBA=0)")
     best = np.full(a.size, np.iinfo(np.uint64).max, dtype=np.uint64)
@@ -184,10 +177,9 @@ def write_signature_files(folder: Path, sigs: np.ndarray, doc_idx: np.ndarray, b
         bucket_dir = folder / f"bucket_{bi:03d}"
         bucket_dir.mkdir(parents=True, exist_ok=True)
         data = records.tobytes()
-        path = bucket_dir / SIG_FILE
-        path.write_bytes(data)
-        if path.stat().st_size != len(data):
-            raise OSError(f"short write of {path}: {path.stat().st_size} of {len(data)} bytes")
+        written = (bucket_dir / SIG_FILE).write_bytes(data)
+        if written != len(data):  # pragma: no cover - buffered writes raise rather than fall short
+            raise OSError(f"short write of {bucket_dir / SIG_FILE}: {written} of {len(data)} bytes")
 
 
 def read_bucket(folder: Path, bucket: int, hashes_per_bucket: int) -> np.ndarray:

@@ -15,13 +15,14 @@ Chunk size: ``DEFAULT_CHUNK_ROWS`` = 256 rows (~0.3-0.5 MB of code answers, 0.1-
 work per chunk here): large enough that the ~1 ms per-chunk IPC is noise, small enough that a
 2-worker pool over a 3,000-row partition gets ~12 chunks to balance.
 
-Fork, not spawn: spawn would re-import the project and re-build tree-sitter parsers, regexes
+Fork, not spawn (and ``gc.freeze()`` around it, see ``map_chunks``): spawn would re-import the project and re-build tree-sitter parsers, regexes
 and the benchmark index in every worker. Do not call these helpers from a process that runs
 other threads holding locks (the Dagster step process does not).
 """
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 from typing import Any, Callable, TypeVar
@@ -60,10 +61,14 @@ def map_chunks(fn: Callable[[Any, int, int], T], payload: Any, n: int, workers: 
     if _PAYLOAD is not None:
         raise RuntimeError("map_chunks is not re-entrant: a pool is already running in this process")
     _PAYLOAD = payload
+    # Without freeze, the workers' cyclic GC walks (and so copy-on-write copies) every object
+    # the parent holds: whole partitions of rows, once per worker and stage.
+    gc.freeze()
     try:
         ctx = multiprocessing.get_context("fork")
         with ctx.Pool(min(workers, len(bounds))) as pool:
             # chunksize=1: chunks are already coarse; hand them out one by one to balance
             return pool.map(_run_chunk, [(fn, s, e) for s, e in bounds], chunksize=1)
     finally:
+        gc.unfreeze()
         _PAYLOAD = None

@@ -55,15 +55,20 @@ def _mirror_result(context: AssetExecutionContext, report: MirrorReport, uri: st
     )
 
 
+def _mirror_partition(context: AssetExecutionContext, object_store: ObjectStoreResource,
+                      hub: HubResource) -> MaterializeResult:
+    spec = CATALOG.by_name(context.partition_key)
+    store = object_store.get_store()
+    report = mirror_source(spec, hub.get_client(), store, log=context.log.info)
+    return _mirror_result(context, report, _prefix_uri(store, report.prefix))
+
+
 @asset(group_name="sources", partitions_def=source_partitions, code_version=CATALOG_VERSION,
        deps=["hf_revisions"], kinds={"parquet", "huggingface"})
 def source_rows(context: AssetExecutionContext, object_store: ObjectStoreResource,
                 hub: HubResource) -> MaterializeResult:
     """Upstream rows of one source at a pinned HF revision, capped and filtered per the catalog."""
-    spec = CATALOG.by_name(context.partition_key)
-    store = object_store.get_store()
-    report = mirror_source(spec, hub.get_client(), store, log=context.log.info)
-    return _mirror_result(context, report, _prefix_uri(store, report.prefix))
+    return _mirror_partition(context, object_store, hub)
 
 
 @asset(group_name="sources", partitions_def=helper_partitions, code_version=CATALOG_VERSION,
@@ -71,10 +76,7 @@ def source_rows(context: AssetExecutionContext, object_store: ObjectStoreResourc
 def helper_rows(context: AssetExecutionContext, object_store: ObjectStoreResource,
                 hub: HubResource) -> MaterializeResult:
     """Problem statements OpenCodeReasoning-2 points at (TACO, APPS, code_contests, codeforces)."""
-    spec = CATALOG.by_name(context.partition_key)
-    store = object_store.get_store()
-    report = mirror_source(spec, hub.get_client(), store, log=context.log.info)
-    return _mirror_result(context, report, _prefix_uri(store, report.prefix))
+    return _mirror_partition(context, object_store, hub)
 
 
 @asset(group_name="sources", partitions_def=source_partitions, code_version=CATALOG_VERSION,
