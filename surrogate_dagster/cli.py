@@ -110,6 +110,7 @@ def run_all(select: list[str] | None = None, fail_fast: bool = False, log_level:
         ordered = [(k, ad) for k, ad in ordered if k.to_user_string() in select]
     failed: dict = {}  # asset key -> set of failed partition keys (None = unpartitioned)
     n_runs = n_failed = 0
+    gates_failed: list[str] = []
     t_all = time.monotonic()
     run_config = {"loggers": {"console": {"config": {"log_level": log_level}}}}
     for pdef, keys in _groups(ordered, graph):
@@ -139,17 +140,26 @@ def run_all(select: list[str] | None = None, fail_fast: bool = False, log_level:
             if result.success:
                 print(f"  ok    {label} ({dt:.1f}s)", flush=True)
                 continue
-            n_failed += 1
             # Steps of one run are independent unless linked: attribute the failure per asset.
-            bad = [k for k in keys if not result.asset_materializations_for_node(k.to_python_identifier())]
-            for k in bad or keys:
-                failed.setdefault(k, set()).add(pk)
+            done = {e.asset_key for e in result.get_asset_materialization_events()}
+            bad = [k for k in keys if k not in done]
             errs = [e.message for e in result.all_events if e.is_failure]
-            print(f"  FAIL  {label} ({dt:.1f}s) [{', '.join(k.to_user_string() for k in bad or keys)}]: "
+            if not bad:
+                # Every asset materialized; what failed is a blocking gate (an asset check). On the
+                # tiny local model the runbook's targets fail: that is the honest result, reported
+                # by the release asset, not a broken pipeline.
+                gates_failed.append(f"{label}: {errs[-1] if errs else 'a gate failed'}")
+                print(f"  ok    {label} ({dt:.1f}s), GATE FAILED (see the release asset)", flush=True)
+                continue
+            n_failed += 1
+            for k in bad:
+                failed.setdefault(k, set()).add(pk)
+            print(f"  FAIL  {label} ({dt:.1f}s) [{', '.join(k.to_user_string() for k in bad)}]: "
                   f"{errs[-1] if errs else 'see the run in the UI'}", flush=True)
             if fail_fast:
                 return 1
-    print(f"\n{n_runs} runs in {time.monotonic() - t_all:.0f}s; {n_failed} failed or skipped")
+    print(f"\n{n_runs} runs in {time.monotonic() - t_all:.0f}s; {n_failed} failed or skipped; "
+          f"{len(gates_failed)} run(s) with a failed gate")
     print(f"object store: {REPO_ROOT / 'var' / 'object_store'} (local profile)")
     print(f"Dagster instance: {os.environ['DAGSTER_HOME']}")
     print("open the UI with `make ui` (dagster dev on http://127.0.0.1:3000), then Assets -> Lineage")

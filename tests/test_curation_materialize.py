@@ -26,7 +26,9 @@ from surrogate_dagster.storage import LocalObjectStore
 
 ALL = [source_rows, helper_rows, normalized_rows, *CURATION_ASSETS]
 PER_SOURCE = [source_rows, normalized_rows, sanitized_rows, filtered_rows, minhash_signatures]
-MIXTURES = [a for a in CURATION_ASSETS if a.key.to_user_string().endswith("_mixture")]
+# agent_sft and code_dpo also take synthesized rows (synth group, tested in test_synth_assets.py).
+MIXTURES = [a for a in CURATION_ASSETS if a.key.to_user_string() in
+            ("code_sft_mixture", "tool_sft_mixture", "tool_dpo_mixture")]
 
 
 def _resources(tmp, hub_dir):
@@ -78,6 +80,7 @@ def test_mixtures_built_pushed_and_backed_up(curated):
         rows = [json.loads(line) for line in store.get_bytes(latest["key"]).decode().splitlines()]
         assert len(rows) == meta["rows"]
         assert meta["hub_uri"].startswith("hf-offline://datasets/t/")
+    assert len(MIXTURES) == 3
     card = next((tmp / "pushes" / "datasets" / "t").glob("surrogate-1-v2-train/README.md")).read_text()
     assert "## Sources" in card and "revision" in card and "config hash" in card
 

@@ -307,7 +307,7 @@ def test_minhash_kernels_agree_including_the_rare_reduction() -> None:
     edge = np.array([(1 << 62) - 1], dtype=np.uint64)
     one, zero = np.ones(1, dtype=np.uint64), np.zeros(1, dtype=np.uint64)
     assert mnp.minhash(edge, one, zero, engine="numpy")[0] == 1
-    if mnp._compiled() is not None:
+    if mnp.kernels() is not None:
         assert (mnp.minhash(sh, a, b, engine="numba") == ref).all()
         assert mnp.minhash(edge, one, zero, engine="numba")[0] == 1
 
@@ -330,3 +330,35 @@ def test_fast_normalization_equals_the_regex_definition() -> None:
     rows = [(f"s{i % 3}", str(i), t) for i, t in enumerate(texts)]
     deduper = ExactDeduper(["s1"])
     assert deduper.find_duplicates_digests((s, i, sha256_text(t)) for s, i, t in rows) == deduper.find_duplicates(rows)
+
+
+def test_compiled_kernels_equal_xxhash_and_datatrove_shingles() -> None:
+    from datatrove.pipeline.dedup.minhash import MinhashDedupSignature
+
+    from surrogate_dagster.curation import minhash_numpy as mnp
+    from surrogate_dagster.curation.minhash import shingle_hashes
+
+    k = mnp.kernels()
+    if k is None:
+        pytest.skip("numba not installed: the Python paths are the only ones")
+    import xxhash
+
+    rng = random.Random(0)
+    for length in list(range(70)) + [257]:  # every XXH64 tail path and the 32-byte stripes
+        data = bytes(rng.randrange(256) for _ in range(length))
+        assert k.xxh64(np.frombuffer(data, dtype=np.uint8), 0, length) == xxhash.xxh64_intdigest(data)
+    block = MinhashDedupSignature("/tmp", config=DEFAULT_SPEC.config(), language=RegexWordTokenizer())
+    pieces = [chr(i) for i in range(128)] + ["12", "3.4", "5,6", "7.", ".8", "1.2.3", "Hello", "x" * 40]
+    for _ in range(1500):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 60)))
+        expected = block.get_shingles(text).ravel()
+        assert shingle_hashes(text).tolist() == expected.tolist() == shingle_hashes(text, compiled=False).tolist()
+
+
+def test_punctuation_removing_spec_needs_the_datatrove_engine(tmp_path: Path) -> None:
+    spec = MinhashSpec(remove_punctuation=True)
+    docs = [("a", "alpha, beta; gamma. delta! epsilon? zeta")]
+    with pytest.raises(ValueError, match="engine='datatrove'"):
+        compute_signatures(docs, tmp_path / "np", spec)
+    assert compute_signatures(docs, tmp_path / "dt", spec, engine="datatrove").n_docs == 1
+    assert shingles(docs[0][1], spec).size == 2  # punctuation gone: 6 words, 2 5-grams

@@ -47,13 +47,9 @@ def test_gpu_pod_spec_is_a_kubernetes_pod_spec():
 
 def test_definitions_validate_on_production_profile(tmp_path):
     loc = tmp_path / "ops_location.py"
+    # The real code location (ops pieces included) on the production profile.
     loc.write_text(textwrap.dedent("""
-        from dagster import Definitions
-        import surrogate_dagster.definitions as base
-        from surrogate_dagster.ops import OPS_ASSETS, OPS_CHECKS, OPS_JOBS, OPS_SCHEDULES, OPS_SENSORS, ops_resources
-        defs = Definitions.merge(base.defs, Definitions(
-            assets=OPS_ASSETS, asset_checks=OPS_CHECKS, jobs=OPS_JOBS, schedules=OPS_SCHEDULES,
-            sensors=OPS_SENSORS, resources=ops_resources(base.PROFILE)))
+        from surrogate_dagster.definitions import defs  # noqa: F401
     """))
     env = {**os.environ, "SURROGATE_PROFILE": "production", "DAGSTER_HOME": str(tmp_path)}
     out = subprocess.run([str(Path(sys.executable).with_name("dagster")), "definitions", "validate", "-f", str(loc)],

@@ -63,17 +63,17 @@ def check_norm_config(norm: TextNormConfig) -> None:
 
 
 def shingle_hashes(text: str, n_grams: int, word_tokenize: Callable[[str], list[str]],
-                   engine: str = "auto") -> np.ndarray:
+                   regex_tokens: bool = False) -> np.ndarray:
     """xxh64 of each n-gram of datatrove's normalized tokens, in order (uint64, not unique).
 
     Equal to ``MinhashDedupSignature.get_shingles(text).ravel()`` for the normalization
-    :func:`check_norm_config` allows, when ``word_tokenize`` is ``\\w+|[^\\w\\s]`` on diacritic-
-    stripped text (minhash.RegexWordTokenizer). datatrove's whitespace collapse is skipped: the
-    tokenizer never emits whitespace, so collapsing runs of it cannot change a token. ASCII text
-    goes through the compiled kernel when numba is there (``engine="auto"``), other text and
-    ``engine="python"`` through ``word_tokenize`` and ``xxhash``.
+    :func:`check_norm_config` allows. datatrove's whitespace collapse is skipped: the tokenizer
+    never emits whitespace, so collapsing runs of it cannot change a token. ``regex_tokens``
+    says that ``word_tokenize`` is ``\\w+|[^\\w\\s]`` after diacritic stripping
+    (minhash.RegexWordTokenizer): then ASCII text goes through the compiled kernel when numba is
+    installed; anything else through ``word_tokenize`` and ``xxhash``.
     """
-    if engine != "python" and text.isascii():
+    if regex_tokens and text.isascii():
         k = kernels()
         if k is not None:
             return k.ascii_shingles(np.frombuffer(text.encode("ascii"), dtype=np.uint8), n_grams,
@@ -147,14 +147,14 @@ def minhash(shingles: np.ndarray, a: np.ndarray, b: np.ndarray, engine: str = "a
 
 
 def signature_matrix(texts: Sequence[str], n_grams: int, word_tokenize: Callable[[str], list[str]],
-                     a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                     a: np.ndarray, b: np.ndarray, regex_tokens: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(signatures ``(k, H)`` uint64, their doc indices ``(k,)`` uint32) for the k texts that
     have at least one shingle; the others can never match and get no record (as in datatrove)."""
     sigs = np.empty((len(texts), a.size), dtype=np.uint64)
     idx = np.empty(len(texts), dtype=np.uint32)
     k = 0
     for i, text in enumerate(texts):
-        sh = shingle_hashes(text, n_grams, word_tokenize)
+        sh = shingle_hashes(text, n_grams, word_tokenize, regex_tokens)
         if sh.size:
             sigs[k] = minhash(sh, a, b)
             idx[k] = i
