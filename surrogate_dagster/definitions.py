@@ -3,7 +3,12 @@
 Select the profile with SURROGATE_PROFILE (default `local`, see resources/*.yaml).
 """
 
-from dagster import Definitions
+import warnings
+
+from dagster import BetaWarning, Definitions
+
+# observable_source_asset (hf_revisions) is beta in Dagster 1.13; we pin Dagster exactly.
+warnings.filterwarnings("ignore", category=BetaWarning)
 
 from .catalog import load_profile
 from .curation.assets import CURATION_ASSETS

@@ -20,8 +20,24 @@ import json
 import math
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
+import importlib
+
+
+class _LazyModule:
+    """pyarrow costs ~0.3 s to import; definitions load without it (it is needed at run time)."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._mod = None
+
+    def __getattr__(self, attr: str):
+        if self._mod is None:
+            self._mod = importlib.import_module(self._name)
+        return getattr(self._mod, attr)
+
+
+pa = _LazyModule("pyarrow")
+pq = _LazyModule("pyarrow.parquet")
 
 JSON_COLUMNS_META = b"json_columns"
 NUM_ROWS_META = b"num_rows"  # keeps the row count when rows have no keys at all ([{}, {}])
