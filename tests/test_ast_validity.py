@@ -297,3 +297,5 @@ def test_parse_memo_keys_on_language_and_wrappers():
     checker = AstChecker()
     for code, lang in [("def f(:\n", "python"), ("x = 1\n", "python"), ("func main( {", "go")]:
         assert checker.parses(code, lang) == checker._parses(code, lang)
+    hits = PARSE_MEMO.hits
+    assert AstChecker(memo=False).parses(method, "javascript") and PARSE_MEMO.hits == hits

@@ -133,11 +133,12 @@ class AstChecker:
     """Parses code blocks with cached tree-sitter parsers; see the module docstring for policy.
 
     ``languages`` restricts checking to a subset of ``GRAMMARS`` (others are skipped as
-    ``not_selected``); ``drop_guessed`` makes failed blocks with a guessed language drop the row.
+    ``not_selected``); ``drop_guessed`` makes failed blocks with a guessed language drop the row;
+    ``memo=False`` parses every time instead of sharing ``PARSE_MEMO`` (for timing the parser).
     """
 
     def __init__(self, languages: Iterable[str] | None = None, max_parse_bytes: int = 256_000,
-                 drop_guessed: bool = False, use_snippet_wrappers: bool = True) -> None:
+                 drop_guessed: bool = False, use_snippet_wrappers: bool = True, memo: bool = True) -> None:
         selected = tuple(languages) if languages is not None else tuple(GRAMMARS)
         unknown = [lang for lang in selected if lang not in GRAMMARS]
         if unknown:
@@ -146,6 +147,7 @@ class AstChecker:
         self.max_parse_bytes = max_parse_bytes
         self.drop_guessed = drop_guessed
         self.use_snippet_wrappers = use_snippet_wrappers
+        self.memo = memo
         self._parsers: dict[str, Parser] = {}
         self._queries: dict[str, QueryCursor] = {}
 
@@ -177,6 +179,8 @@ class AstChecker:
         Memoized in ``PARSE_MEMO`` (the answer depends only on the code, the language and
         ``use_snippet_wrappers``), so the edu scorer's validity point reuses this check's parse.
         """
+        if not self.memo:
+            return self._parses(code, language)
         return PARSE_MEMO.get((language, self.use_snippet_wrappers, code), len(code),
                               lambda: self._parses(code, language))
 
