@@ -119,9 +119,10 @@ def sanitized_rows(context: AssetExecutionContext, object_store: ObjectStoreReso
 def filtered_rows(context: AssetExecutionContext, object_store: ObjectStoreResource,
                   curation: CurationSettings) -> MaterializeResult:
     """One source after AST validity (tree-sitter), OpenCoder heuristics and the edu classifier."""
-    from .ast_validity import AstChecker, AstStats
-    from .quality.edu_classifier import EduFilter, EduStats, build_edu_scorer
-    from .quality.heuristics import HeuristicFilter, HeuristicStats
+    from .ast_validity import AstChecker
+    from .quality.edu_classifier import EduFilter, build_edu_scorer
+    from .quality.filter_stage import filter_rows
+    from .quality.heuristics import HeuristicFilter
 
     store = object_store.get_store()
     source = context.partition_key
@@ -131,20 +132,13 @@ def filtered_rows(context: AssetExecutionContext, object_store: ObjectStoreResou
     edu_threshold = (curation.edu_threshold if curation.edu_threshold is not None
                      else CURATION.quality.edu_threshold)
     edu = EduFilter(build_edu_scorer(curation.edu_scorer), threshold=edu_threshold)
-    ast_stats, heur_stats, edu_stats = AstStats(), HeuristicStats(), EduStats()
     t0 = time.monotonic()
+    # One pass: each code block is found and parsed once and shared by the three blocks.
+    res = filter_rows(rows, checker, heur, edu, workers=curation.workers)
+    ast_stats, heur_stats, edu_stats = res.ast, res.heuristics, res.edu
     reasons: Counter[str] = Counter()
-    kept, dropped, survivors = [], [], []
-    for row in rows:
-        reason = checker.check_row(row, ast_stats) or heur.check_row(row, heur_stats)
-        if reason:
-            reasons[reason] += 1
-            dropped.append({"id": row["id"], "reason": reason, "row_json": json.dumps(row, default=str)})
-        else:
-            survivors.append(row)
-    # The classifier batches rows (a real model scores many blocks per forward pass).
-    edu_reasons = edu.check_rows(survivors, edu_stats) if survivors else []
-    for row, reason in zip(survivors, edu_reasons):
+    kept, dropped = [], []
+    for row, reason in zip(rows, res.reasons):
         if reason:
             reasons[reason] += 1
             dropped.append({"id": row["id"], "reason": reason, "row_json": json.dumps(row, default=str)})
@@ -181,7 +175,8 @@ def minhash_signatures(context: AssetExecutionContext, object_store: ObjectStore
     latest, rows = read_step(store, "filtered", source)
     out_dir = curation.work_path("minhash") / source
     t0 = time.monotonic()
-    stats = compute_signatures(((r["id"], row_text(r)) for r in rows), out_dir, _minhash_spec())
+    stats = compute_signatures(((r["id"], row_text(r)) for r in rows), out_dir, _minhash_spec(),
+                               workers=curation.workers)
     # The signature folder is scratch; a tarball in the object store makes it durable.
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
@@ -294,7 +289,8 @@ def benchmark_ngram_index(context: AssetExecutionContext, object_store: ObjectSt
 
 @asset(group_name="curation", partitions_def=source_partitions, code_version=CURATION_VERSION,
        deps=[filtered_rows, dedup_decisions, benchmark_ngram_index], kinds={"parquet"})
-def curated_rows(context: AssetExecutionContext, object_store: ObjectStoreResource) -> MaterializeResult:
+def curated_rows(context: AssetExecutionContext, object_store: ObjectStoreResource,
+                 curation: CurationSettings) -> MaterializeResult:
     """One source after cross-source dedup and benchmark decontamination: training-ready rows."""
     from .decontam import BenchmarkIndex, Decontaminator
 
@@ -313,8 +309,8 @@ def curated_rows(context: AssetExecutionContext, object_store: ObjectStoreResour
         matches = json.loads(store.get_bytes(cache_key))
     else:
         matches = {}
-        for row in rows:
-            m = decont.check(row_text(row))
+        found = decont.check_many([row_text(r) for r in rows], workers=curation.workers)
+        for row, m in zip(rows, found):
             if m:
                 matches[row["id"]] = {"benchmark": m.benchmark, "item_id": m.item_id, "reason": m.reason,
                                       "longest_match_tokens": m.longest_match_tokens,

@@ -81,6 +81,9 @@ class CurationProfile(_Strict):
     work_dir: str = "var/work"
     benchmarks_dir: str = "{shared}/data/benchmarks"
     livecodebench_source: Literal["stand_in", "hf"] = "stand_in"
+    # Forked worker processes per partition for the CPU-bound steps (filters, signatures,
+    # decontamination). 1 in-process: forking a threaded Dagster step process can deadlock.
+    workers: int = Field(1, ge=1)
 
 
 def load_curation(path=None) -> CurationCatalog:

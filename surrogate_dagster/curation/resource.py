@@ -18,6 +18,7 @@ class CurationSettings(ConfigurableResource):
     work_dir: str = "var/work"
     benchmarks_dir: str = "{shared}/data/benchmarks"
     livecodebench_source: str = "stand_in"
+    workers: int = 1
 
     def work_path(self, *parts: str) -> Path:
         p = resolve_repo_path(self.work_dir).joinpath(*parts)
