@@ -45,7 +45,8 @@ def test_catalog_has_the_runbook_stages_in_order():
     assert [s.name for s in CATALOG.stages] == ["stage1", "stage1_5", "stage1_6", "stage2", "stage2_5"]
     assert [s.hub_repo for s in CATALOG.stages] == [
         "surrogate-1-coder-7b-v2-sft", "surrogate-1-coder-7b-v2-toolsft", "surrogate-1-coder-7b-v2-agent",
-        "surrogate-1-coder-7b-v2-dpo", "surrogate-1-coder-7b-v2-mvp"]
+        # the last stage is a candidate: mvp_release promotes it to ...-v2-mvp after every gate passed
+        "surrogate-1-coder-7b-v2-dpo", "surrogate-1-coder-7b-v2-mvp-candidate"]
     check_lora_shape(CATALOG)
 
 
