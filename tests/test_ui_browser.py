@@ -177,7 +177,21 @@ def test_catalog_lists_every_group_and_asset(webserver, browser):
     _dismiss_popups(browser)
     text = _until(lambda: (t := browser.find_element(By.TAG_NAME, "body").text) and "source_rows" in t and t,
                   60, "the asset catalog")
+    # The catalog is a virtualized list: only rows in view are in the DOM, so scroll every
+    # scrollable element down step by step and collect what appears.
     lines = set(text.splitlines())
+    stale = 0
+    for _ in range(80):
+        before = len(lines)
+        browser.execute_script(
+            "document.querySelectorAll('*').forEach(e => {"
+            " if (e.scrollHeight > e.clientHeight + 10) { e.scrollTop += 400; } });"
+            "window.scrollBy(0, 400);")
+        time.sleep(0.3)
+        lines |= set(browser.find_element(By.TAG_NAME, "body").text.splitlines())
+        stale = stale + 1 if len(lines) == before else 0
+        if names <= lines or stale >= 6:
+            break
     assert names <= lines, f"missing assets in the UI: {sorted(names - lines)}"
     assert groups <= lines, f"missing groups in the UI: {sorted(groups - lines)}"
 
