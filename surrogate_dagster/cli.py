@@ -81,6 +81,29 @@ def _groups(ordered, graph):
     return groups
 
 
+def _observe_revisions(defs, instance, log_level: str) -> set[str]:
+    """Ask the hub for each source's current revision first, so a source whose upstream changed
+    shows as stale below (the weekly schedule and the sensor do the same in a deployment)."""
+    if "observe_hf_revisions" not in {j.name for j in defs.jobs or []}:
+        return set()  # a code location without the ops group
+    job = defs.resolve_job_def("observe_hf_revisions")
+    run_config = {"loggers": {"console": {"config": {"log_level": log_level}}}}
+    keys = job.partitions_def.get_partition_keys() if job.partitions_def else [None]
+    t0 = time.monotonic()
+    bad = [pk for pk in keys if not job.execute_in_process(partition_key=pk, instance=instance,
+                                                           run_config=run_config, raise_on_error=False).success]
+    print(f"[hf_revisions] observed {len(keys) - len(bad)}/{len(keys)} sources in "
+          f"{time.monotonic() - t0:.1f}s" + (f"; FAILED: {', '.join(bad)}" if bad else ""), flush=True)
+    from .ops.revisions import changed_sources, mirrored_revisions, observed_revisions
+
+    # A revision that differs from the one last mirrored re-mirrors that source (the sensor's rule).
+    changed = set(changed_sources({p: rev for p, (rev, _) in observed_revisions(instance).items()},
+                                  mirrored_revisions(instance)))
+    if changed:
+        print(f"  upstream revision changed: {', '.join(sorted(changed))}", flush=True)
+    return changed
+
+
 def _needs_run(graph, instance, keys, pdef) -> set:
     """Partitions of a group where some asset is missing or stale (code, data or upstream changed)."""
     from .ops.planning import stale_plan
@@ -108,6 +131,7 @@ def run_all(select: list[str] | None = None, fail_fast: bool = False, log_level:
     ordered, graph = _ordered_asset_defs(defs)
     if select:
         ordered = [(k, ad) for k, ad in ordered if k.to_user_string() in select]
+    changed = _observe_revisions(defs, instance, log_level)
     failed: dict = {}  # asset key -> set of failed partition keys (None = unpartitioned)
     n_runs = n_failed = 0
     gates_failed: list[str] = []
@@ -118,6 +142,8 @@ def run_all(select: list[str] | None = None, fail_fast: bool = False, log_level:
         pkeys = pdef.get_partition_keys(dynamic_partitions_store=instance) if pdef else [None]
         print(f"[{names}] {len(pkeys)} partition(s)" if pdef else f"[{names}]", flush=True)
         todo = set(pkeys) if everything else _needs_run(graph, instance, keys, pdef)
+        if any(k.to_user_string() == "source_rows" for k in keys):
+            todo |= changed
         fresh = [pk for pk in pkeys if pk not in todo]
         if fresh:
             print(f"  fresh {len(fresh)} partition(s): nothing changed upstream, not re-run", flush=True)
