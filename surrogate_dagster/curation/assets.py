@@ -32,7 +32,7 @@ from ..sources.assets import CATALOG, source_partitions
 from ..sources.normalize import read_normalized
 from .config import load_curation
 from .resource import CurationSettings
-from .stage_io import read_step, version_of, write_step
+from .stage_io import read_pointer, read_step, version_of, write_step
 from .text import map_row_text, row_text
 
 CURATION = load_curation()
@@ -203,7 +203,7 @@ def _signature_dir(store, curation: CurationSettings, source: str):
     from .minhash import MANIFEST
 
     out_dir = curation.work_path("minhash") / source
-    latest, _ = read_step(store, "filtered", source)
+    latest = read_pointer(store, "filtered", source)  # the version only: rows are not needed here
     key = f"curation/minhash/{source}/{latest['version']}.tar.gz"
     if not (out_dir / MANIFEST).is_file():
         with tarfile.open(fileobj=io.BytesIO(store.get_bytes(key)), mode="r:gz") as tar:
@@ -400,7 +400,7 @@ def _step_counts(store, source: str) -> dict[str, int]:
     """Rows kept/dropped per step for a source, for the dataset card and lineage reports."""
     out: dict[str, int] = {}
     for step in ("filtered", "curated"):
-        latest, _ = read_step(store, step, source)
+        latest = read_pointer(store, step, source)
         out[f"{step}_kept"] = latest["rows"]
         for reason, n in (latest.get("summary") or {}).get("dropped", {}).items():
             out[reason] = n

@@ -32,12 +32,17 @@ def write_step(store: ObjectStore, step: str, source: str, version: str, rows: l
     return key
 
 
-def read_step(store: ObjectStore, step: str, source: str) -> tuple[dict, list[dict]]:
-    """(latest pointer, rows) of one step's output for one source."""
+def read_pointer(store: ObjectStore, step: str, source: str) -> dict:
+    """The latest pointer of one step's output for one source (version, counts), without the rows."""
     latest_key = f"curation/{step}/{source}/_latest.json"
     if not store.exists(latest_key):
         raise FileNotFoundError(f"curation step {step!r} has no output for {source!r} yet ({latest_key})")
-    latest = json.loads(store.get_bytes(latest_key))
+    return json.loads(store.get_bytes(latest_key))
+
+
+def read_step(store: ObjectStore, step: str, source: str) -> tuple[dict, list[dict]]:
+    """(latest pointer, rows) of one step's output for one source."""
+    latest = read_pointer(store, step, source)
     data = store.get_bytes(latest["key"])
     rows = parquet_bytes_to_rows(data) if latest["rows"] else []
     return latest, rows
