@@ -8,7 +8,8 @@ HumanEval prompts. The stages are the blocks the curation assets run, in the sam
 
   per source (re-run when that source changes; each over ``--workers`` forked processes,
   surrogate_dagster.curation.parallel.map_chunks, 256-row chunks):
-    sanitize            Sanitizer (no NER model)
+    sanitize            sanitize.stage.sanitize_rows: the Sanitizer with the local profile's NER
+                        model (spaCy, prose only, batched per chunk; `--ner none` leaves it out)
     filter              quality.filter_stage.filter_rows: AST -> heuristics -> edu scorer per
                         chunk, sharing the fence scan and tree-sitter parses; its rows
                         ast / heuristics / edu_scorer give each block's CPU
@@ -66,7 +67,9 @@ from surrogate_dagster.curation.quality.edu_classifier import EduFilter, build_e
 from surrogate_dagster.curation.quality.filter_stage import filter_rows  # noqa: E402
 from surrogate_dagster.curation.quality.heuristics import HeuristicFilter  # noqa: E402
 from surrogate_dagster.curation.sanitize import Sanitizer, SanitizerConfig  # noqa: E402
-from surrogate_dagster.curation.text import map_row_text, row_text  # noqa: E402
+from surrogate_dagster.curation.sanitize.ner import DEFAULT_NER_MODEL  # noqa: E402
+from surrogate_dagster.curation.sanitize.stage import sanitize_rows  # noqa: E402
+from surrogate_dagster.curation.text import row_text  # noqa: E402
 
 VERBS = ["compute", "parse", "merge", "filter", "count", "normalize", "validate", "group", "rank", "cache"]
 NOUNS = ["orders", "log lines", "user records", "invoices", "events", "tokens", "intervals", "paths"]
@@ -75,6 +78,21 @@ NOUNS = ["orders", "log lines", "user records", "invoices", "events", "tokens", 
 SYL = ["ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ze", "pa", "qu", "be", "do", "fi", "gu", "ha"]
 OPS = ["+", "-", "*", "//", "%", "max", "min", "abs"]
 PER_SOURCE = ("sanitize", "filter", "minhash_signatures", "exact_digests", "decontaminate")
+
+
+FIRST = ["Maria", "James", "Aiko", "Omar", "Lena", "Ravi", "Sofia", "Tom"]
+LAST = ["Lopez", "Okafor", "Tanaka", "Novak", "Schmidt", "Iyer", "Rossi", "Brown"]
+CITIES = ["Lisbon", "Denver", "Osaka", "Nairobi", "Krakow"]
+# Prose the way chat prompts carry it; about one doc in ten gets one (the rest of the prose has no
+# Capitalised pairs, cue words or numbers before a capital, so NER never sees it).
+PROSE = ["My teammate {first} {last} wrote the first version.", "Thanks, {first}!",
+         "We run it on {n} Linux hosts in {city}.", "{first} {last} from the data team asked for this.",
+         "The report goes to {first} {last}, {n} Harbor Street, {city}."]
+
+
+def prose_line(rng: random.Random) -> str:
+    return rng.choice(PROSE).format(first=rng.choice(FIRST), last=rng.choice(LAST), city=rng.choice(CITIES),
+                                    n=rng.randint(2, 400))
 
 
 def word(rng: random.Random) -> str:
@@ -95,9 +113,12 @@ def make_doc(i: int, rng: random.Random) -> dict:
     answer = f"Here is how to {verb} {noun} in Python.\n\n```python\n{code}```\n\nIt runs in O(n) per step."
     if rng.random() < 0.01:
         answer += f"\nConfigure with token ghp_{''.join(rng.choices('ABCDEFGHabcdefgh0123456789', k=36))}."
+    question = f"Write a function to {verb} {noun} ({i})."
+    if rng.random() < 0.1:
+        question += " " + prose_line(rng)
     return {"id": f"d{i}", "source": "", "kind": "sft", "prompt": [], "chosen": "", "rejected": "",
             "tools": "", "meta": "{}",
-            "messages": [{"role": "user", "content": f"Write a function to {verb} {noun} ({i})."},
+            "messages": [{"role": "user", "content": question},
                          {"role": "assistant", "content": answer}]}
 
 
@@ -143,34 +164,8 @@ class Clock:
         return out
 
 
-_SANITIZER: Sanitizer | None = None
-
-
-def _sanitize_chunk(rows: list[dict], start: int, end: int) -> list[tuple[int, dict]]:
-    """A map_chunks worker: (index, sanitized copy) of the rows in rows[start:end] that changed
-    (most rows have nothing to redact; sending only the changed ones back saves the pickling)."""
-    global _SANITIZER
-    if _SANITIZER is None:
-        _SANITIZER = Sanitizer(SanitizerConfig(ner_model=None))
-    out = []
-    for i in range(start, end):
-        new = map_row_text(rows[i], lambda x: _SANITIZER.sanitize(x).text)
-        if new != rows[i]:
-            out.append((i, new))
-    return out
-
-
-def sanitize_rows(rows: list[dict], workers: int) -> list[dict]:
-    """The sanitized partition (unchanged rows are the input objects themselves)."""
-    rows = list(rows)
-    for part in map_chunks(_sanitize_chunk, rows, len(rows), workers):
-        for i, new in part:
-            rows[i] = new
-    return rows
-
-
 def run(by_source: dict[str, list[dict]], only: set[str] | None, tmp: Path, index: BenchmarkIndex,
-        workers: int, outputs: dict[str, dict]) -> tuple[Clock, dict]:
+        sanitizer: Sanitizer, workers: int, outputs: dict[str, dict]) -> tuple[Clock, dict]:
     """Run the chain; per-source stages only for `only` (None = all), whose results replace
     their entry in `outputs`; other sources reuse theirs. Returns the clock and counts."""
     clock = Clock()
@@ -181,7 +176,7 @@ def run(by_source: dict[str, list[dict]], only: set[str] | None, tmp: Path, inde
     for s, rows in by_source.items():
         if only is not None and s not in only:
             continue  # unchanged source: its filtered rows, signatures and digests are reused
-        rows = clock.timed("sanitize", sanitize_rows, rows, workers)
+        rows = clock.timed("sanitize", sanitize_rows, rows, sanitizer, workers).rows
         res = clock.timed("filter", filter_rows, rows, ast, heur, edu, workers=workers)
         for block, stage in (("ast", "ast"), ("heuristics", "heuristics"), ("edu", "edu_scorer")):
             clock.blocks[stage] = clock.blocks.get(stage, 0.0) + res.cpu_seconds[block]
@@ -209,17 +204,21 @@ def main() -> None:
     ap.add_argument("--sources", type=int, default=22)
     ap.add_argument("--workers", type=int, default=default_workers(),
                     help="processes per per-source stage (default: the CPUs available)")
+    ap.add_argument("--ner", default=DEFAULT_NER_MODEL,
+                    help="the sanitizer's NER model, as the local profile runs it; 'none' for no NER")
     args = ap.parse_args()
+    sanitizer = Sanitizer(SanitizerConfig(ner_model=None if args.ner == "none" else args.ner))
     items, _ = load_benchmarks(names=["humaneval", "mbpp", "bfcl", "swebench_lite"])
     index = BenchmarkIndex.build(items, n=13)
     he = [i.text for i in items if i.benchmark == "humaneval"][:50]
     by_source = corpus(args.docs, args.sources, he)
     mb = sum(len(row_text(r).encode()) for rows in by_source.values() for r in rows) / 1e6
-    print(f"corpus: {args.docs} docs, {mb:.1f} MB, {args.sources} sources, {args.workers} worker(s) per stage")
+    print(f"corpus: {args.docs} docs, {mb:.1f} MB, {args.sources} sources, {args.workers} worker(s) per stage, "
+          f"NER {args.ner}")
     with tempfile.TemporaryDirectory() as d:
         outputs: dict[str, dict] = {}
-        full, counts = run(by_source, None, Path(d), index, args.workers, outputs)
-        one, _ = run(by_source, {"s00"}, Path(d), index, args.workers, outputs)
+        full, counts = run(by_source, None, Path(d), index, sanitizer, args.workers, outputs)
+        one, _ = run(by_source, {"s00"}, Path(d), index, sanitizer, args.workers, outputs)
     print(f"\n{'stage':<22}{'wall s':>8}{'CPU s':>8}{'docs/s':>10}{'MB/s':>8}{'MB/CPU-s':>10}")
     for k in full.cpu:
         wall, cpu = full.wall[k], full.cpu[k]

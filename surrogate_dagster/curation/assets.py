@@ -32,6 +32,7 @@ from ..sources.assets import CATALOG, source_partitions
 from ..sources.normalize import read_normalized
 from .config import load_curation
 from .resource import CurationSettings
+from .sanitize.stage import sanitize_rows
 from .stage_io import read_pointer, read_step, version_of, write_step
 from .text import map_row_text, row_text
 
@@ -58,6 +59,18 @@ def _plant_canaries(store, rows: list[dict]):
     return plant_canaries(rows, manifest), manifest.salt[:12]
 
 
+def _progress_logger(context: AssetExecutionContext, what: str):
+    """A ``progress(done, total)`` callback that logs about every tenth of a large partition."""
+    state = {"next": 0}
+
+    def progress(done: int, total: int) -> None:
+        if total >= 5000 and (done >= state["next"] or done == total):
+            context.log.info(f"{what} {done}/{total} rows")
+            state["next"] = done + total // 10
+
+    return progress
+
+
 def _mb(rows: list[dict]) -> float:
     return sum(len(row_text(r).encode()) for r in rows) / 1e6
 
@@ -77,25 +90,11 @@ def sanitized_rows(context: AssetExecutionContext, object_store: ObjectStoreReso
         rows = canaries_planted[0]
     planted = canaries_planted[1] if canaries_planted else 0
     sanitizer = _sanitizer(tuple(CURATION.sanitize.categories), curation.ner_model)
-    counts: Counter[str] = Counter()
-    changed = 0
     t0 = time.monotonic()
-    out = []
-    for i, row in enumerate(rows):
-        row_counts: Counter[str] = Counter()
-
-        def clean(text: str) -> str:
-            res = sanitizer.sanitize(text)
-            row_counts.update({k: v for k, v in res.counts.items() if v})
-            return res.text
-
-        new = map_row_text(row, clean)
-        if row_counts:
-            changed += 1
-            counts.update(row_counts)
-        out.append(new)
-        if (i + 1) % 5000 == 0:
-            context.log.info(f"{source}: sanitized {i + 1}/{len(rows)} rows")
+    context.log.info(f"{source}: sanitizing {len(rows)} rows with {curation.workers} worker(s)")
+    result = sanitize_rows(rows, sanitizer, workers=curation.workers,
+                           progress=_progress_logger(context, f"{source}: sanitized"))
+    out, counts, changed = result.rows, result.counts, result.changed
     dt = time.monotonic() - t0
     version = version_of(revision, CURATION.sanitize.model_dump(), curation.ner_model, canary_version)
     write_step(store, "sanitized", source, version, out,

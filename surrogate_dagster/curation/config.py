@@ -81,8 +81,10 @@ class CurationProfile(_Strict):
     work_dir: str = "var/work"
     benchmarks_dir: str = "{shared}/data/benchmarks"
     livecodebench_source: Literal["stand_in", "hf"] = "stand_in"
-    # Forked worker processes per partition for the CPU-bound steps (filters, signatures,
-    # decontamination). 1 in-process: forking a threaded Dagster step process can deadlock.
+    # Forked worker processes per partition for the CPU-bound steps (sanitize, filters,
+    # signatures, decontamination); 1 runs them in the step process. Forking is safe here: the
+    # step runs on Dagster's main thread with no other thread alive (in-process and multiprocess
+    # executors alike), and a worker that dies fails the step with a message, never a hang.
     workers: int = Field(1, ge=1)
 
 

@@ -25,6 +25,8 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable, TypeVar
 
 T = TypeVar("T")
@@ -47,16 +49,23 @@ def default_workers() -> int:
 
 
 def map_chunks(fn: Callable[[Any, int, int], T], payload: Any, n: int, workers: int = 1,
-               chunk_size: int = DEFAULT_CHUNK_ROWS) -> list[T]:
+               chunk_size: int = DEFAULT_CHUNK_ROWS,
+               progress: Callable[[int, int], None] | None = None) -> list[T]:
     """``[fn(payload, start, end) for each chunk of range(n)]``, in chunk order.
 
     ``workers > 1`` forks a pool of that many processes (capped at the number of chunks).
+    ``progress(rows_done, n)``, when given, is called in this process after each chunk.
     """
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
     bounds = [(s, min(n, s + chunk_size)) for s in range(0, n, chunk_size)]
     if workers <= 1 or len(bounds) <= 1:
-        return [fn(payload, s, e) for s, e in bounds]
+        out = []
+        for s, e in bounds:
+            out.append(fn(payload, s, e))
+            if progress is not None:
+                progress(e, n)
+        return out
     global _PAYLOAD
     if _PAYLOAD is not None:
         raise RuntimeError("map_chunks is not re-entrant: a pool is already running in this process")
@@ -65,10 +74,28 @@ def map_chunks(fn: Callable[[Any, int, int], T], payload: Any, n: int, workers: 
     # the parent holds: whole partitions of rows, once per worker and stage.
     gc.freeze()
     try:
+        # ProcessPoolExecutor, not multiprocessing.Pool: a worker killed mid-chunk (OOM killer,
+        # a segfault in a C extension) raises BrokenProcessPool here instead of hanging the step.
+        # With "fork" it starts every worker before its manager thread, so no worker is forked
+        # while that thread holds a lock.
         ctx = multiprocessing.get_context("fork")
-        with ctx.Pool(min(workers, len(bounds))) as pool:
-            # chunksize=1: chunks are already coarse; hand them out one by one to balance
-            return pool.map(_run_chunk, [(fn, s, e) for s, e in bounds], chunksize=1)
+        pool = ProcessPoolExecutor(min(workers, len(bounds)), mp_context=ctx)
+        try:
+            futures = [pool.submit(_run_chunk, (fn, s, e)) for s, e in bounds]
+            out = []
+            for (s, e), fut in zip(bounds, futures):
+                try:
+                    out.append(fut.result())
+                    if progress is not None:
+                        progress(e, n)
+                except BrokenProcessPool as err:
+                    raise RuntimeError(f"a worker process died while {fn.__qualname__} ran rows [{s}, {e}) "
+                                       f"of {n} (killed for memory? see the kernel log); nothing was "
+                                       "written for this partition") from err
+            return out
+        finally:
+            # the results are in: do not wait for the idle workers to exit (~20 ms per pool)
+            pool.shutdown(wait=False, cancel_futures=True)
     finally:
         gc.unfreeze()
         _PAYLOAD = None

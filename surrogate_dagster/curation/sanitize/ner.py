@@ -40,6 +40,7 @@ class SpacyNER:
         import spacy  # optional dependency: imported only when NER is configured
 
         self.name = f"spacy:{package}"
+        self.fork_safe = True  # numpy/thinc only: forked workers can share the loaded pipeline
         self._nlp = spacy.load(package, exclude=["parser", "tagger", "lemmatizer", "attribute_ruler", "senter"])
         self._map = {"PERSON": PERSON, "FAC": PLACE, "GPE": PLACE, "LOC": PLACE}
 
@@ -61,6 +62,7 @@ class TransformersNER:
         from transformers import AutoModelForTokenClassification, AutoTokenizer, pipeline
 
         self.name = f"hf:{model}"
+        self.fork_safe = False  # torch state does not survive a fork reliably: one process only
         tok = AutoTokenizer.from_pretrained(model, local_files_only=True)
         mdl = AutoModelForTokenClassification.from_pretrained(model, local_files_only=True)
         self._pipe = pipeline("token-classification", model=mdl, tokenizer=tok, aggregation_strategy="simple",
@@ -102,10 +104,19 @@ _ADDRESS_TAIL = re.compile(r"(?:,?\s*(?:Apt|Suite|Unit|Fl|Floor)\.?\s*#?\w+)?(?:
 _HOUSE_NUMBER_BEFORE = re.compile(r"\b\d{1,6}[A-Za-z]?\s+\Z")
 # A name token: Capitalised word (Mc/Mac/O' forms allowed) or an initial. ALLCAPS, CamelCase and
 # digits are identifiers in technical text, where small NER models misfire most.
-_NAME_TOKEN = re.compile(r"^(?:[A-Z][a-z]+(?:['-][A-Z]?[a-z]+)*|(?:Mc|Mac|O')[A-Z][a-z]+|[A-Z]\.)$")
+_NAME_TOKEN_RE = r"(?:[A-Z][a-z]+(?:['-][A-Z]?[a-z]+)*|(?:Mc|Mac|O')[A-Z][a-z]+|[A-Z]\.)"
+_NAME_TOKEN = re.compile(rf"^{_NAME_TOKEN_RE}$")
 # a single-token name counts only after a cue: an honorific or a phrase that introduces a person
-_NAME_CUE = re.compile(r"(?i)(?:\b(?:mr|mrs|ms|miss|dr|prof|sir|madam|dear|hi|hello|hey|thanks|regards|cheers|"
-                       r"cc|by|from|author|contact|ask|named|called|call me|name is|i am|i'm)\b\.?,?\s*)\Z")
+_CUE_WORDS = (r"mr|mrs|ms|miss|dr|prof|sir|madam|dear|hi|hello|hey|thanks|regards|cheers|"
+              r"cc|by|from|author|contact|ask|named|called|call me|name is|i am|i'm")
+_NAME_CUE = re.compile(rf"(?i)(?:\b(?:{_CUE_WORDS})\b\.?,?\s*)\Z")
+# Prose that can hold a finding `detect_ner` accepts; the model runs on nothing else (it costs
+# ~10 CPU-s per MB, 25x the rest of the curation chain). A superset of the acceptance rules, so
+# skipping a segment changes no decision: an accepted PERSON is Capitalised tokens, two in a row
+# (`[A-Z]\S*\s+[A-Z]`) or one right after a cue word (matched without the `\b`s: a search window
+# or a glued token can cut them); an accepted PLACE is Capitalised and right after a house
+# number. Prose without any of these (most chat answers' few sentences) is never tagged.
+_NER_WORTHY = re.compile(rf"{_NAME_TOKEN_RE}\s+[A-Z]|(?i:{_CUE_WORDS})\.?,?\s*[A-Z]|\d[A-Za-z]?\s+[A-Z]")
 
 
 def _person_ok(seg: str, s: int, e: int, ent: str) -> bool:
@@ -132,13 +143,68 @@ def prose_segments(text: str) -> list[tuple[int, str]]:
     return [(o, s) for o, s in segs if s.strip()]
 
 
+class _TagCache:
+    """Tags of recently seen prose segments, per backend object; FIFO-bounded (entries, characters).
+
+    ``prefetch`` fills it for a whole chunk of rows in one batched ``tag`` call, and
+    ``detect_ner`` (called text by text from ``Sanitizer.sanitize``) then finds its segments here.
+    """
+
+    def __init__(self, max_entries: int = 20_000, max_chars: int = 50_000_000) -> None:
+        self.max_entries, self.max_chars = max_entries, max_chars
+        self._data: dict[tuple[NERBackend, str], list[tuple[int, int, str]]] = {}
+        self._chars = 0
+
+    def get(self, backend: NERBackend, seg: str) -> list[tuple[int, int, str]] | None:
+        return self._data.get((backend, seg))
+
+    def put(self, backend: NERBackend, segs: list[str], tags: list[list[tuple[int, int, str]]]) -> None:
+        for seg, spans in zip(segs, tags):
+            if (backend, seg) not in self._data:
+                self._data[(backend, seg)] = spans
+                self._chars += len(seg)
+        while self._data and (len(self._data) > self.max_entries or self._chars > self.max_chars):
+            self._chars -= len(next(iter(self._data))[1])
+            del self._data[next(iter(self._data))]
+
+    def clear(self) -> None:
+        self._data.clear()
+        self._chars = 0
+
+
+TAG_CACHE = _TagCache()
+
+
+def _tag_segments(segs: list[str], backend: NERBackend) -> list[list[tuple[int, int, str]]]:
+    """Tags for NER-worthy segments (from the cache or one batched call); [] for the others."""
+    found: dict[str, list[tuple[int, int, str]]] = {}
+    missing: list[str] = []
+    for seg in dict.fromkeys(segs):
+        if _NER_WORTHY.search(seg):
+            cached = TAG_CACHE.get(backend, seg)
+            if cached is None:
+                missing.append(seg)
+            else:
+                found[seg] = cached
+    if missing:
+        tags = backend.tag(missing)
+        found.update(zip(missing, tags))
+        TAG_CACHE.put(backend, missing, tags)
+    return [found.get(seg, []) for seg in segs]
+
+
+def prefetch(texts: list[str], backend: NERBackend) -> None:
+    """Tag the prose of many texts in one batched call, for the ``detect_ner`` calls that follow."""
+    _tag_segments([seg for t in texts for _, seg in prose_segments(t)], backend)
+
+
 def detect_ner(text: str, backend: NERBackend) -> Iterator[Candidate]:
     """Person names (NER PERSON) and postal addresses (a street pattern, or an NER place preceded
     by a house number, extended over city, state and ZIP)."""
     segs = prose_segments(text)
     if not segs:
         return
-    tagged = backend.tag([s for _, s in segs])
+    tagged = _tag_segments([seg for _, seg in segs], backend)
     for (off, seg), spans in zip(segs, tagged):
         for m in _STREET.finditer(seg):
             tail = _ADDRESS_TAIL.match(seg, m.end())
@@ -147,7 +213,7 @@ def detect_ner(text: str, backend: NERBackend) -> Iterator[Candidate]:
             ent = seg[s:e].strip()
             if label == PERSON and _person_ok(seg, s, s + len(ent), ent):
                 yield Candidate(off + s, off + s + len(ent), PERSONS, "PERSON", f"ner:{backend.name}", 1)
-            elif label == PLACE:
+            elif label == PLACE and seg[s:s + 1].isupper():  # "221 Baker Street", not "3 of them"
                 num = _HOUSE_NUMBER_BEFORE.search(seg, max(0, s - 12), s)
                 if num:
                     tail = _ADDRESS_TAIL.match(seg, e)

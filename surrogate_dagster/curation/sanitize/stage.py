@@ -1,0 +1,79 @@
+"""The per-source sanitize step over rows: every text field of every row, in parallel chunks.
+
+``sanitize_rows(rows, sanitizer, workers)`` is what ``sanitized_rows`` runs and what
+``benchmarks/curation_chain.py`` times. Per chunk of rows (``parallel.map_chunks``; forked
+workers inherit the rows and the sanitizer, so nothing but chunk bounds goes to them):
+
+1. when the sanitizer has an NER model, the prose of the whole chunk is tagged in one batched
+   call (``ner.prefetch``): a spaCy pipe over hundreds of segments is ~1.5x cheaper than one
+   call per text, and NER is by far the most expensive detector;
+2. each text field is sanitized (``Sanitizer.sanitize``); only rows that changed go back to the
+   parent, with their per-category counts (most rows have nothing to redact).
+
+Results do not depend on ``workers`` or the chunk size. An NER backend that is not fork-safe
+(torch-based ``TransformersNER``) runs in the calling process only (``workers`` is ignored).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from ..parallel import DEFAULT_CHUNK_ROWS, map_chunks
+from ..text import map_row_text
+from .engine import Sanitizer
+from .ner import prefetch
+
+
+@dataclass
+class SanitizedRows:
+    """The sanitized partition (unchanged rows are the input objects), rows changed, counts."""
+
+    rows: list[dict]
+    changed: int = 0
+    counts: Counter = field(default_factory=Counter)
+
+
+def _row_texts(row: dict) -> list[str]:
+    texts: list[str] = []
+    map_row_text(row, lambda t: texts.append(t) or t)
+    return texts
+
+
+def _sanitize_chunk(payload: tuple[Sequence[dict], Sanitizer], start: int, end: int
+                    ) -> list[tuple[int, dict, Counter]]:
+    """(index, sanitized row, category counts) for the rows of rows[start:end] that changed."""
+    rows, sanitizer = payload
+    ner = sanitizer.ner_backend
+    if ner is not None:
+        prefetch([t for i in range(start, end) for t in _row_texts(rows[i])], ner)
+    out = []
+    for i in range(start, end):
+        row_counts: Counter = Counter()
+
+        def clean(text: str) -> str:
+            res = sanitizer.sanitize(text)
+            if res.findings:
+                row_counts.update({k: v for k, v in res.counts.items() if v})
+            return res.text
+
+        new = map_row_text(rows[i], clean)
+        if row_counts:
+            out.append((i, new, row_counts))
+    return out
+
+
+def sanitize_rows(rows: Sequence[dict], sanitizer: Sanitizer, workers: int = 1,
+                  chunk_size: int = DEFAULT_CHUNK_ROWS,
+                  progress: Callable[[int, int], None] | None = None) -> SanitizedRows:
+    """Sanitize every text of every row (module docstring); ``progress(done, total)`` per chunk."""
+    if not getattr(sanitizer.ner_backend, "fork_safe", True):
+        workers = 1
+    result = SanitizedRows(list(rows))
+    for part in map_chunks(_sanitize_chunk, (rows, sanitizer), len(rows), workers, chunk_size,
+                           progress):
+        for i, new, counts in part:
+            result.rows[i] = new
+            result.changed += 1
+            result.counts.update(counts)
+    return result

@@ -1,0 +1,100 @@
+"""The parallel per-source steps: the fork pool's contract, the sanitize step over rows, and the
+NER prefilter (the model runs only on prose that can hold an accepted finding)."""
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+
+import pytest
+
+from surrogate_dagster.curation.parallel import map_chunks
+from surrogate_dagster.curation.sanitize import Sanitizer, SanitizerConfig
+from surrogate_dagster.curation.sanitize import ner as ner_mod
+from surrogate_dagster.curation.sanitize.stage import sanitize_rows
+
+
+def _square_chunk(payload, start, end):
+    return [payload[i] ** 2 for i in range(start, end)]
+
+
+def _die_on_chunk(payload, start, end):
+    if start <= 13 < end:
+        os._exit(9)  # a worker killed mid-chunk (what the OOM killer does)
+    return end - start
+
+
+@pytest.mark.parametrize("workers,chunk", [(1, 4), (2, 4), (2, 1), (3, 100)])
+def test_map_chunks_is_ordered_and_independent_of_workers(workers, chunk):
+    done = []
+    parts = map_chunks(_square_chunk, list(range(23)), 23, workers, chunk, progress=lambda d, n: done.append((d, n)))
+    assert [x for p in parts for x in p] == [i * i for i in range(23)]
+    assert done[-1] == (23, 23) and [d for d, _ in done] == sorted(d for d, _ in done)
+
+
+def test_a_dead_worker_fails_the_step_with_a_message_not_a_hang():
+    with pytest.raises(RuntimeError, match=r"worker process died while _die_on_chunk ran rows \[12, 16\)"):
+        map_chunks(_die_on_chunk, None, 40, workers=2, chunk_size=4)
+
+
+class CountingNER:
+    """Tags 'Ada Lovelace' as PERSON and counts how many segments reach the model."""
+
+    name = "counting"
+    fork_safe = True
+
+    def __init__(self) -> None:
+        self.calls, self.seen = 0, []
+
+    def tag(self, texts):
+        self.calls += 1
+        self.seen += texts
+        return [[(m.start(), m.end(), "PERSON") for m in re.finditer("Ada Lovelace", t)] for t in texts]
+
+
+def _rows():
+    rows = []
+    for i in range(40):
+        user = f"Write a function to sort list {i}." + (" Ask Ada Lovelace about it." if i % 10 == 0 else "")
+        answer = "Here is how:\n```python\ndef f(x):\n    return sorted(x)\n```\n"
+        if i % 7 == 0:
+            answer += "Use token ghp_R4nd0mT0k3nV4lu3ABCDEFGHIJKLMNOPQRst to push."
+        rows.append({"id": f"r{i}", "kind": "sft", "messages": [{"role": "user", "content": user},
+                                                                {"role": "assistant", "content": answer}]})
+    return rows
+
+
+@pytest.mark.parametrize("workers,chunk", [(1, 256), (1, 3), (2, 5)])
+def test_sanitize_rows_matches_row_by_row_sanitizing(workers, chunk):
+    ner_mod.TAG_CACHE.clear()
+    backend = CountingNER()
+    san = Sanitizer(SanitizerConfig(categories=("person_names", "vcs_ci_tokens")), ner=backend)
+    rows = _rows()
+    res = sanitize_rows(rows, san, workers=workers, chunk_size=chunk)
+    expect_counts: Counter = Counter()
+    for row, out in zip(rows, res.rows):
+        for m, o in zip(row["messages"], out["messages"]):
+            r = san.sanitize(m["content"])
+            assert o["content"] == r.text
+            expect_counts.update({k: v for k, v in r.counts.items() if v})
+    assert res.counts == expect_counts == Counter(person_names=4, vcs_ci_tokens=6)
+    assert res.changed == len({i for i in range(40) if i % 10 == 0 or i % 7 == 0})
+    assert "Ada Lovelace" not in str(res.rows) and "ghp_" not in str(res.rows)
+    if workers == 1:
+        # batched: one model call per chunk (plus rescans of changed texts), and only the prose
+        # that can hold a name reaches the model: never the plain sentences
+        assert backend.calls <= -(-40 // chunk) + res.changed
+        assert not any(t.startswith(("Write a function to sort list", "Here is how")) and "Ada" not in t
+                       for t in backend.seen)
+
+
+def test_ner_prefilter_is_a_superset_of_the_acceptance_rules():
+    worthy = ner_mod._NER_WORTHY.search
+    # accepted shapes: two Capitalised tokens, a cue then one, an initial, a house number then a place
+    for text in ["Ask Ada Lovelace.", "thanks,Ada", "Hi Bob", "by J. Smith", "call me Ishmael",
+                 "O'Brien Kelly", "iPhone Pro owner", "at 221B Baker Street", "lives at 12 Downing"]:
+        assert worthy(text), text
+    # prose the model never needs to see
+    for text in ["Here is how to sort a list in Python.", "It runs in O(n) per step.", "See the README.",
+                 "use 3 workers and 2 retries", "Python. The end"]:
+        assert not worthy(text), text
