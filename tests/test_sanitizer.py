@@ -286,3 +286,71 @@ def test_transformers_ner_backend_offline(tmp_path: Path) -> None:
     assert "Ada" not in res.text and res.counts["person_names"] >= 1  # one-word name after a cue ("Thanks,")
     with pytest.raises(OSError):
         load_ner(f"hf:{tmp_path / 'missing'}")
+
+
+# ------------------------------------------------------------------ prefilters (speed only)
+# The prefilters below only skip work whose result would be empty: each must agree with the
+# plain computation it replaces, on dense and non-ASCII inputs too.
+
+def _keyword_soup(keywords: list[str], n: int, seed: int = 0) -> list[str]:
+    """Keywords and keyword tails glued together: overlapping, nested and straddling occurrences."""
+    import random
+
+    rng = random.Random(seed)
+    return ["".join(rng.choice(keywords)[rng.randrange(3):] if rng.random() < 0.5 else rng.choice(keywords)
+                    for _ in range(rng.randrange(1, 12))) for _ in range(n)]
+
+
+@pytest.mark.parametrize("categories", [CATEGORIES, ("vcs_ci_tokens",), ("saas_api_keys", "jwt_bearer_session")])
+def test_keyword_scan_finds_exactly_the_keywords_present(categories) -> None:
+    s = Sanitizer(SanitizerConfig(ner_model=None, categories=categories))
+    keywords = sorted({k for r in s._rules for k in r.keywords})
+    texts = _keyword_soup(keywords, 3000) + [r["text"].lower() for r in _corpus_rows()]
+    for t in texts:
+        assert set(s._keywords.present(t)) == {k for k in keywords if k in t}, t
+
+
+def _corpus_rows() -> list[dict]:
+    return [json.loads(line) for line in CORPUS.read_text().splitlines() if line.strip()]
+
+
+def test_gates_agree_with_their_regexes() -> None:
+    import re
+
+    from surrogate_dagster.curation.sanitize import encoded, pii
+    from surrogate_dagster.curation.sanitize.validators import has_b64_run, has_token_run
+
+    old_b64 = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/]{20,}={0,2}(?![A-Za-z0-9+/=_-])")
+    texts = [r["text"] for r in _corpus_rows()]
+    texts += ["tel 555 123 4567", "\u0661\u0662\u0663 \u0664\u0665\u0666 \u0667\u0668\u0669\u0660",  # Arabic-Indic
+              "\uff11\uff12\uff13-\uff14\uff15-\uff16\uff17\uff18\uff19",  # full-width digits
+              "DE89 3704 0044 0532 0130 00", "x" * 19 + "=", "\u00e9" + "a" * 20, "a" * 20 + "\u00e9", "a_b-c" * 7,
+              "+" * 20, "\ud800" + "Q" * 21, "éé 1 2 3 4 5 6 7"]
+    texts += [t.upper() for t in texts] + [t.replace("e", "\u0117") for t in texts]
+    for t in texts:
+        for gate in (pii._D3, pii._PHONE_GATE, pii._CARD_GATE, pii._IBAN_GATE, pii._SSN_GATE):
+            assert gate(t) == (gate._on_text.search(t) is not None), (gate._on_text.pattern, t)
+        assert [m.span() for m in encoded.B64_RUN.finditer(t)] == [m.span() for m in old_b64.finditer(t)], t
+        assert has_b64_run(t, 20) == (re.search(r"[A-Za-z0-9+/]{20}", t) is not None), t
+        assert has_token_run(t, 20) == (re.search(r"[A-Za-z0-9+/_-]{20}", t) is not None), t
+        assert has_token_run(t, 32) == (re.search(r"[A-Za-z0-9+/_-]{32}", t) is not None), t
+        v6 = re.search(r"[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:", t)
+        assert (v6 is None) == (pii._IPV6_GATE.search(t) is None), t
+
+
+def test_long_run_rules_need_a_long_token_run() -> None:
+    """`Rule.long_run` skips a rule on texts without 20 token characters in a row: every match of
+    such a rule on the labelled corpus (and its glued variants) holds such a run."""
+    import re
+
+    from surrogate_dagster.curation.sanitize.patterns import RULES
+
+    run = re.compile(r"[A-Za-z0-9+/_-]{20}")
+    texts = [r["text"] for r in _corpus_rows()]
+    texts += [t.replace("_", ".").replace("-", ".") for t in texts]
+    long_rules = [r for r in RULES if r.long_run]
+    assert {r.id for r in long_rules} == {"github_token", "twilio_key", "discord_bot_token", "vault_token_legacy"}
+    for rule in long_rules:
+        for t in texts:
+            for m in rule.regex.finditer(t.lower() if rule.on_lower else t):
+                assert run.search(m.group(0)), (rule.id, m.group(0))

@@ -12,7 +12,8 @@ import re
 from typing import Iterator, NamedTuple
 
 from .patterns import JWT, PASSWORDS, PKEY
-from .validators import alnum_classes, char_classes, decode_b64_text, looks_like_placeholder, shannon_entropy
+from .validators import (alnum_classes, char_classes, decode_b64_text, has_token_run, looks_like_placeholder,
+                         shannon_entropy)
 
 
 class Candidate(NamedTuple):
@@ -138,8 +139,12 @@ def _key_bounds(text: str, kw_start: int, kw_end: int) -> tuple[int, int]:
 def detect_assignments(text: str, lower: str) -> Iterator[Candidate]:
     """`password = "..."`, `API_TOKEN: ...`, `"client_secret": "..."`, `Pwd=...;`, XML elements,
     `setProperty("X_TOKEN", "...")` and reversed comparisons `"..." == password`."""
-    pos = 0
-    while True:
+    # every _GATE alternative contains one of these words: a few substring scans spare most
+    # documents the regex (which is tried at every p/s/c/t/a/e/m/k)
+    gate = ("key" in lower or "pass" in lower or "token" in lower or "secret" in lower or "pw" in lower
+            or "cred" in lower)
+    pos = 0 if gate else -1
+    while pos >= 0:
         g = _GATE.search(lower, pos)
         if g is None:
             break
@@ -313,6 +318,8 @@ def detect_high_entropy_strings(text: str, lower: str) -> Iterator[Candidate]:
     """Quoted base64-alphabet strings of >= 32 chars with entropy >= 4.5 and upper, lower and
     digits (detect-secrets' base64 limit). Pure hex is skipped: hashes and commit ids dominate
     it in code."""
+    if not has_token_run(text, 32):
+        return  # no run _QUOTED_B64 could match
     for m in _QUOTED_B64.finditer(text):
         v = m.group(2)
         q = m.start() - 1 if m.start() and text[m.start() - 1] == "\\" else m.start()

@@ -11,10 +11,20 @@ from typing import Callable, Iterator
 
 from .detectors import Candidate
 from .patterns import PASSWORDS
-from .validators import decode_b64_text
+from .validators import decode_b64_text, has_b64_run
 
-B64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/]{20,}={0,2}(?![A-Za-z0-9+/=_-])")
+# A maximal run: no base64/url-safe character or `=` on either side. The look-behind sits after
+# the first character (`(?<!XB)` there == `(?<!X)` before it): a leading look-behind would make
+# `re` try the whole pattern at every position instead of skipping to base64 characters.
+B64_RUN = re.compile(r"[A-Za-z0-9+/](?<![A-Za-z0-9+/=_-][A-Za-z0-9+/])[A-Za-z0-9+/]{19,}={0,2}(?![A-Za-z0-9+/=_-])")
 _USERPASS = re.compile(r"^[A-Za-z0-9._@+-]{1,128}:[^\s]{4,256}$")
+
+
+def may_hold_base64(text: str) -> bool:
+    """False only when `text` has no run B64_RUN could match (a cheap prefilter: most documents
+    have no 20 base64 characters in a row, and then neither the regex nor the overlap resolution
+    the base64 scan needs is run)."""
+    return has_b64_run(text, 20)
 
 
 def detect_base64(text: str, covered: Callable[[int, int], bool],

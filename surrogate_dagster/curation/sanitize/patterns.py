@@ -52,6 +52,9 @@ class Rule:
     validate: Callable[[str], bool] | None = None
     flags: int = 0
     on_lower: bool = False  # match the lower-cased text (same offsets): faster than (?i)
+    # every match holds >= 20 characters of [A-Za-z0-9+/_-] in a row: skipped on a text without
+    # such a run. Set on rules whose keywords are too common to filter (`.`, `s.`, `sk`).
+    long_run: bool = False
     regex: re.Pattern = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -132,7 +135,7 @@ RULES: tuple[Rule, ...] = (
          ("hrku-",), entropy=3.0),
     # ---- (2) VCS, CI and package-registry tokens
     Rule("github_token", VCS, "SECRET_GITHUB_TOKEN", _L + r"gh[pousr]_[A-Za-z0-9]{36,255}" + _R,
-         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), entropy=3.0),
+         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), entropy=3.0, long_run=True),
     Rule("github_fine_grained_pat", VCS, "SECRET_GITHUB_TOKEN",
          _L + r"github_pat_[A-Za-z0-9_]{60,255}" + _R, ("github_pat_",), entropy=3.0),
     # GitLab's documented token lengths per prefix (routable tokens carry a `.xx.yyyyyyy` tail)
@@ -186,7 +189,8 @@ RULES: tuple[Rule, ...] = (
     Rule("sendgrid_key", SAAS, "SECRET_SENDGRID_KEY", _L + r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}" + _RD,
          ("sg.",), entropy=3.0),
     Rule("twilio_key", SAAS, "SECRET_TWILIO_KEY",
-         r"(?:S(?<![A-Za-z0-9_]S)K|A(?<![A-Za-z0-9_]A)C)[0-9a-fA-F]{32}" + _R, ("sk", "ac"), entropy=3.0),
+         r"(?:S(?<![A-Za-z0-9_]S)K|A(?<![A-Za-z0-9_]A)C)[0-9a-fA-F]{32}" + _R, ("sk", "ac"), entropy=3.0,
+         long_run=True),
     Rule("mailgun_key", SAAS, "SECRET_MAILGUN_KEY", _L + r"key-[0-9a-f]{32}" + _R, ("key-",), entropy=3.0),
     Rule("mailchimp_key", SAAS, "SECRET_MAILCHIMP_KEY", _L + r"[0-9a-f]{32}-us[0-9]{1,2}" + _R,
          ("-us",), entropy=3.0),
@@ -197,7 +201,7 @@ RULES: tuple[Rule, ...] = (
          ("eaaa", "sq0"), entropy=3.0),
     Rule("discord_bot_token", SAAS, "SECRET_DISCORD_TOKEN",
          r"[MNO](?<![A-Za-z0-9_-][MNO])[A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_!-]{27,}" + _RD,
-         (".",), entropy=3.0),
+         (".",), entropy=3.0, long_run=True),
     Rule("telegram_bot_token", SAAS, "SECRET_TELEGRAM_TOKEN", r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}" + _RD,
          (":aa",), entropy=3.0),
     Rule("linear_key", SAAS, "SECRET_LINEAR_KEY", _L + r"lin_(?:api|oauth)_[A-Za-z0-9]{40}" + _R,
@@ -214,7 +218,7 @@ RULES: tuple[Rule, ...] = (
          ("hvs.", "hvb."), entropy=3.5),
     Rule("vault_token_legacy", SAAS, "SECRET_VAULT_TOKEN",
          r"[sb](?<![A-Za-z0-9_.][sb])\.(?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[0-9])[A-Za-z0-9]{24}" + _R,
-         ("s.", "b."), entropy=3.5),
+         ("s.", "b."), entropy=3.5, long_run=True),
     Rule("sentry_token", SAAS, "SECRET_SENTRY_TOKEN",
          _L + r"(?:sntrys_eyJ[A-Za-z0-9+/=_-]{60,}|sntryu_[a-f0-9]{64})" + _RD, ("sntry",), entropy=3.0),
     Rule("sentry_dsn", SAAS, "SECRET_SENTRY_DSN", r"(?i)https?://([a-f0-9]{32})(?::[a-f0-9]{32})?@[\w.-]*sentry",

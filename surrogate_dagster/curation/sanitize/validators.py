@@ -158,6 +158,40 @@ _DIGIT = re.compile(r"\d")
 _SYMBOL = re.compile(r"[^A-Za-z0-9]")
 
 
+# Prefilters for the detectors of long tokens (base64 runs, quoted high-entropy strings, provider
+# tokens): is there a run of n base64 characters [A-Za-z0-9+/], or of token characters (those
+# and `_-`)? A regex scanning for a character class enters its matcher at every letter; mapping
+# the UTF-8 bytes through a table (C speed; a non-ASCII character becomes bytes >= 0x80) and
+# looking for `a` * n is far cheaper.
+_B64_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+_RUN_SHAPE = bytes(ord("a") if chr(b) in _B64_ALPHABET else ord("_") if chr(b) in "_-" else b for b in range(256))
+# (text, its shape: base64 characters -> `a`, `_-` -> `_`; the same with `_` -> `a`, or None)
+_last_runs: tuple[str | None, bytes, bytes | None] = (None, b"", None)
+
+
+def _runs(text: str) -> tuple[str | None, bytes, bytes | None]:
+    """Memoized for the last text: the engine and several detectors ask about one document."""
+    global _last_runs
+    last = _last_runs
+    if last[0] is not text:
+        last = _last_runs = (text, text.encode("utf-8", "surrogatepass").translate(_RUN_SHAPE), None)
+    return last
+
+
+def has_b64_run(text: str, n: int) -> bool:
+    """Whether `text` holds `n` characters of [A-Za-z0-9+/] in a row."""
+    return b"a" * n in _runs(text)[1]
+
+
+def has_token_run(text: str, n: int) -> bool:
+    """Whether `text` holds `n` characters of [A-Za-z0-9+/_-] in a row."""
+    global _last_runs
+    last = _runs(text)
+    if last[2] is None:
+        last = _last_runs = (last[0], last[1], last[1].replace(b"_", b"a"))
+    return b"a" * n in last[2]
+
+
 MAX_B64_RUN = 16384
 
 
