@@ -96,5 +96,6 @@ def test_ner_prefilter_is_a_superset_of_the_acceptance_rules():
         assert worthy(text), text
     # prose the model never needs to see
     for text in ["Here is how to sort a list in Python.", "It runs in O(n) per step.", "See the README.",
-                 "use 3 workers and 2 retries", "Python. The end"]:
+                 "use 3 workers and 2 retries", "Python. The end", "goes to <PERSON_1>, <ADDRESS_1>.",
+                 "Thanks, <PERSON_2>!", "from HTTP", "sent by AWS"]:
         assert not worthy(text), text

@@ -112,11 +112,13 @@ _CUE_WORDS = (r"mr|mrs|ms|miss|dr|prof|sir|madam|dear|hi|hello|hey|thanks|regard
 _NAME_CUE = re.compile(rf"(?i)(?:\b(?:{_CUE_WORDS})\b\.?,?\s*)\Z")
 # Prose that can hold a finding `detect_ner` accepts; the model runs on nothing else (it costs
 # ~10 CPU-s per MB, 25x the rest of the curation chain). A superset of the acceptance rules, so
-# skipping a segment changes no decision: an accepted PERSON is Capitalised tokens, two in a row
-# (`[A-Z]\S*\s+[A-Z]`) or one right after a cue word (matched without the `\b`s: a search window
-# or a glued token can cut them); an accepted PLACE is Capitalised and right after a house
-# number. Prose without any of these (most chat answers' few sentences) is never tagged.
-_NER_WORTHY = re.compile(rf"{_NAME_TOKEN_RE}\s+[A-Z]|(?i:{_CUE_WORDS})\.?,?\s*[A-Z]|\d[A-Za-z]?\s+[A-Z]")
+# skipping a segment changes no decision: an accepted PERSON is name tokens (a capital, then a
+# lower-case letter, `.` or `'`), two in a row or one right after a cue word (matched without the
+# `\b`s: a search window or a glued token can cut them); an accepted PLACE is Capitalised and
+# right after a house number. Prose without any of these (most chat answers' few sentences, and
+# placeholders like `<PERSON_1>`, so a rescan after redaction rarely needs the model) is never
+# tagged.
+_NER_WORTHY = re.compile(rf"{_NAME_TOKEN_RE}\s+[A-Z][a-z.']|(?i:{_CUE_WORDS})\.?,?\s*[A-Z][a-z.']|\d[A-Za-z]?\s+[A-Z]")
 
 
 def _person_ok(seg: str, s: int, e: int, ent: str) -> bool:
