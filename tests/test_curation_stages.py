@@ -89,7 +89,7 @@ def test_sanitize_rows_matches_row_by_row_sanitizing(workers, chunk):
 
 
 def test_ner_prefilter_is_a_superset_of_the_acceptance_rules():
-    worthy = ner_mod._NER_WORTHY.search
+    worthy = ner_mod.ner_worthy
     # accepted shapes: two Capitalised tokens, a cue then one, an initial, a house number then a place
     for text in ["Ask Ada Lovelace.", "thanks,Ada", "Hi Bob", "by J. Smith", "call me Ishmael",
                  "O'Brien Kelly", "iPhone Pro owner", "at 221B Baker Street", "lives at 12 Downing"]:

@@ -110,15 +110,26 @@ _NAME_TOKEN = re.compile(rf"^{_NAME_TOKEN_RE}$")
 _CUE_WORDS = (r"mr|mrs|ms|miss|dr|prof|sir|madam|dear|hi|hello|hey|thanks|regards|cheers|"
               r"cc|by|from|author|contact|ask|named|called|call me|name is|i am|i'm")
 _NAME_CUE = re.compile(rf"(?i)(?:\b(?:{_CUE_WORDS})\b\.?,?\s*)\Z")
-# Prose that can hold a finding `detect_ner` accepts; the model runs on nothing else (it costs
-# ~10 CPU-s per MB, 25x the rest of the curation chain). A superset of the acceptance rules, so
-# skipping a segment changes no decision: an accepted PERSON is name tokens (a capital, then a
-# lower-case letter, `.` or `'`), two in a row or one right after a cue word (matched without the
-# `\b`s: a search window or a glued token can cut them); an accepted PLACE is Capitalised and
-# right after a house number. Prose without any of these (most chat answers' few sentences, and
-# placeholders like `<PERSON_1>`, so a rescan after redaction rarely needs the model) is never
-# tagged.
-_NER_WORTHY = re.compile(rf"{_NAME_TOKEN_RE}\s+[A-Z][a-z.']|(?i:{_CUE_WORDS})\.?,?\s*[A-Z][a-z.']|\d[A-Za-z]?\s+[A-Z]")
+# Prose that can hold a finding `detect_ner` accepts; the model runs on nothing else (spaCy's
+# small model costs ~3 ms per short segment, more than all the other detectors together). A
+# superset of the acceptance rules, so skipping a segment changes no decision: an accepted
+# PERSON is name tokens (a capital, then a lower-case letter, `.` or `'`), two in a row, or one
+# right after a cue word (`_person_ok` looks 24 characters back; the 64 here also cover spaces
+# an entity may start with); an accepted PLACE is Capitalised and right after a house number.
+# Prose without any of these (most chat answers' few sentences, and placeholders like
+# `<PERSON_1>`, so a rescan after redaction rarely needs the model) is never tagged.
+_TWO_NAMES_OR_HOUSE_NUMBER = re.compile(rf"{_NAME_TOKEN_RE}\s+[A-Z][a-z.']|\d[A-Za-z]?\s+[A-Z]")
+_NAME_START = re.compile(r"[A-Z][a-z.']")
+_CUE_BEFORE = re.compile(rf"(?i:{_CUE_WORDS})\.?,?\s*\Z")  # no `\b`s: a window or glued token can cut them
+
+
+def ner_worthy(seg: str) -> bool:
+    """Whether the NER model must see this prose segment (see the comment above)."""
+    if _TWO_NAMES_OR_HOUSE_NUMBER.search(seg):
+        return True
+    # one cue test per capital, not a case-insensitive alternation tried at every position
+    return any(m.start() and _CUE_BEFORE.search(seg, max(0, m.start() - 64), m.start())
+               for m in _NAME_START.finditer(seg))
 
 
 def _person_ok(seg: str, s: int, e: int, ent: str) -> bool:
@@ -178,21 +189,22 @@ TAG_CACHE = _TagCache()
 
 
 def _tag_segments(segs: list[str], backend: NERBackend) -> list[list[tuple[int, int, str]]]:
-    """Tags for NER-worthy segments (from the cache or one batched call); [] for the others."""
+    """Tags of prose segments: [] for those the model need not see, the others from the cache or
+    one batched call. Both kinds are cached, so `detect_ner` after `prefetch` redoes nothing."""
     found: dict[str, list[tuple[int, int, str]]] = {}
     missing: list[str] = []
     for seg in dict.fromkeys(segs):
-        if _NER_WORTHY.search(seg):
-            cached = TAG_CACHE.get(backend, seg)
-            if cached is None:
-                missing.append(seg)
-            else:
-                found[seg] = cached
+        cached = TAG_CACHE.get(backend, seg)
+        if cached is not None:
+            found[seg] = cached
+        elif ner_worthy(seg):
+            missing.append(seg)
+        else:
+            found[seg] = []
     if missing:
-        tags = backend.tag(missing)
-        found.update(zip(missing, tags))
-        TAG_CACHE.put(backend, missing, tags)
-    return [found.get(seg, []) for seg in segs]
+        found.update(zip(missing, backend.tag(missing)))
+    TAG_CACHE.put(backend, list(found), list(found.values()))
+    return [found[seg] for seg in segs]
 
 
 def prefetch(texts: list[str], backend: NERBackend) -> None:
