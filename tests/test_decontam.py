@@ -271,3 +271,55 @@ def test_check_many_equals_check(index, prompts, loaded, workers, chunk_size) ->
         expected = [dec.check(t) for t in texts]
         assert dec.check_many(texts, workers=workers, chunk_size=chunk_size) == expected
         assert sum(m is not None for m in expected) >= 7
+
+
+def _odd_texts() -> list[str]:
+    """ASCII (every character, case, long words of every XXH3 size class) and non-ASCII texts
+    (NFKC changes, other scripts, combining marks)."""
+    import random
+
+    rng = random.Random(7)
+    pieces = [chr(i) for i in range(128)] + ["Word", "UPPER", "x" * 17, "y" * 130, "z" * 241, "w" * 1500]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 60))) for _ in range(300)]
+    texts += ["ﬁle Ｆｕｌｌ ２ é e\u0301 Straße ΣΑΣ İ ½ x²", "日本語のテキスト def f(x): return x", "\u00a0a\u2003b"]
+    return texts + [t + " é" for t in texts[:50]]
+
+
+def test_compiled_token_hashes_equal_python() -> None:
+    import numpy as np
+
+    from surrogate_dagster.curation import minhash_numpy as mnp
+    from surrogate_dagster.curation.decontam import token_hashes
+
+    k = mnp.kernels()
+    if k is None:
+        pytest.skip("numba not installed: the Python paths are the only ones")
+    for text in _odd_texts():
+        expected = token_hashes(tokenize(text)).tolist()
+        joined = "\n".join(tokenize(text)).encode("utf-8")
+        assert k.joined_token_hashes(np.frombuffer(joined, dtype=np.uint8)).tolist() == expected
+        if text.isascii():
+            raw = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+            assert k.ascii_token_hashes(raw, k.IS_WORD, k.IS_SPACE).tolist() == expected
+
+
+def test_compiled_screen_equals_numpy_screen(index, prompts, loaded, monkeypatch) -> None:
+    from surrogate_dagster.curation import minhash_numpy as mnp
+
+    items, _ = loaded
+    short = [i.text for i in items if i.benchmark == "bfcl" and 10 <= len(tokenize(i.text)) < 13][:5]
+    texts = _odd_texts() + [PLANTINGS[s](prompts[t]) for s in PLANTINGS for t in ("HumanEval/0", "HumanEval/53")]
+    texts += short + [s.upper() + " é" for s in short] + [prompts["HumanEval/2"].replace("a", "ä")]
+    texts += [CLEAN_CODE] + SNIPPETS
+    dec = Decontaminator(index, min_matches=1)
+    lengths = sorted({index.n, *index.short_lengths})
+    numpy_hits = dec._hits_numpy(texts, lengths)
+    assert len(numpy_hits) >= 10
+    k = mnp.kernels()
+    if k is not None:
+        assert dec._hits_compiled(k, texts, lengths) == numpy_hits
+    expected = [dec.check(t) for t in texts]
+    assert dec.check_many(texts) == expected
+    monkeypatch.setattr(mnp, "_KERNELS", False)  # the pure numpy path, numba installed or not
+    assert mnp.kernels() is None
+    assert dec.check_many(texts, chunk_size=7) == expected

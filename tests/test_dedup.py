@@ -362,3 +362,70 @@ def test_punctuation_removing_spec_needs_the_datatrove_engine(tmp_path: Path) ->
         compute_signatures(docs, tmp_path / "np", spec)
     assert compute_signatures(docs, tmp_path / "dt", spec, engine="datatrove").n_docs == 1
     assert shingles(docs[0][1], spec).size == 2  # punctuation gone: 6 words, 2 5-grams
+
+
+def test_signature_files_sort_records_like_a_structured_sort(tmp_path: Path) -> None:
+    from surrogate_dagster.curation import minhash_numpy as mnp
+
+    rng = np.random.default_rng(3)
+    r, buckets, n = 4, 3, 400
+    sigs = rng.integers(0, 2**61, size=(n, buckets * r), dtype=np.uint64)
+    sigs[10:20] = sigs[0]  # whole duplicates: ties on every hash, told apart by the doc index
+    sigs[30:40, 0] = sigs[1, 0]  # ties on the first hash only (and on the first two below)
+    sigs[35:40, 1] = sigs[1, 1]
+    sigs[50:60, :r] = 7  # small values: the whole first band equal
+    idx = rng.permutation(n).astype(np.uint32)  # doc indices in any order
+    mnp.write_signature_files(tmp_path, sigs, idx, buckets, r)
+    dtype = mnp.record_dtype(r)
+    for bi in range(buckets):
+        ref = np.empty(n, dtype=dtype)
+        for j in range(r):
+            ref[f"field{j + 1}"] = sigs[:, bi * r + j]
+        ref[f"field{r + 1}"] = idx
+        ref.sort(order=dtype.names)  # datatrove's sort
+        assert (tmp_path / f"bucket_{bi:03d}" / mnp.SIG_FILE).read_bytes() == ref.tobytes()
+    mnp.write_signature_files(tmp_path / "empty", sigs[:0], idx[:0], buckets, r)
+    assert (tmp_path / "empty" / "bucket_000" / mnp.SIG_FILE).read_bytes() == b""
+
+
+def test_batched_signature_kernel_equals_per_text_path() -> None:
+    from surrogate_dagster.curation import minhash_numpy as mnp
+    from surrogate_dagster.curation.minhash import _TOKENIZER
+
+    texts = [t for _, t in _engine_corpus()] + ["é", "", "a b c d", "A B C D E", "x" * 3000 + " y z w v"]
+    a, b = mnp.permutation_params(DEFAULT_SPEC.seed, DEFAULT_SPEC.num_hashes)
+    sigs, idx = mnp.signature_matrix(texts, 5, _TOKENIZER.word_tokenize, a, b, regex_tokens=True)
+    ref = [(i, mnp.minhash(sh, a, b, engine="numpy")) for i, t in enumerate(texts)
+           if (sh := mnp.shingle_hashes(t, 5, _TOKENIZER.word_tokenize)).size]
+    assert idx.tolist() == [i for i, _ in ref]
+    assert (sigs == np.array([s for _, s in ref])).all()
+
+
+def test_compiled_xxh3_equals_xxhash() -> None:
+    from surrogate_dagster.curation import minhash_numpy as mnp
+
+    k = mnp.kernels()
+    if k is None:
+        pytest.skip("numba not installed: the Python paths are the only ones")
+    import xxhash
+
+    rng = random.Random(1)
+    # every XXH3 size class: 0, 1-3, 4-8, 9-16, 17-128, 129-240, and long inputs (stripes,
+    # whole 1024-byte blocks, a partial last block)
+    for length in list(range(300)) + [1023, 1024, 1025, 1088, 2047, 2048, 2049, 5000]:
+        data = bytes(rng.randrange(256) for _ in range(length))
+        pad = bytes(rng.randrange(256) for _ in range(3))
+        buf = np.frombuffer(pad + data + pad, dtype=np.uint8)
+        assert k.xxh3_64(buf, 3, 3 + length) == xxhash.xxh3_64_intdigest(data), length
+
+
+def test_digest_kernel_equals_sha256_text() -> None:
+    from surrogate_dagster.curation.exact_dedup import digest_texts
+
+    rng = random.Random(4)
+    pieces = [chr(i) for i in range(128)] + ["  ", "\t\n", "\x1c\x1f", "word", "é", "\u2003"]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 40))) for _ in range(800)]
+    texts += ["", " ", "\x0b\x0c", "a", " a ", "a\x1db", "x" * 5000]
+    assert digest_texts(texts) == [sha256_text(t) for t in texts]
+    with pytest.raises(TypeError):
+        digest_texts(["a", None])  # type: ignore[list-item]

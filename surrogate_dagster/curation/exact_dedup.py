@@ -25,6 +25,9 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+import numpy as np
+
+from . import minhash_numpy as mnp
 from .parallel import map_chunks
 
 REASON = "exact_duplicate"
@@ -46,12 +49,35 @@ def sha256_text(text: str) -> str:
 
 
 def digest_texts(texts: Sequence[str], workers: int = 1) -> list[str]:
-    """``[sha256_text(t) for t in texts]``, over ``workers`` forked processes if > 1."""
+    """``[sha256_text(t) for t in texts]``, over ``workers`` forked processes if > 1.
+
+    With numba installed, the ASCII texts (NFC leaves ASCII unchanged) have their whitespace
+    collapsed by one compiled call per chunk (:func:`.minhash_kernels.collapse_whitespace`)
+    instead of ``str.split`` building a string per word; the digests are the same.
+    """
+    mnp.warm_up()  # load the compiled kernels once, before forking
     return [d for part in map_chunks(_digest_chunk, texts, len(texts), workers) for d in part]
 
 
+# the ASCII characters str.split() splits on (str.isspace: also \x1c-\x1f)
+_ASCII_SPACE = np.array([chr(i).isspace() for i in range(128)], dtype=np.bool_)
+
+
 def _digest_chunk(texts: Sequence[str], start: int, end: int) -> list[str]:
-    return [sha256_text(t) for t in texts[start:end]]
+    part = texts[start:end]
+    k = mnp.kernels()
+    rows = [i for i, t in enumerate(part) if isinstance(t, str) and t.isascii()] if k is not None else []
+    if not rows:
+        return [sha256_text(t) for t in part]
+    out: list[str | None] = [None] * len(part)
+    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter((len(part[i]) for i in rows), dtype=np.int64, count=len(rows)), out=offsets[1:])
+    buf = np.frombuffer("".join([part[i] for i in rows]).encode("ascii"), dtype=np.uint8)
+    norm, bounds = k.collapse_whitespace(buf, offsets, _ASCII_SPACE)
+    view, bounds = memoryview(norm), bounds.tolist()
+    for j, i in enumerate(rows):
+        out[i] = hashlib.sha256(view[bounds[j]:bounds[j + 1]]).hexdigest()
+    return [d if d is not None else sha256_text(t) for d, t in zip(out, part)]
 
 
 @dataclass(frozen=True)

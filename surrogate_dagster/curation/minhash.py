@@ -41,7 +41,10 @@ pair sets are tested against datatrove). ``engine="datatrove"`` runs datatrove's
 ``MinhashDedupSignature`` / ``MinhashDedupBuckets`` themselves (via ``run()`` directly: no
 executor, so no forkserver re-spawn and no stale ``completions`` skip); it is the reference.
 Measured on 3,000 code answers: signatures 3.9 CPU-s datatrove, 0.3-0.5 numpy engine with numba
-installed (1.9 without), bucket stage 0.39 vs 0.08-0.12.
+installed (1.9 without), bucket stage 0.39 vs 0.08-0.12. On the 20k-doc chain corpus (25.7 MB,
+benchmarks/curation_chain.py): 1.3-1.9 CPU-s with numba (2.2-3.5 before the ASCII texts of a
+chunk went through one compiled call and the bucket files stopped using numpy's structured sort),
+11.4 without.
 
 Limit: datatrove emits, per band, only pairs of *adjacent* equal signatures (a, b), (b, c); if
 (a, b) fails the check while (a, c) would pass, that edge can only come from another band.

@@ -16,7 +16,8 @@ with numpy and writes/reads the same bytes:
   compiled (one pass, no temporaries: ~10x the numpy path; compiled once per machine, cached
   next to this module); without it, or with ``SURROGATE_MINHASH_NUMBA=0``, numpy runs it;
 - files: ``bucket_XXX/00000.minhash.sig``, records ``<{r}QI`` (r hashes + doc index) sorted by
-  all fields, exactly as datatrove leaves them after its sort;
+  all fields, exactly as datatrove leaves them after its sort (an argsort on the first hash,
+  ties re-sorted by every field, instead of a structured-array sort);
 - candidate pairs: per bucket, all partitions' records sorted by (signature, file, doc);
   consecutive equal signatures form a pair, the same (and only the same) pairs datatrove's heap
   merge writes to its ``.dups`` files.
@@ -105,11 +106,22 @@ def kernels() -> Any:
 
 
 def warm_up() -> None:
-    """Compile (or load from cache) the numba kernels now, e.g. in a parent before forking."""
+    """Compile (or load from cache) the numba kernels now, e.g. in a parent before forking
+    (MinHash, decontamination and exact-dedup kernels: ~20 ms once numba is loaded)."""
     k = kernels()
-    if k is not None:
-        k.minhash_loops(np.zeros(1, dtype=np.uint64), np.ones(1, dtype=np.uint64), np.zeros(1, dtype=np.uint64))
-        k.ascii_shingles(np.frombuffer(b"a b c d e", dtype=np.uint8), 5, k.IS_WORD, k.IS_SPACE)
+    if k is not None:  # argument types as the callers pass them (bytes buffers are read-only)
+        text = np.frombuffer(b"a b c d e", dtype=np.uint8)
+        one, zero = np.ones(1, dtype=np.uint64), np.zeros(1, dtype=np.uint64)
+        k.minhash_loops(zero, one, zero)
+        k.ascii_shingles(text, 5, k.IS_WORD, k.IS_SPACE)
+        k.ascii_signatures(text, np.array([0, text.size]), np.zeros(1, dtype=np.int64), 5, k.IS_WORD, k.IS_SPACE,
+                           one, zero, np.empty((1, 1), dtype=np.uint64), np.zeros(1, dtype=np.bool_))
+        k.collapse_whitespace(text, np.array([0, text.size]), k.IS_SPACE)
+        th = k.ascii_token_hashes(text, k.IS_WORD, k.IS_SPACE)
+        k.joined_token_hashes(text)
+        filt = (np.ones(2, dtype=np.bool_), np.uint64(3), np.zeros(1, dtype=np.uint8), np.uint64(63), one)
+        k.any_indexed(th, *filt)
+        k.ascii_screen(text, np.array([0, text.size]), k.IS_WORD, k.IS_SPACE, *filt)
 
 
 def minhash(shingles: np.ndarray, a: np.ndarray, b: np.ndarray, engine: str = "auto") -> np.ndarray:
@@ -151,15 +163,26 @@ def signature_matrix(texts: Sequence[str], n_grams: int, word_tokenize: Callable
     """(signatures ``(k, H)`` uint64, their doc indices ``(k,)`` uint32) for the k texts that
     have at least one shingle; the others can never match and get no record (as in datatrove)."""
     sigs = np.empty((len(texts), a.size), dtype=np.uint64)
-    idx = np.empty(len(texts), dtype=np.uint32)
-    k = 0
+    has = np.zeros(len(texts), dtype=bool)
+    k = kernels() if regex_tokens else None
+    ascii_rows = [i for i, text in enumerate(texts) if text.isascii()] if k is not None else []
+    if ascii_rows:  # one compiled call for all ASCII texts (what shingle_hashes would do per text)
+        lengths = np.fromiter((len(texts[i]) for i in ascii_rows), dtype=np.int64, count=len(ascii_rows))
+        offsets = np.zeros(len(ascii_rows) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        buf = np.frombuffer("".join([texts[i] for i in ascii_rows]).encode("ascii"), dtype=np.uint8)
+        k.ascii_signatures(buf, offsets, np.asarray(ascii_rows, dtype=np.int64), n_grams, k.IS_WORD,
+                           k.IS_SPACE, np.ascontiguousarray(a), np.ascontiguousarray(b), sigs, has)
+    done = set(ascii_rows)
     for i, text in enumerate(texts):
+        if i in done:
+            continue
         sh = shingle_hashes(text, n_grams, word_tokenize, regex_tokens)
         if sh.size:
-            sigs[k] = minhash(sh, a, b)
-            idx[k] = i
-            k += 1
-    return sigs[:k], idx[:k]
+            sigs[i] = minhash(sh, a, b)
+            has[i] = True
+    idx = np.flatnonzero(has)
+    return sigs[idx], idx.astype(np.uint32)
 
 
 def write_signature_files(folder: Path, sigs: np.ndarray, doc_idx: np.ndarray, buckets: int,
@@ -167,19 +190,41 @@ def write_signature_files(folder: Path, sigs: np.ndarray, doc_idx: np.ndarray, b
     """datatrove's ``bucket_XXX/00000.minhash.sig`` files: one record per doc, sorted."""
     if sigs.shape[1] != buckets * hashes_per_bucket:
         raise ValueError(f"signatures have {sigs.shape[1]} hashes, expected {buckets} x {hashes_per_bucket}")
-    dtype = record_dtype(hashes_per_bucket)
+    r = hashes_per_bucket
+    packed = np.dtype([("h", "<u8", (r,)), ("d", "<u4")])  # record_dtype's bytes, hashes as one field
     for bi in range(buckets):
-        records = np.empty(len(doc_idx), dtype=dtype)
-        for j in range(hashes_per_bucket):
-            records[f"field{j + 1}"] = sigs[:, bi * hashes_per_bucket + j]
-        records[f"field{hashes_per_bucket + 1}"] = doc_idx
-        records.sort(order=dtype.names)  # datatrove's own sort call: same order, same bytes
+        # this bucket's hashes, one 64-byte row per doc (a strided column read per hash would
+        # touch a cache line per value of the whole matrix, for every one of the r columns)
+        band = np.ascontiguousarray(sigs[:, bi * r:(bi + 1) * r], dtype="<u8")
+        order = _record_order(band, doc_idx)
+        raw = np.empty(len(doc_idx), dtype=packed)
+        raw["h"] = band[order]
+        raw["d"] = doc_idx[order]
         bucket_dir = folder / f"bucket_{bi:03d}"
         bucket_dir.mkdir(parents=True, exist_ok=True)
-        data = records.tobytes()
+        data = raw.tobytes()
         written = (bucket_dir / SIG_FILE).write_bytes(data)
         if written != len(data):  # pragma: no cover - buffered writes raise rather than fall short
             raise OSError(f"short write of {bucket_dir / SIG_FILE}: {written} of {len(data)} bytes")
+
+
+def _record_order(band: np.ndarray, doc_idx: np.ndarray) -> np.ndarray:
+    """The permutation that sorts records (``band[d, 0]``, ..., ``band[d, r - 1]``, ``doc_idx[d]``)
+    ascending by all fields, i.e. datatrove's ``records.sort(order=names)`` (same order, same
+    bytes; numpy's structured sort compares records field by field in generic code, ~10x slower).
+    The first hash decides almost always (near-uniform 61-bit values); records whose first hash
+    ties are re-sorted by every field, so the first sort need not be stable."""
+    order = np.argsort(band[:, 0])
+    first = band[order, 0]
+    tie = np.zeros(first.size, dtype=bool)
+    eq = first[1:] == first[:-1]
+    tie[1:] |= eq
+    tie[:-1] |= eq
+    if tie.any():
+        sub = order[tie]  # ties form runs; the runs are already in first-hash order
+        keys = (doc_idx[sub], *(band[sub, j] for j in reversed(range(band.shape[1]))))
+        order[tie] = sub[np.lexsort(keys)]
+    return order
 
 
 def read_bucket(folder: Path, bucket: int, hashes_per_bucket: int) -> np.ndarray:
