@@ -15,10 +15,11 @@ HumanEval prompts. The stages are the blocks the curation assets run, in the sam
                         ast / heuristics / edu_scorer give each block's CPU
     minhash_signatures  minhash.compute_signatures (numpy engine + numba kernels when numba is
                         installed; datatrove's exact file format)
-    exact_digests       exact_dedup.digest_texts (SHA-256 of normalized text, kept per source)
     decontaminate       decontam.Decontaminator.check_many (cached per source version in
                         curated_rows, so it is a per-source stage)
-  across sources (re-run on every change):
+  across sources (re-run on every change, like dedup_decisions):
+    exact_digests       exact_dedup.digest_texts over every source's filtered rows (SHA-256 of
+                        normalized text)
     exact_dedup         ExactDeduper.find_duplicates_digests over all sources' digests
     near_dedup_cluster  minhash.find_near_duplicates (bucket stage + true-Jaccard check)
 
@@ -77,7 +78,7 @@ NOUNS = ["orders", "log lines", "user records", "invoices", "events", "tokens", 
 
 SYL = ["ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ze", "pa", "qu", "be", "do", "fi", "gu", "ha"]
 OPS = ["+", "-", "*", "//", "%", "max", "min", "abs"]
-PER_SOURCE = ("sanitize", "filter", "minhash_signatures", "exact_digests", "decontaminate")
+PER_SOURCE = ("sanitize", "filter", "minhash_signatures", "decontaminate")
 
 
 FIRST = ["Maria", "James", "Aiko", "Omar", "Lena", "Ravi", "Sofia", "Tom"]
@@ -185,12 +186,14 @@ def run(by_source: dict[str, list[dict]], only: set[str] | None, tmp: Path, inde
         texts = [row_text(r) for r in rows]
         compute_signatures(zip([r["id"] for r in rows], texts), tmp / "sig" / s, workers=workers)
         clock.add("minhash_signatures", time.perf_counter() - w, _cpu() - c)
-        digests = clock.timed("exact_digests", digest_texts, texts, workers)
         matches = clock.timed("decontaminate", dec.check_many, texts, workers)
         contaminated += sum(1 for m in matches if m)
-        outputs[s] = {"ids": [r["id"] for r in rows], "texts": texts, "digests": digests}
+        outputs[s] = {"ids": [r["id"] for r in rows], "texts": texts}
+    # like dedup_decisions: digests of every source's filtered rows, then the cross-source pass
+    keys = [(s, i) for s, o in outputs.items() for i in o["ids"]]
+    digests = clock.timed("exact_digests", digest_texts, [t for o in outputs.values() for t in o["texts"]], workers)
     exact = clock.timed("exact_dedup", ExactDeduper(sorted(by_source)).find_duplicates_digests,
-                        ((s, i, d) for s, o in outputs.items() for i, d in zip(o["ids"], o["digests"])))
+                        ((s, i, d) for (s, i), d in zip(keys, digests)))
     # like dedup_decisions, the true-Jaccard check reads candidate texts from the filtered rows
     texts_of = {(s, i): t for s, o in outputs.items() for i, t in zip(o["ids"], o["texts"])}
     near = clock.timed("near_dedup_cluster", find_near_duplicates, {s: tmp / "sig" / s for s in by_source},
@@ -229,7 +232,7 @@ def main() -> None:
     wall, cpu = sum(full.wall.values()), sum(full.cpu.values())
     print(f"{'TOTAL':<22}{wall:>8.2f}{cpu:>8.2f}{args.docs / wall:>10.0f}{mb / wall:>8.2f}{mb / cpu:>10.2f}"
           f"   (target >= 2 MB/s wall; CPU/wall = {cpu / wall:.2f}x)")
-    per_source_cpu = sum(v for k, v in full.cpu.items() if k not in ("exact_dedup", "near_dedup_cluster"))
+    per_source_cpu = sum(v for k, v in full.cpu.items() if k in PER_SOURCE)
     print(f"without sanitize: {mb / (wall - full.wall['sanitize']):.2f} MB/s wall, "
           f"{mb / (cpu - full.cpu['sanitize']):.2f} MB/CPU-s; per-source stages {per_source_cpu:.2f} CPU s")
     print(f"planted: near-duplicates dropped {counts['near_dropped']}, exact {counts['exact_dropped']}, "

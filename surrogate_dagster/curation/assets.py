@@ -215,7 +215,7 @@ def _signature_dir(store, curation: CurationSettings, source: str):
 def dedup_decisions(context: AssetExecutionContext, object_store: ObjectStoreResource,
                     curation: CurationSettings) -> MaterializeResult:
     """Exact (SHA-256) and near (MinHash + true Jaccard >= 0.7) duplicates across all sources."""
-    from .exact_dedup import ExactDeduper
+    from .exact_dedup import ExactDeduper, digest_texts
     from .minhash import find_near_duplicates
 
     store = object_store.get_store()
@@ -225,7 +225,10 @@ def dedup_decisions(context: AssetExecutionContext, object_store: ObjectStoreRes
         for r in rows:
             texts[(source, r["id"])] = row_text(r)
     priority = CATALOG.names  # catalog order decides which twin is kept
-    exact = ExactDeduper(source_priority=priority).find_duplicates((s, i, t) for (s, i), t in texts.items())
+    keys = list(texts)
+    digests = digest_texts([texts[k] for k in keys], workers=curation.workers)  # all sources: ~0.1 CPU-s per 25 MB
+    exact = ExactDeduper(source_priority=priority).find_duplicates_digests(
+        (s, i, d) for (s, i), d in zip(keys, digests))
     decisions: dict[str, dict] = {}
     for (s, i), d in exact.items():
         decisions[f"{s}\t{i}"] = {"reason": "exact_duplicate", "kept": [d.kept_source, d.kept_id]}
