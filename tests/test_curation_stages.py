@@ -99,3 +99,24 @@ def test_ner_prefilter_is_a_superset_of_the_acceptance_rules():
                  "use 3 workers and 2 retries", "Python. The end", "goes to <PERSON_1>, <ADDRESS_1>.",
                  "Thanks, <PERSON_2>!", "from HTTP", "sent by AWS"]:
         assert not worthy(text), text
+
+
+def test_prose_segments_match_the_fence_regex_they_replace():
+    fence = re.compile(r"```.*?(?:```|\Z)", re.S)  # the definition: a block runs to the next ``` or the end
+
+    def reference(text):
+        segs, pos = [], 0
+        for m in fence.finditer(text):
+            if m.start() > pos:
+                segs.append((pos, text[pos:m.start()]))
+            pos = m.end()
+        if pos < len(text):
+            segs.append((pos, text[pos:]))
+        return [(o, s) for o, s in segs if s.strip()]
+
+    import random
+    rng = random.Random(7)
+    pieces = ["`", "``", "```", "````", "a", " ", "\n", "b c"]
+    for _ in range(20_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        assert ner_mod.prose_segments(text) == reference(text), repr(text)
