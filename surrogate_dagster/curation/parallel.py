@@ -86,9 +86,11 @@ def map_chunks(fn: Callable[[Any, int, int], T], payload: Any, n: int, workers: 
                 try:
                     out.append(fut.result())
                 except BrokenProcessPool as err:
-                    raise RuntimeError(f"a worker process died while {fn.__qualname__} ran rows [{s}, {e}) "
-                                       f"of {n} (killed for memory? see the kernel log); nothing was "
-                                       "written for this partition") from err
+                    # every unfinished chunk fails with the pool, so [s, e) is the first of them,
+                    # not necessarily the one the dead worker held
+                    raise RuntimeError(f"a worker process died while {fn.__qualname__} ran over {n} rows "
+                                       f"(first unfinished chunk: rows [{s}, {e}); killed for memory? see "
+                                       "the kernel log); nothing was written for this partition") from err
                 if progress is not None:
                     progress(e, n)
             # leaving the block waits for the workers to exit: reaped children, and their CPU
