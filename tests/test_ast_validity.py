@@ -299,3 +299,57 @@ def test_parse_memo_keys_on_language_and_wrappers():
         assert checker.parses(code, lang) == checker._parses(code, lang)
     hits = PARSE_MEMO.hits
     assert AstChecker(memo=False).parses(method, "javascript") and PARSE_MEMO.hits == hits
+
+
+def test_fast_prose_equals_reference_prose():
+    import random
+
+    from surrogate_dagster.curation.code_blocks import _fences, strip_non_code_spans
+
+    rng = random.Random(5)
+    texts = ["\n".join(rng.choice(FENCE_PIECES) for _ in range(rng.randint(0, 25))) for _ in range(400)]
+    for text in texts:
+        lines = strip_non_code_spans(text).split("\n")
+        inside = {i for start, end, *_ in _fences(lines) for i in range(start, end + 1)}
+        expected = "\n".join(line for i, line in enumerate(lines) if i not in inside)
+        assert prose_of(text) == expected, text
+
+
+# ------------------------------------------------------------------ the Python strict check without a query
+STRICT_SNIPPETS = [
+    "def f():\n    return 1\n", "def f():\n", "def f():\n    # c\n", "def f():\n    # c\nx = 1\n",
+    "class A:\n    def f(self):\n        pass\n    def g(self):\n", "print 'x'\n", "exec 'x'\n",
+    "if x:\n    print 1\nelse:\n    pass\n", "if a:\n    pass\nelif b:\n", "match x:\n    case 1:\n        pass\n",
+    "match x:\n    case 1:\n", "try:\n    pass\nexcept E:\n    pass\nfinally:\n", "with a as b:\n    x()\n",
+    "for a in b:\n    pass\nelse:\n    print 2\n", "while 1:\n    try:\n        pass\n    finally:\n        pass\n",
+    "@d\ndef f():\n    if x:\n        pass\n    elif y:\n        print(1)\n", "x = [i for i in y if i]\n",
+    "async def f():\n    async with a:\n        async for b in c:\n            await b\n",
+    "def f(a,\n      b):\n    pass\n", "def f(): pass\n", "class A: pass\n", "if x: print(1)\n",
+    "try:\n    pass\nexcept* E:\n    pass\n", "lambda: (yield)\n", "def f():\n    def g():\n        def h():\n",
+]
+
+
+def test_python_strict_walk_equals_the_query():
+    import random
+
+    from tree_sitter import Parser, Query, QueryCursor
+
+    from surrogate_dagster.curation.ast_validity import STRICT_QUERIES, _python_violates
+
+    lang = load_language("python")
+    parser, cursor = Parser(lang), QueryCursor(Query(lang, STRICT_QUERIES["python"]))
+    rng = random.Random(7)
+    pieces = [ln for s in STRICT_SNIPPETS for ln in s.splitlines()] + ["    return 2", "        y = 3", ""]
+    texts = STRICT_SNIPPETS + ["\n".join(rng.choice(pieces) for _ in range(rng.randint(1, 12))) + "\n"
+                               for _ in range(3000)]
+    compared = positive = 0
+    for text in texts:
+        root = parser.parse(text.encode()).root_node
+        if root.has_error:
+            continue  # the strict check is only asked about error-free trees
+        captures = cursor.captures(root)
+        expected = bool(captures.get("py2")) or any(n.named_child_count == 0 for n in captures.get("block", ()))
+        assert _python_violates(root) == expected, text
+        compared += 1
+        positive += expected
+    assert compared > 300 and positive > 50

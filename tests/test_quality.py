@@ -372,3 +372,55 @@ def test_filter_rows_scores_a_fork_unsafe_model_in_the_parent():
                       workers=2, chunk_size=16)
     assert ParentOnly.pids == {os.getpid()}
     assert (res.reasons, res.edu.as_metadata()) == (_filter_rows_reference(rows)[0], _filter_rows_reference(rows)[3])
+
+
+def test_rule_checks_equal_measure_then_violates_with_languages_and_defaults():
+    """Every rule's check (bounds, shared per-text counts) decides as Rule.check's plain
+    skip -> applies -> violates(measure) would, with default and with loose parameters."""
+    from surrogate_dagster.curation.quality.heuristics import Rule
+
+    loose = HeuristicFilter({"alpha_fraction": {"min_chars": 0}, "digit_fraction": {"min_chars": 0},
+                             "duplicate_lines": {"min_lines": 0}, "comment_fraction": {"min_lines": 0},
+                             "encoded_data": {"min_chars": 0}, "hex_words": {"min_chars": 0},
+                             "long_string_words": {"min_chars": 0, "max_fraction": 0.0},
+                             "max_line_length": {"max_chars": 10}, "mean_line_length": {"min_lines_for_max": 0,
+                                                                                         "min_lines_for_min": 0},
+                             "repeated_ngrams": {"min_words": 0, "max_fraction": 0.0},
+                             "mean_word_length": {"min_words": 0}, "too_short": {"min_chars": 5}})
+    texts = _random_texts(500, seed=17) + ["", " ", "x", "xy", "\n\n", "'" + "w" * 30 + "' \"" + "v" * 25 + '"',
+                                            '"""\n' + "q" * 40 + '\n"""', "a\nb\na\nb\n" * 4]
+    for rules in (HeuristicFilter().rules, loose.rules):
+        for text in texts:
+            for language in (None, "python", "json", "unknown"):
+                for rule in rules:
+                    assert rule.check(text, language) == Rule.check(rule, text, language), (rule.name, text, language)
+
+
+def test_rubric_fast_paths_equal_their_definitions():
+    from surrogate_dagster.curation.quality import edu_classifier as ec
+    from surrogate_dagster.curation.quality.heuristics import LongStringWords, _string_literals
+
+    def reference_comment_lines(lines):
+        in_doc, total = False, 0.0
+        for ln in lines:
+            s = ln.strip()
+            toggles = s.count('"""') + s.count("'''")
+            if in_doc or ec._LINE_COMMENT.match(ln) or toggles:
+                total += 1
+            elif ec._INLINE_COMMENT.match(ln):
+                total += 0.5
+            if toggles % 2 == 1:
+                in_doc = not in_doc
+        return total
+
+    extra = ['x = 1  # c\n"""doc\n# not\n"""\n  // c\n/* a */ b\n#include <x> // y\n- z\n\u2003# w',
+             "0x1F 12ab 1e5 a _ 9_ __ ab ab cd \u00e9t\u00e9 x1 1"]
+    for text in _random_texts(800, seed=23) + extra:
+        lines = [ln for ln in text.split("\n") if ln.strip()]
+        assert ec._comment_lines(lines, '"""' in text or "'''" in text) == reference_comment_lines(lines), text
+        idents = ec._IDENT2.findall(text)
+        n, distinct, long = ec._identifier_stats(text)
+        assert (n, long) == (len(idents), sum(len(t) > 3 for t in idents)), text
+        assert (distinct == len(set(idents))) if len(set(idents)) < 3 else distinct >= 3, text
+        literals = [next(g for g in m.groups() if g is not None) for m in LongStringWords._STRING.finditer(text)]
+        assert list(_string_literals(LongStringWords._STRING, text)) == literals, text

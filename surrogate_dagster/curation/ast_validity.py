@@ -17,7 +17,9 @@ answer; the quality heuristics judge it), and by default blocks whose language w
 (a failed parse there is as likely a wrong guess as broken code).
 
 ``AstChecker.parses`` is memoized process-wide (``PARSE_MEMO``): the edu scorer's "valid code"
-point asks the same question about the same blocks right after this check.
+point asks the same question about the same blocks right after this check. Python's strict rules
+(``STRICT_QUERIES``) are checked by a walk over statement nodes only (``_python_violates``),
+not a query over the whole tree: the same answer, a fraction of the cost.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from tree_sitter import Language, Parser, Query, QueryCursor, Tree
+from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
 from .code_blocks import BoundedMemo, CodeBlock, answer_parts, answer_texts
 
@@ -75,6 +77,33 @@ SNIPPET_WRAPPERS: dict[str, tuple[tuple[str, str], ...]] = {
 STRICT_QUERIES: dict[str, str] = {
     "python": "(block) @block (print_statement) @py2 (exec_statement) @py2",
 }
+
+# The Python query above, answered by a walk over statements only (``_python_violates``): in
+# tree-sitter-python 0.25 (src/node-types.json) a ``block``, ``print_statement`` or
+# ``exec_statement`` can only occur under these node types, so expressions (most of a tree) are
+# never visited. Same answer as the query on every error-free tree (the only trees it is asked
+# about); tests/test_ast_validity.py checks the two against each other.
+_PY_CONTAINERS = frozenset({
+    "module", "block", "function_definition", "class_definition", "decorated_definition",
+    "if_statement", "elif_clause", "else_clause", "for_statement", "while_statement",
+    "try_statement", "except_clause", "finally_clause", "with_statement", "match_statement",
+    "case_clause"})
+_PY2_STATEMENTS = frozenset({"print_statement", "exec_statement"})
+
+
+def _python_violates(root: Node) -> bool:
+    """True when the tree has an empty ``block`` or a print/exec statement (STRICT_QUERIES)."""
+    stack = [root]
+    while stack:
+        for child in stack.pop().named_children:
+            kind = child.type
+            if kind in _PY_CONTAINERS:
+                if kind == "block" and child.named_child_count == 0:
+                    return True
+                stack.append(child)
+            elif kind in _PY2_STATEMENTS:
+                return True
+    return False
 
 
 # Parse results shared by every AstChecker in the process (see AstChecker.parses).
@@ -157,21 +186,23 @@ class AstChecker:
             parser = self._parsers[grammar] = Parser(load_language(grammar))
         return parser
 
-    def _violates_strict(self, grammar: str, tree: Tree) -> bool:
+    def _violates_strict(self, grammar: str, root: Node) -> bool:
         cursor = self._queries.get(grammar)
         if cursor is None:
             query = Query(load_language(grammar), STRICT_QUERIES[grammar])
             cursor = self._queries[grammar] = QueryCursor(query)
-        captures = cursor.captures(tree.root_node)
+        captures = cursor.captures(root)
         if captures.get("py2"):
             return True
         return any(node.named_child_count == 0 for node in captures.get("block", ()))
 
     def _has_error(self, grammar: str, source: bytes) -> bool:
-        tree = self._parser(grammar).parse(source)
-        if tree.root_node.has_error:
+        root = self._parser(grammar).parse(source).root_node
+        if root.has_error:
             return True
-        return grammar in STRICT_QUERIES and self._violates_strict(grammar, tree)
+        if grammar == "python":
+            return _python_violates(root)  # STRICT_QUERIES["python"] without a full-tree query
+        return grammar in STRICT_QUERIES and self._violates_strict(grammar, root)
 
     def parses(self, code: str, language: str) -> bool:
         """True when ``code`` parses as ``language`` (bare, then via fallbacks and wrappers).

@@ -239,11 +239,14 @@ class AnswerParts:
 
 
 def _split_answer(text: str, guess_untagged: bool) -> AnswerParts:
-    lines = strip_non_code_spans(text).split("\n")
+    stripped = strip_non_code_spans(text)
+    lines = stripped.split("\n")
     blocks: list[CodeBlock] = []
-    inside: set[int] = set()
+    prose_lines: list[str] = []  # the lines outside every fence (fences come in order, disjoint)
+    after = 0
     for start, end, indent, info, closed in _fences(lines):
-        inside.update(range(start, end + 1))
+        prose_lines += lines[after:start]
+        after = end + 1
         content = lines[start + 1:end]
         if indent:
             # remove the opening fence's indentation, but never more than a line has
@@ -258,7 +261,7 @@ def _split_answer(text: str, guess_untagged: bool) -> AnswerParts:
         if language == "python" and code.lstrip().startswith(">>> "):
             language = "pycon"  # an interpreter transcript tagged as python: not a program
         blocks.append(CodeBlock(language, tag, code, closed, guessed))
-    prose = "\n".join(line for i, line in enumerate(lines) if i not in inside) if inside else "\n".join(lines)
+    prose = "\n".join(prose_lines + lines[after:]) if blocks else stripped
     return AnswerParts(tuple(blocks), prose)
 
 

@@ -21,16 +21,22 @@ Speed without changing a value: character classes are counted with ``bytes.trans
 text, slow scans are skipped when a cheap necessary condition fails (no ``0x`` for hex words, no
 64-character base64 run, none of a pattern's literals, text under a rule's size floor:
 ``Rule.applies``), and the answer's blocks come from the shared ``code_blocks.answer_parts``
-memo. tests/test_quality.py checks every measure against its plain definition.
+memo. Rules whose ``check`` is overridden decide exactly as ``measure`` + ``violates`` would, but
+share one block's line split, non-blank lines and character counts (small memos keyed on the
+text), test a bound before a full measure (mean line length within both limits, no line longer
+than the text), and look only where a match can start (string literals at quote characters,
+comment patterns on lines whose first character can open one). tests/test_quality.py checks
+every measure against its plain definition and every ``check`` against ``Rule.check``.
 """
 
 from __future__ import annotations
 
 import functools
 import re
+from itertools import repeat
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar
+from typing import Any, Callable, ClassVar, Iterator
 
 from ..code_blocks import answer_parts, answer_texts
 
@@ -44,17 +50,38 @@ DATA_LANGUAGES = frozenset({"json", "jsonc", "yaml", "toml", "csv", "text", "con
 _SPACE_BUT_NEWLINE = re.compile(r"[^\S\n]+")  # \s is str.isspace, as str.split() uses
 _INDENT = re.compile(r"^[ \t]+", re.M)  # "^" with re.M: text start and after each "\n"
 _COMMENT_LINE = re.compile(r"^\s*(#(?!include|define|if|pragma|!)|//|/\*|\*(?!\*)|--|<!--|;|%)")
+_COMMENT_START_CHARS = "#/*-<;%"  # the first character (after whitespace) of every match
 
 
 def _lines(text: str) -> list[str]:
     return text.split("\n")
 
 
-@functools.lru_cache(maxsize=8)
+def _recent_texts_memo(func: Callable[[str], Any]) -> Callable[[str], Any]:
+    """Memoize ``func`` over the last 1024 texts of at most 20,000 characters: enough to carry a
+    chunk's blocks from the heuristics to the edu scorer (filter_stage), while a few huge texts
+    cannot pin much memory (longer ones are computed every time)."""
+    cached = functools.lru_cache(maxsize=1024)(func)
+
+    @functools.wraps(func)
+    def memo(text: str) -> Any:
+        return cached(text) if len(text) <= 20_000 else func(text)
+
+    memo.cache_clear = cached.cache_clear  # type: ignore[attr-defined]
+    return memo
+
+
+@_recent_texts_memo
 def _nonblank(text: str) -> tuple[str, ...]:
-    # Several rules ask for the same block's non-blank lines in a row; a tiny memo answers the
-    # repeats (str hashes are cached on the object, so a lookup costs no rescan).
-    return tuple(ln for ln in text.split("\n") if ln.strip())
+    # Several rules, and then the edu scorer, ask for the same block's non-blank lines; the memo
+    # answers the repeats (str hashes are cached on the object, so a lookup costs no rescan).
+    return tuple(filter(str.strip, _line_list(text)))
+
+
+@functools.lru_cache(maxsize=8)
+def _line_list(text: str) -> tuple[str, ...]:
+    # ``text.split("\n")``, shared by the rules that look at one block in a row
+    return tuple(text.split("\n"))
 
 
 def _ascii_members(predicate: Callable[[str], bool]) -> bytes:
@@ -64,6 +91,9 @@ def _ascii_members(predicate: Callable[[str], bool]) -> bytes:
 _SPACE_BYTES = _ascii_members(str.isspace)   # includes \x1c-\x1f, as str.isspace does
 _ALPHA_BYTES = _ascii_members(str.isalpha)
 _DIGIT_BYTES = _ascii_members(str.isdigit)
+# ASCII byte -> b"s" (whitespace), b"a" (letter), b"d" (digit) or b"o": three classes in one pass
+_CLASS_TABLE = bytes(0x73 if i in _SPACE_BYTES else 0x61 if i in _ALPHA_BYTES else 0x64 if i in _DIGIT_BYTES
+                     else 0x6F for i in range(256))
 
 
 def _count(text: str, predicate: Callable[[str], bool], ascii_members: bytes) -> int:
@@ -78,6 +108,16 @@ def _count(text: str, predicate: Callable[[str], bool], ascii_members: bytes) ->
     return sum(map(predicate, text))
 
 
+@functools.lru_cache(maxsize=8)
+def _class_counts(text: str) -> tuple[int, int, int]:
+    """(whitespace, letters, digits) in ``text``: what ``_count`` gives for each, in one pass
+    over the ASCII bytes (shared by the composition rules, which look at the same block)."""
+    if text.isascii():
+        classes = text.encode("ascii").translate(_CLASS_TABLE)
+        return classes.count(b"s"), classes.count(b"a"), classes.count(b"d")
+    return (sum(map(str.isspace, text)), sum(map(str.isalpha, text)), sum(map(str.isdigit, text)))
+
+
 def lacks_literals(text: str, literals: tuple[str, ...]) -> bool:
     """True only when an IGNORECASE pattern each of whose matches contains one of ``literals``
     (lower case) cannot match ``text``: a cheap screen before a slow case-insensitive scan.
@@ -87,8 +127,18 @@ def lacks_literals(text: str, literals: tuple[str, ...]) -> bool:
     """
     if not text.isascii():
         return False
-    low = text.lower()
-    return not any(lit in low for lit in literals)
+    low = _lower(text)
+    for lit in literals:
+        if lit in low:
+            return False
+    return True
+
+
+@_recent_texts_memo
+def _lower(text: str) -> str:
+    # the heuristics and the edu scorer screen the same blocks for several patterns (a chunk's
+    # worth of recent texts: filter_stage runs each block over a chunk of rows in turn)
+    return text.lower()
 
 
 def _spaces(text: str) -> int:
@@ -122,6 +172,7 @@ class Rule:
         self.params = {**self.defaults, **params}
         self.enabled = bool(self.params.pop("enabled", True))
         self.skip_languages = frozenset(self.params.pop("skip_languages", self.default_skip_languages))
+        self._reason = f"quality_{self.name}"
 
     @property
     def reason(self) -> str:
@@ -144,7 +195,7 @@ class Rule:
             return None
         if not self.applies(text):
             return None
-        return self.reason if self.violates(self.measure(text), text) else None
+        return self._reason if self.violates(self.measure(text), text) else None
 
 
 class _MinCharsRule(Rule):
@@ -173,6 +224,14 @@ class MaxLineLength(Rule):
     def violates(self, value: float, text: str) -> bool:
         return value > self.params["max_chars"]
 
+    def check(self, text: str, language: str | None = None) -> str | None:
+        if language is not None and language in self.skip_languages:
+            return None
+        # no line is longer than the text
+        if len(text) <= self.params["max_chars"]:
+            return None
+        return self._reason if float(max(map(len, _line_list(text)))) > self.params["max_chars"] else None
+
 
 class MeanLineLength(Rule):
     """Mean line length outside [min_mean, max_mean] (OpenCoder: 5..100). Each bound needs a
@@ -193,6 +252,15 @@ class MeanLineLength(Rule):
         return ((n >= self.params["min_lines_for_max"] and value > self.params["max_mean"])
                 or (n >= self.params["min_lines_for_min"] and value < self.params["min_mean"]))
 
+    def check(self, text: str, language: str | None = None) -> str | None:
+        if language is not None and language in self.skip_languages:
+            return None
+        value = self.measure(text)
+        # within both bounds: no line count can make it fail (the common case, no line split)
+        if not (value > self.params["max_mean"] or value < self.params["min_mean"]):
+            return None
+        return self._reason if self.violates(value, text) else None
+
 
 class AlphaFraction(_MinCharsRule):
     """Too few alphabetic characters among non-whitespace ones: tables of numbers or symbols
@@ -211,6 +279,14 @@ class AlphaFraction(_MinCharsRule):
     def violates(self, value: float, text: str) -> bool:
         return len(text) >= self.params["min_chars"] and value < self.params["min_fraction"]
 
+    def check(self, text: str, language: str | None = None) -> str | None:
+        if (language is not None and language in self.skip_languages) or len(text) < self.params["min_chars"]:
+            return None
+        spaces, alpha, _ = _class_counts(text)  # the same counts as measure's
+        visible = len(text) - spaces
+        value = alpha / visible if visible else 1.0
+        return self._reason if value < self.params["min_fraction"] else None
+
 
 class DigitFraction(_MinCharsRule):
     """Too many digits: embedded numeric data rather than logic (OpenCoder: > 0.2)."""
@@ -224,6 +300,12 @@ class DigitFraction(_MinCharsRule):
 
     def violates(self, value: float, text: str) -> bool:
         return len(text) >= self.params["min_chars"] and value > self.params["max_fraction"]
+
+    def check(self, text: str, language: str | None = None) -> str | None:
+        if (language is not None and language in self.skip_languages) or len(text) < self.params["min_chars"]:
+            return None
+        value = _class_counts(text)[2] / len(text) if text else 0.0
+        return self._reason if value > self.params["max_fraction"] else None
 
 
 class WhitespaceFraction(_MinCharsRule):
@@ -241,6 +323,17 @@ class WhitespaceFraction(_MinCharsRule):
 
     def violates(self, value: float, text: str) -> bool:
         return len(text) >= self.params["min_chars"] and value > self.params["max_fraction"]
+
+    def check(self, text: str, language: str | None = None) -> str | None:
+        if (language is not None and language in self.skip_languages) or len(text) < self.params["min_chars"]:
+            return None
+        # measure without building the body: the indentation removed is all spaces and tabs, so
+        # the body has ``indent`` fewer characters and fewer whitespace characters than the text
+        lines = _line_list(text)
+        indent = len(text) - (len(lines) - 1) - sum(map(len, map(str.lstrip, lines, repeat(" \t"))))
+        size = len(text) - indent
+        value = (_class_counts(text)[0] - indent) / size if size else 0.0
+        return self._reason if value > self.params["max_fraction"] else None
 
 
 class AutoGenerated(Rule):
@@ -272,6 +365,9 @@ class AutoGenerated(Rule):
 _B64_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
 
 
+_B64_RUN = b"a" * 64
+
+
 class EncodedData(Rule):
     """Base64 runs, hex byte lists or ``\\uXXXX`` runs: one longer than ``max_run_chars`` or all
     together over ``max_fraction`` of the block (embedded binaries, fonts, keys)."""
@@ -293,7 +389,7 @@ class EncodedData(Rule):
         b64, hexes, escapes = self._PATTERNS
         runs: list[int] = []
         raw = text.encode("utf-8", "surrogatepass")
-        if b"a" * 64 in raw.translate(self._B64_TABLE):
+        if _B64_RUN in raw.translate(self._B64_TABLE):
             runs += [len(m.group(0)) for m in b64.finditer(text)]
         if "0x" in text or "\\x" in text:
             runs += [len(m.group(0)) for m in hexes.finditer(text)]
@@ -346,8 +442,16 @@ class DuplicateLines(_MinLinesRule):
 
     def measure(self, text: str) -> float:
         # every line without any whitespace; blank lines become "" and drop out with the short ones
-        lines = [ln for ln in _drop_spaces_keep_newlines(text).split("\n") if len(ln) > 2]
+        if text.isascii():  # the same lines as bytes (equal as bytes exactly when equal as text)
+            squeezed = text.encode("ascii").translate(None, _SPACE_BUT_NEWLINE_BYTES).split(b"\n")
+        else:
+            squeezed = _drop_spaces_keep_newlines(text).split("\n")
+        if len(set(squeezed)) == len(squeezed):  # no line repeats: neither do the kept ones
+            return 0.0
+        lines = [ln for ln in squeezed if len(ln) > 2]
         if not lines:
+            return 0.0
+        if len(set(lines)) == len(lines):  # no line repeats: the sum below is 0
             return 0.0
         counts = Counter(lines)
         return sum(c for c in counts.values() if c > 1) / len(lines)
@@ -359,6 +463,25 @@ class DuplicateLines(_MinLinesRule):
 @functools.lru_cache(maxsize=8)
 def _long_run(word_chars: int) -> re.Pattern[str]:
     return re.compile(r"\S{%d,}" % (word_chars + 1))
+
+
+def _string_literals(pattern: re.Pattern[str], text: str) -> Iterator[str]:
+    """The contents of ``pattern.finditer(text)`` (LongStringWords._STRING: every match starts
+    with a quote), trying a match only where a quote is instead of at every character."""
+    pos, n = 0, len(text)
+    while True:
+        dq, sq = text.find('"', pos), text.find("'", pos)
+        q = min(dq, sq) if dq >= 0 and sq >= 0 else max(dq, sq)
+        if q < 0:
+            return
+        m = pattern.match(text, q)
+        if m is None:
+            pos = q + 1
+            continue
+        yield next(g for g in m.groups() if g is not None)
+        pos = m.end()  # finditer resumes where a (never empty) match ends
+        if pos >= n:
+            return
 
 
 class LongStringWords(_MinCharsRule):
@@ -376,8 +499,7 @@ class LongStringWords(_MinCharsRule):
         if not _long_run(self.params["word_chars"]).search(text):
             return 0.0
         long_chars = 0
-        for m in self._STRING.finditer(text):
-            literal = next(g for g in m.groups() if g is not None)
+        for literal in _string_literals(self._STRING, text):
             long_chars += sum(len(w) for w in literal.split()
                               if len(w) > self.params["word_chars"] and "://" not in w)
         return long_chars / len(text)
@@ -400,16 +522,24 @@ class PlaceholderComments(Rule):
         r"your (code|logic|implementation) (goes )?here|(rest|remainder) of (the|your) "
         r"(code|implementation)|implement (this|me)\b|\.\.\. ?(existing|other|more|remaining) "
         r"(code|methods|logic)|add (your|more) (code|logic) here", re.IGNORECASE)
+    _PHRASES_LOWER = re.compile(_PHRASES.pattern.lower())  # case-sensitive twin for lower-cased ASCII
     _MARKERS = re.compile(r"\b(TODO|FIXME|XXX)\b")   # upper case only: "todo" is a common noun
     _INLINE = re.compile(r"(?:^|\s)(#|//|/\*|--)")
 
     @classmethod
     def _may_match(cls, text: str) -> bool:
-        """False only when neither pattern can match anywhere in ``text``."""
+        """False only when neither pattern can match anywhere in ``text`` (memoized: the edu
+        scorer's penalty asks again about the blocks the heuristics just screened)."""
+        return _placeholder_may_match(text)
+
+    @classmethod
+    def _may_match_uncached(cls, text: str) -> bool:
         if "TODO" in text or "FIXME" in text or "XXX" in text:
             return True
         if lacks_literals(text, _PHRASE_LITERALS):  # every phrase alternative holds one of them
             return False
+        if text.isascii():  # IGNORECASE is lower-casing on ASCII text (see lacks_literals)
+            return cls._PHRASES_LOWER.search(_lower(text)) is not None
         return cls._PHRASES.search(text) is not None
 
     @staticmethod
@@ -439,6 +569,11 @@ class PlaceholderComments(Rule):
         return value > self.params["max_fraction"]
 
 
+@_recent_texts_memo
+def _placeholder_may_match(text: str) -> bool:
+    return PlaceholderComments._may_match_uncached(text)
+
+
 class CommentFraction(_MinLinesRule):
     """Comment lines over ``max_fraction`` of a block of at least ``min_lines``: commented-out
     code or prose dressed as code (OpenCoder: > 0.8 of characters)."""
@@ -453,6 +588,19 @@ class CommentFraction(_MinLinesRule):
 
     def violates(self, value: float, text: str) -> bool:
         return len(_nonblank(text)) >= self.params["min_lines"] and value > self.params["max_fraction"]
+
+    def check(self, text: str, language: str | None = None) -> str | None:
+        if language is not None and language in self.skip_languages:
+            return None
+        lines = _nonblank(text)
+        if len(lines) < self.params["min_lines"]:
+            return None
+        if not lines:
+            return self._reason if 0.0 > self.params["max_fraction"] else None
+        # measure's count, matching only lines whose first non-space character can start a match
+        # (``\\s`` and str.lstrip skip the same characters)
+        hits = sum(1 for ln in lines if ln.lstrip()[0] in _COMMENT_START_CHARS and _COMMENT_LINE.match(ln))
+        return self._reason if hits / len(lines) > self.params["max_fraction"] else None
 
 
 class ReplacementChars(Rule):
@@ -485,6 +633,14 @@ class TooShort(Rule):
     def violates(self, value: float, text: str) -> bool:
         return value < self.params["min_chars"]
 
+    def check(self, text: str, language: str | None = None) -> str | None:
+        if language is not None and language in self.skip_languages:
+            return None
+        # the stripped text's first and last characters are two non-whitespace characters
+        if self.params["min_chars"] <= 2 and len(text.strip()) >= 2:
+            return None
+        return self._reason if self.measure(text) < self.params["min_chars"] else None
+
 
 class RepeatedNgrams(Rule):
     """Share of prose words covered by word 5-grams that occur 3+ times, over ``max_fraction``
@@ -510,6 +666,13 @@ class RepeatedNgrams(Rule):
     def violates(self, value: float, text: str) -> bool:
         return len(text.split()) >= self.params["min_words"] and value > self.params["max_fraction"]
 
+    def check(self, text: str, language: str | None = None) -> str | None:
+        if language is not None and language in self.skip_languages:
+            return None
+        if len(text.split()) < self.params["min_words"]:  # violates' first condition, before measuring
+            return None
+        return self._reason if self.measure(text) > self.params["max_fraction"] else None
+
 
 class MeanWordLength(Rule):
     """Prose whose mean word length is outside [min_mean, max_mean] (OpenCoder text rule: 3..10):
@@ -527,6 +690,15 @@ class MeanWordLength(Rule):
         if len(text.split()) < self.params["min_words"]:
             return False
         return not self.params["min_mean"] <= value <= self.params["max_mean"]
+
+    def check(self, text: str, language: str | None = None) -> str | None:
+        if language is not None and language in self.skip_languages:
+            return None
+        words = text.split()  # one split for violates' word count and the measure
+        if len(words) < self.params["min_words"]:
+            return None
+        value = sum(len(w) for w in words) / len(words) if words else 0.0
+        return None if self.params["min_mean"] <= value <= self.params["max_mean"] else self._reason
 
 
 RULES: tuple[type[Rule], ...] = (
@@ -569,32 +741,39 @@ class HeuristicFilter:
             raise ValueError(f"unknown quality rules {sorted(unknown)}; known: {sorted(RULES_BY_NAME)}")
         rules = [cls(**(config.get(cls.name) or {})) for cls in RULES]
         self.rules = [r for r in rules if r.enabled]
+        # per target, once: (rule index, bound check) of the rules that look at it
+        def by_target(target: str) -> list[tuple[int, Callable[..., str | None]]]:
+            return [(i, r.check) for i, r in enumerate(self.rules) if target in r.targets]
+
+        self._row_rules, self._answer_rules = by_target("row"), by_target("answer")
+        self._prose_rules, self._code_rules = by_target("prose"), by_target("code")
+        self._reasons = [r.reason for r in self.rules]
 
     def violations(self, row: dict) -> list[str]:
         """Every rule that fails on the row, in rule order (deduplicated)."""
-        found: dict[str, None] = {}
+        found: set[int] = set()   # indices into self.rules
         answers = answer_texts(row)
-        for rule in self.rules:
-            if "row" in rule.targets and (hit := rule.check("\n".join(answers))):
-                found[hit] = None
+        if self._row_rules:
+            joined = "\n".join(answers)
+            found.update(i for i, check in self._row_rules if check(joined))
+        # A rule is found when its check fails on any of its texts; checks are pure, so the
+        # texts can be visited target by target (a found rule is not checked again).
         for answer in answers:
             parts = answer_parts(answer)  # shared with AST validity and the edu scorer
-            blocks, prose = parts.blocks, parts.prose
-            for rule in self.rules:
-                if rule.reason in found:
-                    continue
-                hit = None
-                if "answer" in rule.targets:
-                    hit = rule.check(answer)
-                if hit is None and "prose" in rule.targets and prose.strip():
-                    hit = rule.check(prose)
-                if hit is None and "code" in rule.targets:
-                    hit = next((h for b in blocks
-                                if (h := rule.check(b.code, b.language or "unknown"))), None)
-                if hit:
-                    found[hit] = None
-        order = {r.reason: i for i, r in enumerate(self.rules)}
-        return sorted(found, key=order.__getitem__)
+            for i, check in self._answer_rules:
+                if i not in found and check(answer):
+                    found.add(i)
+            prose = parts.prose
+            if prose.strip():
+                for i, check in self._prose_rules:
+                    if i not in found and check(prose):
+                        found.add(i)
+            for b in parts.blocks:
+                code, lang = b.code, b.language or "unknown"
+                for i, check in self._code_rules:
+                    if i not in found and check(code, lang):
+                        found.add(i)
+        return [self._reasons[i] for i in sorted(found)]
 
     def check_row(self, row: dict, stats: HeuristicStats | None = None) -> str | None:
         """None (keep) or the first failing rule's ``quality_<name>``; all failures are counted
