@@ -121,3 +121,13 @@ def test_prose_segments_match_the_fence_regex_they_replace():
     for _ in range(20_000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
         assert ner_mod.prose_segments(text) == reference(text), repr(text)
+
+
+def test_ner_reads_only_the_sentences_that_hold_a_trigger():
+    seg = "Write a function to sort tokens (12). My teammate Sofia Brown wrote it.\nIt runs in O(n)."
+    (ws, we), = ner_mod.ner_windows(seg)
+    assert seg[ws:we].strip() == "My teammate Sofia Brown wrote it."
+    # initials and titles do not end a sentence; adjacent trigger sentences merge
+    assert ner_mod.ner_windows("Richard M. Nixon") == [(0, 16)]
+    assert ner_mod.ner_windows("They call me Mr. Mayers. Ada Lovelace too. Done.") == [(0, 43)]
+    assert ner_mod.ner_windows("Nothing to see here.") == []

@@ -13,6 +13,7 @@ capitalised identifiers that small models mistake for names).
 """
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Iterator, Protocol
 
@@ -131,6 +132,39 @@ def ner_worthy(seg: str) -> bool:
                for m in _NAME_START.finditer(seg))
 
 
+def _trigger_spans(seg: str) -> list[tuple[int, int]]:
+    """Every place in `seg` that makes it NER-worthy (two name tokens, a house number before a
+    capital, a cue word before a name token), as (start, end)."""
+    spans = [m.span() for m in _TWO_NAMES_OR_HOUSE_NUMBER.finditer(seg)]
+    for m in _NAME_START.finditer(seg):
+        cue = m.start() and _CUE_BEFORE.search(seg, max(0, m.start() - 64), m.start())
+        if cue:
+            spans.append((cue.start(), m.end()))
+    return sorted(spans)
+
+
+# A sentence ends after . ! or ? and whitespace, or at a line break; not after an initial or a
+# title ("Richard M. Nixon", "Dr. Who").
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])(?<![A-Z]\.)(?<!Mr\.)(?<!Ms\.)(?<!Dr\.)(?<!St\.)(?<!Mrs\.)(?<!Prof\.)"
+                             r"\s+|\n")
+
+
+def ner_windows(seg: str) -> list[tuple[int, int]]:
+    """The sentences of a worthy segment that hold a trigger, adjacent ones merged: what the model
+    reads. Sentence-level input is what NER models are trained on, and the other sentences of
+    a long answer cannot hold an accepted finding; on chat prompts this halves the model's work.
+    A trigger across a break ("J. Smith", "Mr. Smith") takes both sentences."""
+    starts = [0] + [m.end() for m in _SENTENCE_BREAK.finditer(seg)] + [len(seg)]
+    windows: list[list[int]] = []
+    for s, e in _trigger_spans(seg):
+        ws, we = starts[bisect.bisect_right(starts, s) - 1], starts[bisect.bisect_left(starts, e)]
+        if windows and ws <= windows[-1][1]:
+            windows[-1][1] = max(windows[-1][1], we)
+        else:
+            windows.append([ws, we])
+    return [(ws, we) for ws, we in windows]
+
+
 def _person_ok(seg: str, s: int, e: int, ent: str) -> bool:
     tokens = ent.split()
     if len(ent) < 3 or not all(_NAME_TOKEN.match(t) for t in tokens):
@@ -204,7 +238,11 @@ def _tag_segments(segs: list[str], backend: NERBackend) -> list[list[tuple[int, 
         else:
             found[seg] = []
     if missing:
-        found.update(zip(missing, backend.tag(missing)))
+        windows = [(seg, ws, we) for seg in missing for ws, we in ner_windows(seg)]
+        for seg in missing:
+            found[seg] = []
+        for (seg, ws, _), spans in zip(windows, backend.tag([seg[ws:we] for seg, ws, we in windows])):
+            found[seg].extend((s + ws, e + ws, label) for s, e, label in spans)
     TAG_CACHE.put(backend, list(found), list(found.values()))
     return [found[seg] for seg in segs]
 
