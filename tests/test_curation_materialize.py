@@ -113,6 +113,26 @@ def test_sanitizer_counts_in_metadata(curated):
     assert latest["summary"]["counts"].get("cloud_credentials", 0) >= 1
 
 
+def test_forked_workers_inside_a_dagster_step_give_the_same_outputs(curated, tmp_path):
+    """workers=2 with tiny chunks: every per-source step forks a pool inside the step process
+    and must write exactly what the in-process run (the module fixture, workers=1) wrote."""
+    tmp, hub_dir, _, _, _ = curated
+    resources = _resources(tmp_path, hub_dir)
+    resources["curation"] = CurationSettings(ner_model=None, edu_scorer="rubric", edu_threshold=2,
+                                             work_dir=str(tmp_path / "work"), workers=2, chunk_rows=3)
+    instance = DagsterInstance.ephemeral()
+    serial, forked = LocalObjectStore(tmp / "store"), LocalObjectStore(tmp_path / "store")
+    for source in ("opc_sft_stage2", "codefeedback_filtered"):
+        _run(PER_SOURCE, resources, instance, source)
+        for step in ("sanitized", "filtered"):
+            assert read_step(forked, step, source) == read_step(serial, step, source), (step, source)
+        sig_files = sorted(p.relative_to(tmp_path / "work") for p in (tmp_path / "work" / "minhash" / source).rglob("*")
+                           if p.is_file())
+        assert sig_files
+        for rel in sig_files:
+            assert (tmp_path / "work" / rel).read_bytes() == (tmp / "work" / rel).read_bytes(), rel
+
+
 def test_one_changed_source_recurates_alone(curated):
     """A new upstream revision of one source rewrites only its per-source outputs."""
     tmp, hub_dir, resources, instance, _ = curated

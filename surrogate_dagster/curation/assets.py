@@ -92,7 +92,7 @@ def sanitized_rows(context: AssetExecutionContext, object_store: ObjectStoreReso
     sanitizer = _sanitizer(tuple(CURATION.sanitize.categories), curation.ner_model)
     t0 = time.monotonic()
     context.log.info(f"{source}: sanitizing {len(rows)} rows with {curation.workers} worker(s)")
-    result = sanitize_rows(rows, sanitizer, workers=curation.workers,
+    result = sanitize_rows(rows, sanitizer, workers=curation.workers, chunk_size=curation.chunk_rows,
                            progress=_progress_logger(context, f"{source}: sanitized"))
     out, counts, changed = result.rows, result.counts, result.changed
     dt = time.monotonic() - t0
@@ -133,7 +133,7 @@ def filtered_rows(context: AssetExecutionContext, object_store: ObjectStoreResou
     edu = EduFilter(build_edu_scorer(curation.edu_scorer), threshold=edu_threshold)
     t0 = time.monotonic()
     # One pass: each code block is found and parsed once and shared by the three blocks.
-    res = filter_rows(rows, checker, heur, edu, workers=curation.workers)
+    res = filter_rows(rows, checker, heur, edu, workers=curation.workers, chunk_size=curation.chunk_rows)
     ast_stats, heur_stats, edu_stats = res.ast, res.heuristics, res.edu
     reasons: Counter[str] = Counter()
     kept, dropped = [], []
@@ -175,7 +175,7 @@ def minhash_signatures(context: AssetExecutionContext, object_store: ObjectStore
     out_dir = curation.work_path("minhash") / source
     t0 = time.monotonic()
     stats = compute_signatures(((r["id"], row_text(r)) for r in rows), out_dir, _minhash_spec(),
-                               workers=curation.workers)
+                               workers=curation.workers, chunk_size=curation.chunk_rows)
     # The signature folder is scratch; a tarball in the object store makes it durable.
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
@@ -226,7 +226,8 @@ def dedup_decisions(context: AssetExecutionContext, object_store: ObjectStoreRes
             texts[(source, r["id"])] = row_text(r)
     priority = CATALOG.names  # catalog order decides which twin is kept
     keys = list(texts)
-    digests = digest_texts([texts[k] for k in keys], workers=curation.workers)  # all sources: ~0.1 CPU-s per 25 MB
+    # all sources: ~0.1 CPU-s per 25 MB
+    digests = digest_texts([texts[k] for k in keys], workers=curation.workers)
     exact = ExactDeduper(source_priority=priority).find_duplicates_digests(
         (s, i, d) for (s, i), d in zip(keys, digests))
     decisions: dict[str, dict] = {}
@@ -311,7 +312,8 @@ def curated_rows(context: AssetExecutionContext, object_store: ObjectStoreResour
         matches = json.loads(store.get_bytes(cache_key))
     else:
         matches = {}
-        found = decont.check_many([row_text(r) for r in rows], workers=curation.workers)
+        found = decont.check_many([row_text(r) for r in rows], workers=curation.workers,
+                                  chunk_size=curation.chunk_rows)
         for row, m in zip(rows, found):
             if m:
                 matches[row["id"]] = {"benchmark": m.benchmark, "item_id": m.item_id, "reason": m.reason,

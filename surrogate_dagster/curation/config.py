@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..catalog.loader import load_yaml_model
 from ..paths import ASSETS_DIR
+from .parallel import DEFAULT_CHUNK_ROWS
 
 
 class _Strict(BaseModel):
@@ -86,6 +87,9 @@ class CurationProfile(_Strict):
     # step runs on Dagster's main thread with no other thread alive (in-process and multiprocess
     # executors alike), and a worker that dies fails the step with a message, never a hang.
     workers: int = Field(1, ge=1)
+    # Rows per chunk handed to a worker: ~0.3-0.5 MB of chat rows, ~0.1-0.3 CPU-s each (see
+    # parallel.py). Results never depend on it; tests make it tiny to exercise the pool.
+    chunk_rows: int = Field(DEFAULT_CHUNK_ROWS, ge=1)
 
 
 def load_curation(path=None) -> CurationCatalog:
