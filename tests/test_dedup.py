@@ -429,3 +429,68 @@ def test_digest_kernel_equals_sha256_text() -> None:
     assert digest_texts(texts) == [sha256_text(t) for t in texts]
     with pytest.raises(TypeError):
         digest_texts(["a", None])  # type: ignore[list-item]
+
+
+def _records(rows: list[tuple[list[int], int]], r: int) -> np.ndarray:
+    from surrogate_dagster.curation import minhash_numpy as mnp
+
+    packed = np.dtype([("h", "<u8", (r,)), ("d", "<u4")])
+    out = np.array([(h, d) for h, d in rows], dtype=packed)
+    assert packed.itemsize == mnp.record_dtype(r).itemsize
+    return out
+
+
+def test_band_pairs_equal_datatrove_order_with_ties_and_key_collisions() -> None:
+    from surrogate_dagster.curation import minhash_numpy as mnp
+
+    rng = np.random.default_rng(5)
+    r = 3
+    m = int(mnp._KEY_MULT)
+    common = [int(x) for x in rng.integers(0, 2**61, size=3)]
+    files = []
+    for f in range(3):  # per file: records sorted by (hashes, doc) as the .sig files hold them
+        rows = [([int(x) for x in rng.integers(0, 2**61, size=r)], d) for d in range(40)]
+        rows += [([common[0], int(rng.integers(0, 5)), 9], 40 + d) for d in range(15)]  # first-hash ties
+        rows += [(common, 60 + d) for d in range(f + 1)]  # whole-signature duplicates across files
+        rows.sort(key=lambda x: (*x[0], x[1]))
+        files.append(_records(rows, r))
+    records = np.concatenate(files)
+    sizes = np.array([f.size for f in files], dtype=np.int64)
+    fast = mnp._band_pairs(records, sizes)
+    assert sorted(fast) == sorted(mnp._band_pairs_exact(records, sizes))
+    assert len(fast) >= 5
+    # two different signatures with the same 64-bit key: the band falls back to the exact order
+    a = [5, 7, 11]
+    b = [5, 8, (11 - m) % 2**64]
+    c = [5, 7, 11]
+    coll = [_records(sorted([(a, 0), (b, 1)], key=lambda x: (*x[0], x[1])), r), _records([(c, 0), (b, 1)], r)]
+    records = np.concatenate(coll)
+    sizes = np.array([2, 2], dtype=np.int64)
+    with np.errstate(over="ignore"):
+        key = lambda s: ((np.uint64(s[0]) * mnp._KEY_MULT + np.uint64(s[1])) * mnp._KEY_MULT + np.uint64(s[2]))
+        assert key(a) == key(b)
+    assert sorted(mnp._band_pairs(records, sizes)) == sorted(mnp._band_pairs_exact(records, sizes)) \
+        == [((0, 0), (1, 0)), ((0, 1), (1, 1))]
+
+
+def test_threads_do_not_change_signatures_shingle_sets_or_clusters(tmp_path: Path, corpus) -> None:
+    from surrogate_dagster.curation import minhash_numpy as mnp
+    from surrogate_dagster.curation.minhash import _TOKENIZER
+
+    texts = [t for _, t in _engine_corpus()] + ["é è a b c d e", "", "a b c d", "x" * 3000 + " y z w v"]
+    a, b = mnp.permutation_params(DEFAULT_SPEC.seed, DEFAULT_SPEC.num_hashes)
+    one = mnp.signature_matrix(texts, 5, _TOKENIZER.word_tokenize, a, b, regex_tokens=True)
+    three = mnp.signature_matrix(texts, 5, _TOKENIZER.word_tokenize, a, b, regex_tokens=True, threads=3)
+    assert (one[0] == three[0]).all() and (one[1] == three[1]).all()
+    for threads in (1, 3):
+        values, offsets = mnp.shingle_sets(texts, 5, _TOKENIZER.word_tokenize, regex_tokens=True, threads=threads)
+        for i, t in enumerate(texts):
+            assert (values[offsets[i]:offsets[i + 1]] == shingles(t)).all()
+        pairs = [(i, j) for i in range(len(texts)) for j in range(len(texts))]
+        got = mnp.set_jaccards(values, offsets, [i for i, _ in pairs], [j for _, j in pairs])
+        assert got == [jaccard(shingles(texts[i]), shingles(texts[j])) for i, j in pairs]
+    dirs = _sign_all(tmp_path, corpus)
+    full = {(p, d): t for p, docs in corpus.items() for d, t in docs}
+    res1 = find_near_duplicates(dirs, full, priority=["beta"], threads=1)
+    res3 = find_near_duplicates(dirs, full, priority=["beta"], threads=3)
+    assert res1.dropped == res3.dropped and res1.stats == res3.stats and res1.dropped

@@ -78,7 +78,7 @@ from datatrove.utils.text import TextNormConfig
 from datatrove.utils.word_tokenizers import WordTokenizer
 
 from . import minhash_numpy as mnp
-from .parallel import DEFAULT_CHUNK_ROWS, map_chunks
+from .parallel import DEFAULT_CHUNK_ROWS, default_workers, map_chunks
 
 REASON = "near_duplicate"
 THRESHOLD = 0.7
@@ -222,7 +222,8 @@ def compute_signatures(docs: Iterable[tuple[str, str]], out_dir: Path | str,
 
     The folder is built beside ``out_dir`` and swapped in at the end, so a failure leaves the
     previous signatures in place. Doc ids must be unique within the partition. ``workers > 1``
-    computes the numpy engine's signatures in that many forked processes (same bytes).
+    computes the numpy engine's signatures on that many threads when the numba kernels are
+    available (they release the GIL), else in that many forked processes (same bytes either way).
     """
     out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -249,10 +250,17 @@ def compute_signatures(docs: Iterable[tuple[str, str]], out_dir: Path | str,
             if spec.remove_punctuation:
                 raise ValueError("the numpy MinHash engine does not remove punctuation; use engine='datatrove'")
             mnp.warm_up()  # compile the kernel once here, not in every forked worker
-            parts = map_chunks(_sign_chunk, (texts, spec), len(texts), workers, chunk_size)
-            sigs = np.concatenate([p[0] for p in parts]) if parts else np.empty((0, spec.num_hashes), np.uint64)
-            idx = np.concatenate([p[1] for p in parts]) if parts else np.empty(0, np.uint32)
-            mnp.write_signature_files(tmp, sigs, idx, spec.buckets, spec.hashes_per_bucket)
+            if mnp.kernels() is not None:
+                # compiled kernels release the GIL: threads share the texts and the result
+                # matrix (no fork of this process, no pickled results, no re-encoding)
+                a, b = _params(spec)
+                sigs, idx = mnp.signature_matrix(texts, spec.n_grams, _TOKENIZER.word_tokenize, a, b,
+                                                 regex_tokens=True, threads=workers)
+            else:
+                parts = map_chunks(_sign_chunk, (texts, spec), len(texts), workers, chunk_size)
+                sigs = np.concatenate([p[0] for p in parts]) if parts else np.empty((0, spec.num_hashes), np.uint64)
+                idx = np.concatenate([p[1] for p in parts]) if parts else np.empty(0, np.uint32)
+            mnp.write_signature_files(tmp, sigs, idx, spec.buckets, spec.hashes_per_bucket, threads=workers)
             n_signed = len(idx)
         else:
             raise ValueError(f"unknown MinHash engine {engine!r}: expected 'numpy' or 'datatrove'")
@@ -336,11 +344,12 @@ def candidate_pairs(partitions: Mapping[str, Path | str], work_dir: Path | str |
 
 def _candidates(partitions: Mapping[str, Path | str], names: list[str], manifests: dict[str, dict],
                 spec: MinhashSpec, work_dir: Path | str | None,
-                engine: Engine = "numpy") -> set[tuple[DocKey, DocKey]]:
+                engine: Engine = "numpy", threads: int = 1) -> set[tuple[DocKey, DocKey]]:
     if not names:
         return set()
     if engine == "numpy":
-        raw = mnp.bucket_pairs([Path(partitions[p]) for p in names], spec.buckets, spec.hashes_per_bucket)
+        raw = mnp.bucket_pairs([Path(partitions[p]) for p in names], spec.buckets, spec.hashes_per_bucket,
+                               threads)
     elif engine == "datatrove":
         scratch = Path(tempfile.mkdtemp(prefix="minhash-", dir=work_dir))
         try:
@@ -361,6 +370,7 @@ def find_near_duplicates(
     priority: Sequence[str] = (),
     work_dir: Path | str | None = None,
     engine: Engine = "numpy",
+    threads: int | None = None,
 ) -> NearDupResult:
     """Cluster near duplicates across all partitions' signature folders.
 
@@ -373,19 +383,21 @@ def find_near_duplicates(
             (partition rank, doc_id), unlisted partitions ranking after listed ones by name.
         work_dir: where the datatrove engine's scratch folder goes (system temp by default).
         engine: ``"numpy"`` or ``"datatrove"`` for the bucket stage (same pairs).
+        threads: threads for the numpy bucket stage (one bucket each) and the re-shingling
+            (the CPUs available by default; results do not depend on it).
     """
     text_of = texts if callable(texts) else (lambda p, d: texts[(p, d)])
+    threads = default_workers() if threads is None else max(1, threads)
     names, manifests, spec = _load_partitions(partitions, priority)
     result = NearDupResult(stats={"partitions": len(names),
                                   "docs": sum(len(m["doc_ids"]) for m in manifests.values())})
-    pairs = _candidates(partitions, names, manifests, spec, work_dir, engine)
+    pairs = sorted(_candidates(partitions, names, manifests, spec, work_dir, engine, threads))
 
-    cache: dict[DocKey, np.ndarray] = {}
-
-    def shingle_set(key: DocKey) -> np.ndarray:
-        if key not in cache:
-            cache[key] = shingles(text_of(*key), spec)
-        return cache[key]
+    # every doc of a candidate pair, shingled once, all in one batch
+    keys = sorted({key for pair in pairs for key in pair})
+    slot = {key: i for i, key in enumerate(keys)}
+    values, offsets = _shingle_sets([text_of(*key) for key in keys], spec, threads)
+    pair_jaccard = mnp.set_jaccards(values, offsets, [slot[a] for a, _ in pairs], [slot[b] for _, b in pairs])
 
     parent: dict[DocKey, DocKey] = {}
 
@@ -397,8 +409,8 @@ def find_near_duplicates(
         return x
 
     rejected = 0
-    for ka, kb in sorted(pairs):
-        if jaccard(shingle_set(ka), shingle_set(kb)) >= threshold:
+    for (ka, kb), j in zip(pairs, pair_jaccard):
+        if j >= threshold:
             ra, rb = find(ka), find(kb)
             if ra != rb:
                 parent[max(ra, rb)] = min(ra, rb)
@@ -410,18 +422,29 @@ def find_near_duplicates(
     for key in parent:
         clusters.setdefault(find(key), []).append(key)
     n_clusters = 0
+    drops: list[tuple[DocKey, DocKey]] = []
     for members in clusters.values():
         if len(members) < 2:
             continue
         n_clusters += 1
         kept = min(members, key=lambda k: (rank[k[0]], k[1]))
-        for m in members:
-            if m != kept:
-                result.dropped[m] = NearDuplicate(m[0], m[1], kept[0], kept[1],
-                                                  round(jaccard(shingle_set(m), shingle_set(kept)), 4))
+        drops.extend((m, kept) for m in members if m != kept)
+    drop_jaccard = mnp.set_jaccards(values, offsets, [slot[m] for m, _ in drops], [slot[k] for _, k in drops])
+    for (m, kept), j in zip(drops, drop_jaccard):
+        result.dropped[m] = NearDuplicate(m[0], m[1], kept[0], kept[1], round(j, 4))
     result.stats.update(candidate_pairs=len(pairs), rejected_by_jaccard=rejected,
                         clusters=n_clusters, dropped=len(result.dropped))
     return result
+
+
+def _shingle_sets(texts: Sequence[str], spec: MinhashSpec, threads: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`shingles` of each text, concatenated: (values, offsets), see mnp.shingle_sets."""
+    if spec.remove_punctuation:  # datatrove's own block (see shingle_hashes)
+        sets = [shingles(t, spec) for t in texts]
+        offsets = np.zeros(len(sets) + 1, dtype=np.int64)
+        np.cumsum([x.size for x in sets], out=offsets[1:])
+        return (np.concatenate(sets).astype(np.uint64) if sets else np.empty(0, np.uint64)), offsets
+    return mnp.shingle_sets(texts, spec.n_grams, _TOKENIZER.word_tokenize, regex_tokens=True, threads=threads)
 
 
 def _bucket_pairs(names: list[str], partitions: Mapping[str, Path | str], spec: MinhashSpec,

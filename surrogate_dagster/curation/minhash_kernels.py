@@ -87,6 +87,48 @@ def ascii_signatures(buf: np.ndarray, offsets: np.ndarray, rows: np.ndarray, n: 
             has[rows[d]] = True
 
 
+
+@_jit
+def ascii_shingle_sets(buf: np.ndarray, offsets: np.ndarray, n: int, is_word: np.ndarray,
+                       is_space: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted unique :func:`ascii_shingles` of each ASCII text ``buf[offsets[d]:offsets[d + 1]]``,
+    concatenated: (values, offsets) (a text has fewer shingles than bytes)."""
+    out = np.empty(buf.size, dtype=np.uint64)
+    out_offsets = np.empty(offsets.size, dtype=np.int64)
+    out_offsets[0] = 0
+    k = 0
+    for d in range(offsets.size - 1):
+        sh = np.sort(ascii_shingles(buf[offsets[d]:offsets[d + 1]], n, is_word, is_space))
+        for i in range(sh.size):
+            if i == 0 or sh[i] != sh[i - 1]:
+                out[k] = sh[i]
+                k += 1
+        out_offsets[d + 1] = k
+    return out[:k], out_offsets
+
+
+@_jit
+def set_intersections(values: np.ndarray, offsets: np.ndarray, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """``|S[left[p]] & S[right[p]]|`` per pair p, S[d] = ``values[offsets[d]:offsets[d + 1]]``
+    (sorted, unique): a merge walk."""
+    out = np.empty(left.size, dtype=np.int64)
+    for p in range(left.size):
+        i, i_end = offsets[left[p]], offsets[left[p] + 1]
+        j, j_end = offsets[right[p]], offsets[right[p] + 1]
+        c = 0
+        while i < i_end and j < j_end:
+            x, y = values[i], values[j]
+            if x == y:
+                c += 1
+                i += 1
+                j += 1
+            elif x < y:
+                i += 1
+            else:
+                j += 1
+        out[p] = c
+    return out
+
 @_jit
 def _rotl(x: np.uint64, r: int) -> np.uint64:
     return (x << np.uint64(r)) | (x >> np.uint64(64 - r))
