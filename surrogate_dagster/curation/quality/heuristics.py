@@ -391,9 +391,13 @@ class EncodedData(Rule):
         raw = text.encode("utf-8", "surrogatepass")
         if _B64_RUN in raw.translate(self._B64_TABLE):
             runs += [len(m.group(0)) for m in b64.finditer(text)]
-        if "0x" in text or "\\x" in text:
+        backslash = "\\" in text  # one fast single-character scan before the two escape screens
+        # "0x" in the text needs "0x" in the lower-cased text (memoized: HexWords, the placeholder
+        # screen and the edu scorer ask for it too), which is mostly absent
+        zero_x = ("0x" in _lower(text) and "0x" in text) if text.isascii() else "0x" in text
+        if zero_x or (backslash and "\\x" in text):
             runs += [len(m.group(0)) for m in hexes.finditer(text)]
-        if "\\u" in text:
+        if backslash and "\\u" in text:
             runs += [len(m.group(0)) for m in escapes.finditer(text)]
         return runs
 
@@ -423,7 +427,9 @@ class HexWords(_MinCharsRule):
     _HEX = re.compile(r"\b0[xX][0-9a-fA-F]+\b")
 
     def measure(self, text: str) -> float:
-        if "0x" not in text and "0X" not in text:  # every match starts with one of them
+        # every match starts with "0x" or "0X"; on ASCII text that is "0x" in the lower-cased
+        # text, which the placeholder screen and the edu scorer ask for anyway (memoized)
+        if ("0x" not in _lower(text)) if text.isascii() else ("0x" not in text and "0X" not in text):
             return 0.0
         return sum(len(m) for m in self._HEX.findall(text)) / len(text) if text else 0.0
 
