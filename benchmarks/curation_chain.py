@@ -63,7 +63,7 @@ from surrogate_dagster.curation.benchmark_refs import load_benchmarks  # noqa: E
 from surrogate_dagster.curation.decontam import BenchmarkIndex, Decontaminator  # noqa: E402
 from surrogate_dagster.curation.exact_dedup import ExactDeduper, digest_texts  # noqa: E402
 from surrogate_dagster.curation.minhash import compute_signatures, find_near_duplicates  # noqa: E402
-from surrogate_dagster.curation.parallel import default_workers, map_chunks  # noqa: E402
+from surrogate_dagster.curation.parallel import DEFAULT_CHUNK_ROWS, default_workers  # noqa: E402
 from surrogate_dagster.curation.quality.edu_classifier import EduFilter, build_edu_scorer  # noqa: E402
 from surrogate_dagster.curation.quality.filter_stage import filter_rows  # noqa: E402
 from surrogate_dagster.curation.quality.heuristics import HeuristicFilter  # noqa: E402
@@ -78,6 +78,7 @@ NOUNS = ["orders", "log lines", "user records", "invoices", "events", "tokens", 
 
 SYL = ["ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ze", "pa", "qu", "be", "do", "fi", "gu", "ha"]
 OPS = ["+", "-", "*", "//", "%", "max", "min", "abs"]
+CHUNK_ROWS = DEFAULT_CHUNK_ROWS
 PER_SOURCE = ("sanitize", "filter", "minhash_signatures", "decontaminate")
 
 
@@ -177,16 +178,17 @@ def run(by_source: dict[str, list[dict]], only: set[str] | None, tmp: Path, inde
     for s, rows in by_source.items():
         if only is not None and s not in only:
             continue  # unchanged source: its filtered rows, signatures and digests are reused
-        rows = clock.timed("sanitize", sanitize_rows, rows, sanitizer, workers).rows
-        res = clock.timed("filter", filter_rows, rows, ast, heur, edu, workers=workers)
+        rows = clock.timed("sanitize", sanitize_rows, rows, sanitizer, workers, CHUNK_ROWS).rows
+        res = clock.timed("filter", filter_rows, rows, ast, heur, edu, workers=workers, chunk_size=CHUNK_ROWS)
         for block, stage in (("ast", "ast"), ("heuristics", "heuristics"), ("edu", "edu_scorer")):
             clock.blocks[stage] = clock.blocks.get(stage, 0.0) + res.cpu_seconds[block]
         rows = [r for r, reason in zip(rows, res.reasons) if not reason]
         w, c = time.perf_counter(), _cpu()
         texts = [row_text(r) for r in rows]
-        compute_signatures(zip([r["id"] for r in rows], texts), tmp / "sig" / s, workers=workers)
+        compute_signatures(zip([r["id"] for r in rows], texts), tmp / "sig" / s, workers=workers,
+                           chunk_size=CHUNK_ROWS)
         clock.add("minhash_signatures", time.perf_counter() - w, _cpu() - c)
-        matches = clock.timed("decontaminate", dec.check_many, texts, workers)
+        matches = clock.timed("decontaminate", dec.check_many, texts, workers, CHUNK_ROWS)
         contaminated += sum(1 for m in matches if m)
         outputs[s] = {"ids": [r["id"] for r in rows], "texts": texts}
     # like dedup_decisions: digests of every source's filtered rows, then the cross-source pass
@@ -207,9 +209,13 @@ def main() -> None:
     ap.add_argument("--sources", type=int, default=22)
     ap.add_argument("--workers", type=int, default=default_workers(),
                     help="processes per per-source stage (default: the CPUs available)")
+    ap.add_argument("--chunk-rows", type=int, default=DEFAULT_CHUNK_ROWS,
+                    help="rows per chunk handed to a worker (the profile's curation.chunk_rows)")
     ap.add_argument("--ner", default=DEFAULT_NER_MODEL,
                     help="the sanitizer's NER model, as the local profile runs it; 'none' for no NER")
     args = ap.parse_args()
+    global CHUNK_ROWS
+    CHUNK_ROWS = args.chunk_rows
     sanitizer = Sanitizer(SanitizerConfig(ner_model=None if args.ner == "none" else args.ner))
     items, _ = load_benchmarks(names=["humaneval", "mbpp", "bfcl", "swebench_lite"])
     index = BenchmarkIndex.build(items, n=13)
