@@ -3,18 +3,20 @@
     .venv/bin/python benchmarks/curation_chain.py [--docs 100000] [--sources 22] [--workers 2]
 
 Documents are chat rows (user question + assistant answer with a fenced code block) generated
-from varied templates, with 3% planted near-duplicates, 1% planted secrets and 0.2% planted
-HumanEval prompts. The stages are the blocks the curation assets run, in the same order:
+from varied templates, with 3% planted near-duplicates, 1% planted secrets, 0.2% planted
+HumanEval prompts and, in one question of ten, a sentence with a person's name, a street address
+or a number before a capitalised word (what sends prose to the NER model). The stages are the
+blocks the curation assets run, in the same order:
 
   per source (re-run when that source changes; each over ``--workers`` forked processes,
-  surrogate_dagster.curation.parallel.map_chunks, 256-row chunks):
+  surrogate_dagster.curation.parallel.map_chunks, ``--chunk-rows`` rows per chunk):
     sanitize            sanitize.stage.sanitize_rows: the Sanitizer with the local profile's NER
                         model (spaCy, prose only, batched per chunk; `--ner none` leaves it out)
     filter              quality.filter_stage.filter_rows: AST -> heuristics -> edu scorer per
                         chunk, sharing the fence scan and tree-sitter parses; its rows
                         ast / heuristics / edu_scorer give each block's CPU
-    minhash_signatures  minhash.compute_signatures (numpy engine + numba kernels when numba is
-                        installed; datatrove's exact file format)
+    minhash_signatures  minhash.compute_signatures (numba kernels on ``--workers`` nogil threads;
+                        without numba, numpy in forked workers; datatrove's exact file format)
     decontaminate       decontam.Decontaminator.check_many (cached per source version in
                         curated_rows, so it is a per-source stage)
   across sources (re-run on every change, like dedup_decisions):
@@ -33,13 +35,25 @@ Cross-source texts for the true-Jaccard check are built outside the clock (the a
 with the filtered rows). The first ``minhash_signatures`` call of a process also pays numba's
 import and cached-kernel load (~0.5 s; a first-ever compile ~5 s).
 
-Measured 2026-11-30 on this shared 2-core box (other agents kept the load at 2-5, so the two
-workers rarely got two cores: CPU/wall 0.94-1.7x). Default run, 100k docs / 128.5 MB: 176 CPU-s
-= 0.73 MB/CPU-s for the whole chain, 1.03 MB/CPU-s without sanitize (sanitize 0.40 CPU-s/MB,
-filter 0.59 of which AST 0.30, minhash 0.13, decontamination 0.18); wall 187 s = 0.69 MB/s;
-re-curating one source 8.0% of the full run. Same 3k-doc corpus, CPU seconds before -> after
-this engine: AST 1.06 -> 0.88, heuristics 2.65 -> 0.54, edu 2.63 -> 0.39, MinHash signatures
-3.65 -> 1.16, exact 0.16 -> 0.06, near dedup 0.69 -> 0.13, decontamination 2.23 -> 0.61.
+Measured 2026-11-30 on this 2-core box with no other job running, default run (100k docs,
+129.0 MB, NER on, 2 workers, 256-row chunks), three runs: 57.3 / 62.8 / 71.0 s wall = 2.25 /
+2.05 / 1.82 MB/s (107 / 118 / 133 CPU-s; the same work varies ~20% in CPU from run to run
+here); 128-row chunks: 69.3 s = 1.86 MB/s. Best run per stage, wall / CPU s: sanitize 23.0 /
+44.5 (NER about a third of it), filter 24.4 / 46.9 (AST 27.3 of which tree-sitter's own parse
+~60%, heuristics 9.3, edu 8.4), minhash signatures 5.4 / 8.4, decontamination 2.9 / 5.0,
+digests 0.6 / 1.1, exact 0.5, near dedup 0.6 / 1.0; without sanitize 3.76 MB/s. Re-curating one
+source: 6.5-7.5% of the full run. Two workers cost 30-50% more CPU than one for the same work
+(20k docs: 29.6 vs 19.0 CPU-s): the forked workers run it slower. Not the cores (two separate
+processes do not slow each other) and not warm-up (warming the parent first changes nothing);
+copy-on-write faults (~4k per worker per pool) are the remaining suspect.
+
+Where the session of 2026-11-30 started (same box, busier): 0.69 MB/s without NER; with NER
+called text by text on all prose it would have been ~0.1 MB/s. What changed, each with identical
+outputs unless said: sanitizer 2.7x (one-pass keyword scan, exact prefilters); NER only on prose
+that can hold an accepted finding, batched per chunk, on the trigger sentences only (the one
+change of output: 347 vs 349 names on 11k fixture texts, and two stdlib false positives fewer);
+filter 1.5-1.9x; decontamination 6x; MinHash signatures 1.75x and on nogil threads; near dedup
+3-8x; the sanitize step forked like the others.
 
 Baseline for the incremental figure: the full run measured in the same process. Re-curating one
 changed source of ``--sources`` re-runs its per-source stages plus the cross-source steps.
