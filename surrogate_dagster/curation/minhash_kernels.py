@@ -233,6 +233,34 @@ def _is_digit(c: int) -> bool:
 
 
 @_jit
+def _token_bounds(buf: np.ndarray, k: int, is_word: np.ndarray, is_space: np.ndarray):
+    """(starts, ends, count) of the tokens of buf[:k]: runs of word characters, or one character
+    that is neither word nor space (spaces separate tokens and are dropped)."""
+    starts = np.empty(k, dtype=np.int64)
+    ends = np.empty(k, dtype=np.int64)
+    t = 0
+    i = 0
+    while i < k:
+        c = buf[i]
+        if is_word[c]:
+            j = i + 1
+            while j < k and is_word[buf[j]]:
+                j += 1
+            starts[t] = i
+            ends[t] = j
+            t += 1
+            i = j
+        elif is_space[c]:
+            i += 1
+        else:
+            starts[t] = i
+            ends[t] = i + 1
+            t += 1
+            i += 1
+    return starts, ends, t
+
+
+@_jit
 def ascii_shingles(raw: np.ndarray, n: int, is_word: np.ndarray, is_space: np.ndarray) -> np.ndarray:
     """xxh64 of each n-gram of datatrove's normalized tokens of an ASCII text (``raw``: uint8)."""
     size = raw.size
@@ -257,27 +285,7 @@ def ascii_shingles(raw: np.ndarray, n: int, is_word: np.ndarray, is_space: np.nd
             i += 1
         k += 1
     # 2. tokens: runs of word characters, or one character that is neither word nor space
-    starts = np.empty(k, dtype=np.int64)
-    ends = np.empty(k, dtype=np.int64)
-    t = 0
-    i = 0
-    while i < k:
-        c = buf[i]
-        if is_word[c]:
-            j = i + 1
-            while j < k and is_word[buf[j]]:
-                j += 1
-            starts[t] = i
-            ends[t] = j
-            t += 1
-            i = j
-        elif is_space[c]:
-            i += 1
-        else:
-            starts[t] = i
-            ends[t] = i + 1
-            t += 1
-            i += 1
+    starts, ends, t = _token_bounds(buf, k, is_word, is_space)
     m = t - n + 1
     if m <= 0:
         return np.empty(0, dtype=np.uint64)
@@ -524,27 +532,7 @@ def ascii_token_hashes(raw: np.ndarray, is_word: np.ndarray, is_space: np.ndarra
     for i in range(size):
         c = raw[i]
         buf[i] = c + 32 if 65 <= c <= 90 else c
-    starts = np.empty(size, dtype=np.int64)
-    ends = np.empty(size, dtype=np.int64)
-    t = 0
-    i = 0
-    while i < size:
-        c = buf[i]
-        if is_word[c]:
-            j = i + 1
-            while j < size and is_word[buf[j]]:
-                j += 1
-            starts[t] = i
-            ends[t] = j
-            t += 1
-            i = j
-        elif is_space[c]:
-            i += 1
-        else:
-            starts[t] = i
-            ends[t] = i + 1
-            t += 1
-            i += 1
+    starts, ends, t = _token_bounds(buf, size, is_word, is_space)
     return _hash_tokens(buf, starts, ends, t)
 
 
