@@ -36,16 +36,18 @@ with the filtered rows). The first ``minhash_signatures`` call of a process also
 import and cached-kernel load (~0.5 s; a first-ever compile ~5 s).
 
 Measured 2026-11-30 on this 2-core box with no other job running, default run (100k docs,
-129.0 MB, NER on, 2 workers, 256-row chunks), three runs: 57.3 / 62.8 / 71.0 s wall = 2.25 /
-2.05 / 1.82 MB/s (107 / 118 / 133 CPU-s; the same work varies ~20% in CPU from run to run
-here); 128-row chunks: 69.3 s = 1.86 MB/s. Best run per stage, wall / CPU s: sanitize 23.0 /
-44.5 (NER about a third of it), filter 24.4 / 46.9 (AST 27.3 of which tree-sitter's own parse
+128.9 MB, NER on, 2 workers, 256-row chunks), five runs within an hour: 57.3 / 62.8 / 71.0 /
+77.3 s wall = 2.25 / 2.05 / 1.82 / 1.67 MB/s (107 / 118 / 133 / 145 CPU-s: the same work swings
+~35% in CPU here from one run to the next, in the Python-heavy stages), plus 1.58 MB/s for a run
+that first recompiled the numba kernels (~5 s); 128-row chunks: 1.86 MB/s. So the 2 MB/s target
+is at the edge: met in 2 of 5 runs. Best run per stage, wall / CPU s: sanitize 23.0 / 44.5
+(NER about a third of it), filter 24.4 / 46.9 (AST 27.3 of which tree-sitter's own parse
 ~60%, heuristics 9.3, edu 8.4), minhash signatures 5.4 / 8.4, decontamination 2.9 / 5.0,
-digests 0.6 / 1.1, exact 0.5, near dedup 0.6 / 1.0; without sanitize 3.76 MB/s. Re-curating one
-source: 6.5-7.5% of the full run. Two workers cost 30-50% more CPU than one for the same work
-(20k docs: 29.6 vs 19.0 CPU-s): the forked workers run it slower. Not the cores (two separate
-processes do not slow each other) and not warm-up (warming the parent first changes nothing);
-copy-on-write faults (~4k per worker per pool) are the remaining suspect.
+digests 0.6 / 1.1, exact 0.5, near dedup 0.6 / 1.0; without sanitize 2.5-3.8 MB/s.
+Re-curating one source: 6.5-7.5% of the full run. Two workers cost 30-50% more CPU than one
+for the same work (20k docs: 29.6 vs 19.0 CPU-s): the forked workers run it slower. Not the
+cores (two separate processes do not slow each other) and not warm-up (warming the parent
+first changes nothing); copy-on-write faults (~4k per worker per pool) are the suspect left.
 
 Where the session of 2026-11-30 started (same box, busier): 0.69 MB/s without NER; with NER
 called text by text on all prose it would have been ~0.1 MB/s. What changed, each with identical
