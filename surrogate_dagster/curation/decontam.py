@@ -39,7 +39,8 @@ ASCII rows are lower-cased and tokenized in the kernel (NFKC leaves ASCII unchan
 character classes come from Python's ``re``), other rows are tokenized by :func:`tokenize`
 and handed over newline-joined; tokens are hashed with a compiled XXH3 (the same values as
 ``xxhash``). Without numba, batches of rows are hashed with numpy, one pass per token position
-over the batch. ``workers > 1`` splits the rows over forked processes (:mod:`.parallel`).
+over the batch. ``workers > 1`` splits the rows over that many threads (the compiled screen
+releases the GIL), or over forked processes without numba (:mod:`.parallel`).
 On the 20k-doc chain corpus (25.7 MB, benchmarks/curation_chain.py) screening and checking
 cost 0.5-0.8 CPU-s with numba, 3.9-4.7 without (3.1-4.9 when every row went through numpy).
 
@@ -55,6 +56,7 @@ import json
 import math
 import re
 import unicodedata
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
@@ -354,10 +356,17 @@ class Decontaminator:
     def check_many(self, texts: Sequence[str], workers: int = 1,
                    chunk_size: int = DEFAULT_CHUNK_ROWS) -> list[Match | None]:
         """``[self.check(t) for t in texts]``, screened in batches (see the module docstring);
-        ``workers > 1`` forks that many processes over chunks of ``chunk_size`` rows."""
+        ``workers > 1``: that many threads (numba) or forked processes over ``chunk_size``-row chunks."""
         self.index.may_contain(np.empty(0, dtype=np.uint64))  # build the filter once, before forking
         mnp.warm_up()  # and load the compiled kernels once (if numba is installed)
-        parts = map_chunks(_check_chunk, (self, texts), len(texts), workers, chunk_size)
+        if workers > 1 and mnp.kernels() is not None:
+            # The compiled screen releases the GIL, so threads share the work with no fork: on a
+            # 4.5k-row partition a forked pool cost more CPU than the whole screen does.
+            bounds = [(s, min(len(texts), s + chunk_size)) for s in range(0, len(texts), chunk_size)]
+            with ThreadPoolExecutor(workers) as pool:
+                parts = list(pool.map(lambda b: self._screen(texts[b[0]:b[1]]), bounds))
+        else:
+            parts = map_chunks(_check_chunk, (self, texts), len(texts), workers, chunk_size)
         return [m for part in parts for m in part]
 
     def _screen(self, texts: Sequence[str]) -> list[Match | None]:
