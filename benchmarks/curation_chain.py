@@ -39,8 +39,9 @@ Measured 2026-11-30 on this 2-core box with no other job running, default run (1
 128.9 MB, NER on, 2 workers, 256-row chunks), five runs within an hour: 57.3 / 62.8 / 71.0 /
 77.3 s wall = 2.25 / 2.05 / 1.82 / 1.67 MB/s (107 / 118 / 133 / 145 CPU-s: the same work swings
 ~35% in CPU here from one run to the next, in the Python-heavy stages), plus 1.58 MB/s for a run
-that first recompiled the numba kernels (~5 s); 128-row chunks: 1.86 MB/s. So the 2 MB/s target
-is at the edge: met in 2 of 5 runs. Best run per stage, wall / CPU s: sanitize 23.0 / 44.5
+that first recompiled the numba kernels (~5 s); 128-row chunks: 1.86 MB/s; after
+decontamination moved to threads (2.9-4.1 -> 1.9 s wall), 72.4 s = 1.78 MB/s. So the 2 MB/s
+target is at the edge: met in 2 of 6 runs. Best run per stage, wall / CPU s: sanitize 23.0 / 44.5
 (NER about a third of it), filter 24.4 / 46.9 (AST 27.3 of which tree-sitter's own parse
 ~60%, heuristics 9.3, edu 8.4), minhash signatures 5.4 / 8.4, decontamination 2.9 / 5.0,
 digests 0.6 / 1.1, exact 0.5, near dedup 0.6 / 1.0; without sanitize 2.5-3.8 MB/s.
