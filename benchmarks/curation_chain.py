@@ -95,7 +95,6 @@ NOUNS = ["orders", "log lines", "user records", "invoices", "events", "tokens", 
 
 SYL = ["ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ze", "pa", "qu", "be", "do", "fi", "gu", "ha"]
 OPS = ["+", "-", "*", "//", "%", "max", "min", "abs"]
-CHUNK_ROWS = DEFAULT_CHUNK_ROWS
 PER_SOURCE = ("sanitize", "filter", "minhash_signatures", "decontaminate")
 
 
@@ -184,7 +183,7 @@ class Clock:
 
 
 def run(by_source: dict[str, list[dict]], only: set[str] | None, tmp: Path, index: BenchmarkIndex,
-        sanitizer: Sanitizer, workers: int, outputs: dict[str, dict]) -> tuple[Clock, dict]:
+        sanitizer: Sanitizer, workers: int, chunk_rows: int, outputs: dict[str, dict]) -> tuple[Clock, dict]:
     """Run the chain; per-source stages only for `only` (None = all), whose results replace
     their entry in `outputs`; other sources reuse theirs. Returns the clock and counts."""
     clock = Clock()
@@ -195,17 +194,17 @@ def run(by_source: dict[str, list[dict]], only: set[str] | None, tmp: Path, inde
     for s, rows in by_source.items():
         if only is not None and s not in only:
             continue  # unchanged source: its filtered rows, signatures and digests are reused
-        rows = clock.timed("sanitize", sanitize_rows, rows, sanitizer, workers, CHUNK_ROWS).rows
-        res = clock.timed("filter", filter_rows, rows, ast, heur, edu, workers=workers, chunk_size=CHUNK_ROWS)
+        rows = clock.timed("sanitize", sanitize_rows, rows, sanitizer, workers, chunk_rows).rows
+        res = clock.timed("filter", filter_rows, rows, ast, heur, edu, workers=workers, chunk_size=chunk_rows)
         for block, stage in (("ast", "ast"), ("heuristics", "heuristics"), ("edu", "edu_scorer")):
             clock.blocks[stage] = clock.blocks.get(stage, 0.0) + res.cpu_seconds[block]
         rows = [r for r, reason in zip(rows, res.reasons) if not reason]
         w, c = time.perf_counter(), _cpu()
         texts = [row_text(r) for r in rows]
         compute_signatures(zip([r["id"] for r in rows], texts), tmp / "sig" / s, workers=workers,
-                           chunk_size=CHUNK_ROWS)
+                           chunk_size=chunk_rows)
         clock.add("minhash_signatures", time.perf_counter() - w, _cpu() - c)
-        matches = clock.timed("decontaminate", dec.check_many, texts, workers, CHUNK_ROWS)
+        matches = clock.timed("decontaminate", dec.check_many, texts, workers, chunk_rows)
         contaminated += sum(1 for m in matches if m)
         outputs[s] = {"ids": [r["id"] for r in rows], "texts": texts}
     # like dedup_decisions: digests of every source's filtered rows, then the cross-source pass
@@ -231,8 +230,6 @@ def main() -> None:
     ap.add_argument("--ner", default=DEFAULT_NER_MODEL,
                     help="the sanitizer's NER model, as the local profile runs it; 'none' for no NER")
     args = ap.parse_args()
-    global CHUNK_ROWS
-    CHUNK_ROWS = args.chunk_rows
     sanitizer = Sanitizer(SanitizerConfig(ner_model=None if args.ner == "none" else args.ner))
     items, _ = load_benchmarks(names=["humaneval", "mbpp", "bfcl", "swebench_lite"])
     index = BenchmarkIndex.build(items, n=13)
@@ -243,8 +240,8 @@ def main() -> None:
           f"NER {args.ner}")
     with tempfile.TemporaryDirectory() as d:
         outputs: dict[str, dict] = {}
-        full, counts = run(by_source, None, Path(d), index, sanitizer, args.workers, outputs)
-        one, _ = run(by_source, {"s00"}, Path(d), index, sanitizer, args.workers, outputs)
+        full, counts = run(by_source, None, Path(d), index, sanitizer, args.workers, args.chunk_rows, outputs)
+        one, _ = run(by_source, {"s00"}, Path(d), index, sanitizer, args.workers, args.chunk_rows, outputs)
     print(f"\n{'stage':<22}{'wall s':>8}{'CPU s':>8}{'docs/s':>10}{'MB/s':>8}{'MB/CPU-s':>10}")
     for k in full.cpu:
         wall, cpu = full.wall[k], full.cpu[k]

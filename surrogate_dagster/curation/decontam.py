@@ -56,7 +56,6 @@ import json
 import math
 import re
 import unicodedata
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
@@ -64,7 +63,7 @@ import numpy as np
 import xxhash
 
 from . import minhash_numpy as mnp
-from .parallel import DEFAULT_CHUNK_ROWS, map_chunks
+from .parallel import DEFAULT_CHUNK_ROWS, chunk_bounds, map_chunks, thread_map
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 _ALPHA = re.compile(r"[^\W\d_]")  # a letter in any script
@@ -362,9 +361,8 @@ class Decontaminator:
         if workers > 1 and mnp.kernels() is not None:
             # The compiled screen releases the GIL, so threads share the work with no fork: on a
             # 4.5k-row partition a forked pool cost more CPU than the whole screen does.
-            bounds = [(s, min(len(texts), s + chunk_size)) for s in range(0, len(texts), chunk_size)]
-            with ThreadPoolExecutor(workers) as pool:
-                parts = list(pool.map(lambda b: self._screen(texts[b[0]:b[1]]), bounds))
+            parts = thread_map(lambda b: self._screen(texts[b[0]:b[1]]), chunk_bounds(len(texts), chunk_size),
+                               workers)
         else:
             parts = map_chunks(_check_chunk, (self, texts), len(texts), workers, chunk_size)
         return [m for part in parts for m in part]

@@ -33,13 +33,14 @@ blocks. No Dagster imports.
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
 import xxhash
 from datatrove.utils.text import NUMBERS_PATTERN, TextNormConfig
+
+from .parallel import thread_map
 
 MERSENNE = np.uint64((1 << 61) - 1)  # datatrove's _mersenne_prime
 SIG_FILE = "00000.minhash.sig"  # datatrove's name for rank 0's bucket file
@@ -337,16 +338,6 @@ def _band_pairs_exact(records: np.ndarray, sizes: np.ndarray) -> list[tuple[tupl
     o = np.lexsort((doc, file_id, *(sig[:, j] for j in reversed(range(sig.shape[1])))))
     same = np.flatnonzero((sig[o[1:]] == sig[o[:-1]]).all(axis=1))
     return _pair_list(records, sizes, o[same], o[same + 1])
-
-
-def thread_map(fn: Callable[[Any], Any], items: Sequence[Any], threads: int) -> list[Any]:
-    """``[fn(x) for x in items]`` over up to ``threads`` threads (for work that releases the GIL:
-    file reads, numpy sorts and arithmetic, the ``nogil`` kernels). The threads end before this
-    returns, so a later fork (parallel.map_chunks) never copies a running one."""
-    if threads <= 1 or len(items) <= 1:
-        return [fn(x) for x in items]
-    with ThreadPoolExecutor(min(threads, len(items))) as pool:
-        return list(pool.map(fn, items))
 
 
 def bucket_pairs(folders: Sequence[Path], buckets: int, hashes_per_bucket: int,

@@ -25,9 +25,9 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Sequence, TypeVar
 
 T = TypeVar("T")
 DEFAULT_CHUNK_ROWS = 256
@@ -48,6 +48,23 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
+def chunk_bounds(n: int, chunk_size: int) -> list[tuple[int, int]]:
+    """``[(start, end), ...]`` covering ``range(n)`` in chunks of ``chunk_size`` rows."""
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
+    return [(s, min(n, s + chunk_size)) for s in range(0, n, chunk_size)]
+
+
+def thread_map(fn: Callable[[Any], T], items: Sequence[Any], threads: int) -> list[T]:
+    """``[fn(x) for x in items]`` over up to ``threads`` threads (for work that releases the GIL:
+    file reads, numpy sorts and arithmetic, the ``nogil`` kernels). The threads end before this
+    returns, so a later fork (:func:`map_chunks`) never copies a running one."""
+    if threads <= 1 or len(items) <= 1:
+        return [fn(x) for x in items]
+    with ThreadPoolExecutor(min(threads, len(items))) as pool:
+        return list(pool.map(fn, items))
+
+
 def map_chunks(fn: Callable[[Any, int, int], T], payload: Any, n: int, workers: int = 1,
                chunk_size: int = DEFAULT_CHUNK_ROWS,
                progress: Callable[[int, int], None] | None = None) -> list[T]:
@@ -56,9 +73,7 @@ def map_chunks(fn: Callable[[Any, int, int], T], payload: Any, n: int, workers: 
     ``workers > 1`` forks a pool of that many processes (capped at the number of chunks).
     ``progress(rows_done, n)``, when given, is called in this process after each chunk.
     """
-    if chunk_size < 1:
-        raise ValueError(f"chunk_size must be >= 1, got {chunk_size}")
-    bounds = [(s, min(n, s + chunk_size)) for s in range(0, n, chunk_size)]
+    bounds = chunk_bounds(n, chunk_size)
     if workers <= 1 or len(bounds) <= 1:
         out = []
         for s, e in bounds:

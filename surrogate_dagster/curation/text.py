@@ -33,6 +33,13 @@ def trained_response_text(row: dict) -> str:
     return response_text(row)
 
 
+def row_texts(row: dict) -> list[str]:
+    """The text fields `map_row_text` applies its function to, in the same order."""
+    texts = [m["content"] for m in row.get("messages") or []]
+    texts += [m["content"] for m in row.get("prompt") or []]
+    return texts + [row[k] for k in ("chosen", "rejected") if row.get(k)]
+
+
 def map_row_text(row: dict, fn) -> dict:
     """A copy of the row with `fn` applied to every text field (used by the sanitizer)."""
     out = dict(row)

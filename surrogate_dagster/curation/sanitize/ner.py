@@ -125,16 +125,13 @@ _CUE_BEFORE = re.compile(rf"(?i:{_CUE_WORDS})\.?,?\s*\Z")  # no `\b`s: a window 
 
 def ner_worthy(seg: str) -> bool:
     """Whether the NER model must see this prose segment (see the comment above)."""
-    if _TWO_NAMES_OR_HOUSE_NUMBER.search(seg):
-        return True
-    # one cue test per capital, not a case-insensitive alternation tried at every position
-    return any(m.start() and _CUE_BEFORE.search(seg, max(0, m.start() - 64), m.start())
-               for m in _NAME_START.finditer(seg))
+    return bool(_trigger_spans(seg))
 
 
 def _trigger_spans(seg: str) -> list[tuple[int, int]]:
     """Every place in `seg` that makes it NER-worthy (two name tokens, a house number before a
-    capital, a cue word before a name token), as (start, end)."""
+    capital, a cue word before a name token), as (start, end), sorted. The cue test runs once
+    per capital, not as a case-insensitive alternation tried at every position."""
     spans = [m.span() for m in _TWO_NAMES_OR_HOUSE_NUMBER.finditer(seg)]
     for m in _NAME_START.finditer(seg):
         cue = m.start() and _CUE_BEFORE.search(seg, max(0, m.start() - 64), m.start())
@@ -228,19 +225,15 @@ def _tag_segments(segs: list[str], backend: NERBackend) -> list[list[tuple[int, 
     """Tags of prose segments: [] for those the model need not see, the others from the cache or
     one batched call. Both kinds are cached, so `detect_ner` after `prefetch` redoes nothing."""
     found: dict[str, list[tuple[int, int, str]]] = {}
-    missing: list[str] = []
+    windows: list[tuple[str, int, int]] = []  # what the model reads, of the segments not cached
     for seg in dict.fromkeys(segs):
         cached = TAG_CACHE.get(backend, seg)
         if cached is not None:
             found[seg] = cached
-        elif ner_worthy(seg):
-            missing.append(seg)
         else:
             found[seg] = []
-    if missing:
-        windows = [(seg, ws, we) for seg in missing for ws, we in ner_windows(seg)]
-        for seg in missing:
-            found[seg] = []
+            windows += [(seg, ws, we) for ws, we in ner_windows(seg)]
+    if windows:
         for (seg, ws, _), spans in zip(windows, backend.tag([seg[ws:we] for seg, ws, we in windows])):
             found[seg].extend((s + ws, e + ws, label) for s, e, label in spans)
     TAG_CACHE.put(backend, list(found), list(found.values()))

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from ..parallel import DEFAULT_CHUNK_ROWS, map_chunks
-from ..text import map_row_text
+from ..text import map_row_text, row_texts
 from .engine import Sanitizer
 from .ner import prefetch
 
@@ -34,19 +34,13 @@ class SanitizedRows:
     counts: Counter = field(default_factory=Counter)
 
 
-def _row_texts(row: dict) -> list[str]:
-    texts: list[str] = []
-    map_row_text(row, lambda t: texts.append(t) or t)
-    return texts
-
-
 def _sanitize_chunk(payload: tuple[Sequence[dict], Sanitizer], start: int, end: int
                     ) -> list[tuple[int, dict, Counter]]:
     """(index, sanitized row, category counts) for the rows of rows[start:end] that changed."""
     rows, sanitizer = payload
     ner = sanitizer.ner_backend
     if ner is not None:
-        prefetch([t for i in range(start, end) for t in _row_texts(rows[i])], ner)
+        prefetch([t for i in range(start, end) for t in row_texts(rows[i])], ner)
     out = []
     for i in range(start, end):
         row_counts: Counter = Counter()
