@@ -54,44 +54,35 @@ def main() -> int:
     model = build_tiny_qwen2(tmp / "model", vocab_size=2048, hidden=64)
     client = TransformersInference(ModelRef("tiny", str(model)), batch_size=16)
 
-    # ---- HumanEval (offline variant) ---------------------------------------------------------
-    path, _ = humaneval_plus.prepare_offline(sb, tmp)
-    he = load_problems("humaneval", str(path))
-    ids = sorted(he, key=lambda t: int(t.split("/")[1]))[:20 * k]
-    sub = {t: he[t] for t in ids}
-    gt = compute_groundtruth(sb, "humaneval", sub)
-    sols = [(t, sub[t]["prompt"] + sub[t]["canonical_solution"]) for t in ids]
-    t0 = time.monotonic()
-    res = check_solutions(sb, "humaneval", sub, gt, sols, EvalPlusConfig("humaneval"))
-    ours = time.monotonic() - t0
-    assert all(r["base"] == "pass" for r in res), "a canonical HumanEval solution failed"
-    base = _unsandboxed_evalplus("humaneval", sub, gt, sols)
-    t0 = time.monotonic()
-    check_solutions(sb, "humaneval", sub, gt, sols, EvalPlusConfig("humaneval", workers=1))
-    ours1 = time.monotonic() - t0
-    cfg = EvalPlusConfig("humaneval", max_new_tokens=128)
-    rep = evaluate(client, sb, benchmark="humaneval_plus", variant="bench", version="", dataset_info={},
-                   problems=sub, expected=gt, cfg=cfg)
-    rows.append(("humaneval (base tests)", len(ids), rep.timings["samples_per_s"], rate(len(ids), ours),
-                 "evalplus untrusted_check unsandboxed", rate(len(ids), base)))
-    rows.append(("humaneval, 1 sandbox worker", len(ids), float("nan"), rate(len(ids), ours1),
-                 "evalplus untrusted_check unsandboxed", rate(len(ids), base)))
+    def evalplus_rows(dataset: str, benchmark: str, path: Path, n: int, label: str) -> list[tuple]:
+        """Scoring of canonical solutions (sandboxed, batched) vs evalplus unsandboxed, and end to
+        end on the tiny model, for the first ``n`` problems of an evalplus dataset file."""
+        problems = load_problems(dataset, str(path))
+        ids = sorted(problems, key=lambda t: int(t.split("/")[1]))[:n]
+        sub = {t: problems[t] for t in ids}
+        gt = compute_groundtruth(sb, dataset, sub)
+        sols = [(t, sub[t]["prompt"] + sub[t]["canonical_solution"]) for t in ids]
+        t0 = time.monotonic()
+        res = check_solutions(sb, dataset, sub, gt, sols, EvalPlusConfig(dataset))
+        ours = time.monotonic() - t0
+        if dataset == "humaneval":
+            assert all(r["base"] == "pass" for r in res), "a canonical HumanEval solution failed"
+        base = rate(n, _unsandboxed_evalplus(dataset, sub, gt, sols))
+        rep = evaluate(client, sb, benchmark=benchmark, variant="bench", version="", dataset_info={},
+                       problems=sub, expected=gt, cfg=EvalPlusConfig(dataset, max_new_tokens=128))
+        out = [(label, n, rep.timings["samples_per_s"], rate(n, ours), "evalplus untrusted_check unsandboxed", base)]
+        if dataset == "humaneval":  # the sandbox's batching: the same scoring on one worker
+            t0 = time.monotonic()
+            check_solutions(sb, dataset, sub, gt, sols, EvalPlusConfig(dataset, workers=1))
+            out.append((f"{dataset}, 1 sandbox worker", n, float("nan"), rate(n, time.monotonic() - t0),
+                        "evalplus untrusted_check unsandboxed", base))
+        return out
 
-    # ---- MBPP+ ---------------------------------------------------------------------------------
-    mpath, _ = mbpp_plus.prepare_offline(bdir / "MbppPlus.PropertyEval.json", tmp)
-    mb = load_problems("mbpp", str(mpath))
-    mids = sorted(mb, key=lambda t: int(t.split("/")[1]))[:10 * k]
-    msub = {t: mb[t] for t in mids}
-    mgt = compute_groundtruth(sb, "mbpp", msub)
-    msols = [(t, msub[t]["prompt"] + msub[t]["canonical_solution"]) for t in mids]
-    t0 = time.monotonic()
-    check_solutions(sb, "mbpp", msub, mgt, msols, EvalPlusConfig("mbpp"))
-    ours = time.monotonic() - t0
-    base = _unsandboxed_evalplus("mbpp", msub, mgt, msols)
-    rep = evaluate(client, sb, benchmark="mbpp_plus", variant="bench", version="", dataset_info={},
-                   problems=msub, expected=mgt, cfg=EvalPlusConfig("mbpp", max_new_tokens=128))
-    rows.append(("mbpp+ (base + plus)", len(mids), rep.timings["samples_per_s"], rate(len(mids), ours),
-                 "evalplus untrusted_check unsandboxed", rate(len(mids), base)))
+    # ---- HumanEval (offline variant) and MBPP+ ---------------------------------------------------
+    he_path, _ = humaneval_plus.prepare_offline(sb, tmp)
+    rows += evalplus_rows("humaneval", "humaneval_plus", he_path, 20 * k, "humaneval (base tests)")
+    mb_path, _ = mbpp_plus.prepare_offline(bdir / "MbppPlus.PropertyEval.json", tmp)
+    rows += evalplus_rows("mbpp", "mbpp_plus", mb_path, 10 * k, "mbpp+ (base + plus)")
 
     # ---- LiveCodeBench stand-in ----------------------------------------------------------------
     lcb = livecodebench.load_standin(bdir / "leetcode_contests_20240121-Jul.OpenCoder.jsonl")[:8 * k]
