@@ -19,7 +19,7 @@ answer's code that must parse. No Dagster imports here.
 Shared work: ``answer_parts(text)`` (blocks + prose of one answer) is memoized in a small
 bounded FIFO (``PARTS_MEMO``), so the three checks that run one after the other on a row scan
 its fences and guess its languages once; ``ast_validity.PARSE_MEMO`` does the same for
-tree-sitter parses. Both hold at most a few thousand recent answers (see ``BoundedMemo``).
+tree-sitter parses. Both hold at most a few thousand recent answers (see ``memo.BoundedMemo``).
 """
 
 from __future__ import annotations
@@ -27,9 +27,10 @@ from __future__ import annotations
 import functools
 import json
 import re
-import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Hashable, Iterator
+from typing import Iterator
+
+from .memo import BoundedMemo
 
 # Canonical names that have a tree-sitter grammar in the environment (see ast_validity.GRAMMARS).
 PARSEABLE = ("python", "javascript", "typescript", "tsx", "java", "c", "cpp", "go", "rust",
@@ -263,49 +264,6 @@ def _split_answer(text: str, guess_untagged: bool) -> AnswerParts:
         blocks.append(CodeBlock(language, tag, code, closed, guessed))
     prose = "\n".join(prose_lines + lines[after:]) if blocks else stripped
     return AnswerParts(tuple(blocks), prose)
-
-
-class BoundedMemo:
-    """A small FIFO memo bounded in entries and in characters of the texts it keys on.
-
-    AST validity, the heuristics and the edu scorer look at the same answers one after the
-    other; memoizing their shared work (fence scan, language guess, tree-sitter parse) lets the
-    second and third reuse the first one's. FIFO (not LRU) is enough for that access pattern.
-    Texts over ``max_text_chars`` are never stored, so one huge answer cannot pin memory.
-    """
-
-    def __init__(self, max_entries: int = 4096, max_chars: int = 32_000_000,
-                 max_text_chars: int = 1_000_000) -> None:
-        self.max_entries, self.max_chars, self.max_text_chars = max_entries, max_chars, max_text_chars
-        self._data: dict[Hashable, tuple[Any, int]] = {}
-        self._chars = 0
-        self._lock = threading.Lock()
-        self.hits = self.misses = 0
-
-    def get(self, key: Hashable, chars: int, compute: Callable[[], Any]) -> Any:
-        """The memoized value for ``key`` (a text of ``chars`` characters), computing it once."""
-        entry = self._data.get(key)
-        if entry is not None:
-            self.hits += 1
-            return entry[0]
-        self.misses += 1
-        value = compute()
-        if chars <= self.max_text_chars:
-            with self._lock:
-                if key not in self._data:
-                    self._data[key] = (value, chars)
-                    self._chars += chars
-                while self._data and (len(self._data) > self.max_entries or self._chars > self.max_chars):
-                    old = next(iter(self._data))
-                    self._chars -= self._data.pop(old)[1]
-        return value
-
-    def clear(self) -> None:
-        """Forget everything (tests; or to release memory after a partition)."""
-        with self._lock:
-            self._data.clear()
-            self._chars = 0
-            self.hits = self.misses = 0
 
 
 PARTS_MEMO = BoundedMemo()

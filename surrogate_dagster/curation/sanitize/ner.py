@@ -17,6 +17,7 @@ import bisect
 import re
 from typing import Iterator, Protocol
 
+from ..memo import BoundedMemo
 from .detectors import Candidate
 from .patterns import ADDRESSES, PERSONS
 
@@ -35,14 +36,23 @@ class NERBackend(Protocol):
 
 
 class SpacyNER:
-    """spaCy pipeline loaded from an installed package; only tok2vec + ner are kept."""
+    """spaCy pipeline loaded from an installed package; only ner and the embedding layers it
+    listens to are kept."""
 
     def __init__(self, package: str) -> None:
         import spacy  # optional dependency: imported only when NER is configured
 
         self.name = f"spacy:{package}"
         self.fork_safe = True  # numpy/thinc only: forked workers can share the loaded pipeline
-        self._nlp = spacy.load(package, exclude=["parser", "tagger", "lemmatizer", "attribute_ruler", "senter"])
+        self._nlp = spacy.load(package, exclude=["parser", "tagger", "morphologizer", "lemmatizer",
+                                                 "attribute_ruler", "senter"])
+        # A shared embedding layer (tok2vec, transformer) nobody listens to any more is pure cost:
+        # en_core_web_sm's ner has its own internal tok2vec, so the shared one fed only the parser
+        # and tagger, and running it doubled the model's time for the same entities.
+        for name in list(self._nlp.pipe_names):
+            if name != "ner" and hasattr(self._nlp.get_pipe(name), "listening_components") \
+                    and not self._nlp.get_pipe(name).listening_components:
+                self._nlp.remove_pipe(name)
         self._map = {"PERSON": PERSON, "FAC": PLACE, "GPE": PLACE, "LOC": PLACE}
 
     def tag(self, texts: list[str]) -> list[list[tuple[int, int, str]]]:
@@ -189,54 +199,31 @@ def prose_segments(text: str) -> list[tuple[int, str]]:
     return [(o, s) for o, s in segs if s.strip()]
 
 
-class _TagCache:
-    """Tags of recently seen prose segments, per backend object; FIFO-bounded (entries, characters).
-
-    ``prefetch`` fills it for a whole chunk of rows in one batched ``tag`` call, and
-    ``detect_ner`` (called text by text from ``Sanitizer.sanitize``) then finds its segments here.
-    """
-
-    def __init__(self, max_entries: int = 20_000, max_chars: int = 50_000_000) -> None:
-        self.max_entries, self.max_chars = max_entries, max_chars
-        self._data: dict[tuple[NERBackend, str], list[tuple[int, int, str]]] = {}
-        self._chars = 0
-
-    def get(self, backend: NERBackend, seg: str) -> list[tuple[int, int, str]] | None:
-        return self._data.get((backend, seg))
-
-    def put(self, backend: NERBackend, segs: list[str], tags: list[list[tuple[int, int, str]]]) -> None:
-        for seg, spans in zip(segs, tags):
-            if (backend, seg) not in self._data:
-                self._data[(backend, seg)] = spans
-                self._chars += len(seg)
-        while self._data and (len(self._data) > self.max_entries or self._chars > self.max_chars):
-            self._chars -= len(next(iter(self._data))[1])
-            del self._data[next(iter(self._data))]
-
-    def clear(self) -> None:
-        self._data.clear()
-        self._chars = 0
-
-
-TAG_CACHE = _TagCache()
+# Tags of recently seen prose segments, keyed on (backend, segment). ``prefetch`` fills it for a
+# whole chunk of rows in one batched ``tag`` call; ``detect_ner`` (called text by text from
+# ``Sanitizer.sanitize``) then finds its segments here.
+TAG_CACHE = BoundedMemo(max_entries=20_000, max_chars=50_000_000)
 
 
 def _tag_segments(segs: list[str], backend: NERBackend) -> list[list[tuple[int, int, str]]]:
     """Tags of prose segments: [] for those the model need not see, the others from the cache or
     one batched call. Both kinds are cached, so `detect_ner` after `prefetch` redoes nothing."""
     found: dict[str, list[tuple[int, int, str]]] = {}
+    new: list[str] = []  # segments not cached
     windows: list[tuple[str, int, int]] = []  # what the model reads, of the segments not cached
     for seg in dict.fromkeys(segs):
-        cached = TAG_CACHE.get(backend, seg)
+        cached = TAG_CACHE.peek((backend, seg))
         if cached is not None:
             found[seg] = cached
         else:
             found[seg] = []
+            new.append(seg)
             windows += [(seg, ws, we) for ws, we in ner_windows(seg)]
     if windows:
         for (seg, ws, _), spans in zip(windows, backend.tag([seg[ws:we] for seg, ws, we in windows])):
             found[seg].extend((s + ws, e + ws, label) for s, e, label in spans)
-    TAG_CACHE.put(backend, list(found), list(found.values()))
+    for seg in new:
+        TAG_CACHE.put((backend, seg), found[seg], len(seg))
     return [found[seg] for seg in segs]
 
 
