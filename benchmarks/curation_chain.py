@@ -169,7 +169,8 @@ class Clock:
     def __init__(self) -> None:
         self.wall: dict[str, float] = {}
         self.cpu: dict[str, float] = {}
-        self.blocks: dict[str, float] = {}  # CPU of the filter step's three blocks (inside "filter")
+        # CPU of the blocks inside a step: {"sanitize": {"ner": s, ...}, "filter": {"ast": s, ...}}
+        self.blocks: dict[str, dict[str, float]] = {"sanitize": {}, "filter": {}}
 
     def add(self, stage: str, wall: float, cpu: float) -> None:
         self.wall[stage] = self.wall.get(stage, 0.0) + wall
@@ -194,10 +195,13 @@ def run(by_source: dict[str, list[dict]], only: set[str] | None, tmp: Path, inde
     for s, rows in by_source.items():
         if only is not None and s not in only:
             continue  # unchanged source: its filtered rows, signatures and digests are reused
-        rows = clock.timed("sanitize", sanitize_rows, rows, sanitizer, workers, chunk_rows).rows
+        san = clock.timed("sanitize", sanitize_rows, rows, sanitizer, workers, chunk_rows)
+        rows = san.rows
+        for block in ("ner", "detectors"):
+            clock.blocks["sanitize"][block] = clock.blocks["sanitize"].get(block, 0.0) + san.cpu_seconds[block]
         res = clock.timed("filter", filter_rows, rows, ast, heur, edu, workers=workers, chunk_size=chunk_rows)
         for block, stage in (("ast", "ast"), ("heuristics", "heuristics"), ("edu", "edu_scorer")):
-            clock.blocks[stage] = clock.blocks.get(stage, 0.0) + res.cpu_seconds[block]
+            clock.blocks["filter"][stage] = clock.blocks["filter"].get(stage, 0.0) + res.cpu_seconds[block]
         rows = [r for r, reason in zip(rows, res.reasons) if not reason]
         w, c = time.perf_counter(), _cpu()
         texts = [row_text(r) for r in rows]
@@ -246,8 +250,9 @@ def main() -> None:
     for k in full.cpu:
         wall, cpu = full.wall[k], full.cpu[k]
         print(f"{k:<22}{wall:>8.2f}{cpu:>8.2f}{args.docs / wall:>10.0f}{mb / wall:>8.2f}{mb / cpu:>10.2f}")
-        if k == "filter":  # its three blocks, CPU only (they run interleaved per chunk)
-            for block, bcpu in full.blocks.items():
+        # the blocks inside a step, CPU only (they run interleaved per chunk)
+        for block, bcpu in full.blocks.get(k, {}).items():
+            if bcpu:
                 print(f"  {block:<20}{'':>8}{bcpu:>8.2f}{'':>10}{'':>8}{mb / bcpu:>10.2f}")
     wall, cpu = sum(full.wall.values()), sum(full.cpu.values())
     print(f"{'TOTAL':<22}{wall:>8.2f}{cpu:>8.2f}{args.docs / wall:>10.0f}{mb / wall:>8.2f}{mb / cpu:>10.2f}"

@@ -6,7 +6,7 @@ import json
 import shutil
 
 import pytest
-from dagster import DagsterInstance, materialize
+from dagster import AssetKey, DagsterInstance, materialize
 
 from surrogate_dagster.curation.assets import (
     CURATION_ASSETS,
@@ -111,6 +111,10 @@ def test_sanitizer_counts_in_metadata(curated):
     store = LocalObjectStore(tmp / "store")
     latest, _ = read_step(store, "sanitized", "codefeedback_filtered")
     assert latest["summary"]["counts"].get("cloud_credentials", 0) >= 1
+    records = curated[3].fetch_materializations(AssetKey("sanitized_rows"), limit=100).records
+    metas = [{k: v.value for k, v in r.asset_materialization.metadata.items()} for r in records]
+    assert metas and sum(m["cpu_seconds_detectors"] for m in metas) > 0
+    assert all(m["cpu_seconds_ner"] == 0 for m in metas if m["ner_model"] == "none")
 
 
 def test_forked_workers_inside_a_dagster_step_give_the_same_outputs(curated, tmp_path):

@@ -109,6 +109,9 @@ def sanitized_rows(context: AssetExecutionContext, object_store: ObjectStoreReso
             "counts": MetadataValue.json(dict(counts)),
             "ner_model": curation.ner_model or "none",
             "mb": round(mb, 3), "mb_per_s": round(mb / dt, 2) if dt > 0 else 0.0,
+            # where the step's CPU went, all workers: the NER model or the other detectors
+            "cpu_seconds_ner": round(result.cpu_seconds["ner"], 2),
+            "cpu_seconds_detectors": round(result.cpu_seconds["detectors"], 2),
         },
     )
 

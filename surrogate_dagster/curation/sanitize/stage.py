@@ -15,6 +15,7 @@ Results do not depend on ``workers`` or the chunk size. An NER backend that is n
 """
 from __future__ import annotations
 
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
@@ -32,15 +33,20 @@ class SanitizedRows:
     rows: list[dict]
     changed: int = 0
     counts: Counter = field(default_factory=Counter)
+    # CPU seconds, all workers: "ner" (the batched model calls) and "detectors" (the rest)
+    cpu_seconds: Counter = field(default_factory=Counter)
 
 
 def _sanitize_chunk(payload: tuple[Sequence[dict], Sanitizer], start: int, end: int
-                    ) -> list[tuple[int, dict, Counter]]:
-    """(index, sanitized row, category counts) for the rows of rows[start:end] that changed."""
+                    ) -> tuple[list[tuple[int, dict, Counter]], Counter]:
+    """(index, sanitized row, category counts) for the rows of rows[start:end] that changed, and
+    the chunk's CPU seconds per block."""
     rows, sanitizer = payload
     ner = sanitizer.ner_backend
+    t0 = time.process_time()
     if ner is not None:
         prefetch([t for i in range(start, end) for t in row_texts(rows[i])], ner)
+    t1 = time.process_time()
     out = []
     for i in range(start, end):
         row_counts: Counter = Counter()
@@ -54,7 +60,7 @@ def _sanitize_chunk(payload: tuple[Sequence[dict], Sanitizer], start: int, end: 
         new = map_row_text(rows[i], clean)
         if row_counts:
             out.append((i, new, row_counts))
-    return out
+    return out, Counter(ner=t1 - t0, detectors=time.process_time() - t1)
 
 
 def sanitize_rows(rows: Sequence[dict], sanitizer: Sanitizer, workers: int = 1,
@@ -64,8 +70,9 @@ def sanitize_rows(rows: Sequence[dict], sanitizer: Sanitizer, workers: int = 1,
     if not getattr(sanitizer.ner_backend, "fork_safe", True):
         workers = 1
     result = SanitizedRows(list(rows))
-    for part in map_chunks(_sanitize_chunk, (rows, sanitizer), len(rows), workers, chunk_size,
-                           progress):
+    for part, cpu in map_chunks(_sanitize_chunk, (rows, sanitizer), len(rows), workers, chunk_size,
+                                progress):
+        result.cpu_seconds.update(cpu)
         for i, new, counts in part:
             result.rows[i] = new
             result.changed += 1
