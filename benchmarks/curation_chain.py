@@ -35,20 +35,19 @@ Cross-source texts for the true-Jaccard check are built outside the clock (the a
 with the filtered rows). The first ``minhash_signatures`` call of a process also pays numba's
 import and cached-kernel load (~0.5 s; a first-ever compile ~5 s).
 
-Measured 2026-11-30 on this 2-core box with no other job running, default run (100k docs,
-128.9 MB, NER on, 2 workers, 256-row chunks), five runs within an hour: 57.3 / 62.8 / 71.0 /
-77.3 s wall = 2.25 / 2.05 / 1.82 / 1.67 MB/s (107 / 118 / 133 / 145 CPU-s: the same work swings
-~35% in CPU here from one run to the next, in the Python-heavy stages), plus 1.58 MB/s for a run
-that first recompiled the numba kernels (~5 s); 128-row chunks: 1.86 MB/s; after
-decontamination moved to threads (2.9-4.1 -> 1.9 s wall), 72.4 s = 1.78 MB/s. So the 2 MB/s
-target is at the edge: met in 2 of 6 runs. Best run per stage, wall / CPU s: sanitize 23.0 / 44.5
-(NER about a third of it), filter 24.4 / 46.9 (AST 27.3 of which tree-sitter's own parse
-~60%, heuristics 9.3, edu 8.4), minhash signatures 5.4 / 8.4, decontamination 2.9 / 5.0,
-digests 0.6 / 1.1, exact 0.5, near dedup 0.6 / 1.0; without sanitize 2.5-3.8 MB/s.
-Re-curating one source: 6.5-7.5% of the full run. Two workers cost 30-50% more CPU than one
-for the same work (20k docs: 29.6 vs 19.0 CPU-s): the forked workers run it slower. Not the
-cores (two separate processes do not slow each other) and not warm-up (warming the parent
-first changes nothing); copy-on-write faults (~4k per worker per pool) are the suspect left.
+Measured 2026-11-30 (third session) on this 2-core box with no other job running, default run
+(100k docs, 128.9 MB, NER on, 2 workers, 256-row chunks), five runs within 90 minutes: 56.3 /
+59.7 / 65.5 / 69.2 / 70.6 s wall = 2.29 / 2.16 / 1.97 / 1.86 / 1.83 MB/s (106 / 112 / 123 / 130
+/ 133 CPU-s: the same code swings ~25% in CPU here from one run to the next, in every stage). So
+the 2 MB/s target is at the edge: met in 2 of 5 (and in 2 of 6 the session before). Best run
+per stage, wall / CPU s: sanitize 22.3 / 42.9 (NER model 18.1, the other detectors 22.1),
+filter 25.4 / 49.2 (AST 28.3 of which tree-sitter's own parse ~60%, heuristics 9.8, edu 8.7),
+minhash signatures 5.6 / 8.7, decontamination 1.6 / 2.9, digests 0.6 / 1.1, exact 0.3, near
+dedup 0.5 / 0.9; without sanitize 3.8 MB/s. Re-curating one source: 6.1-7.6% of the full run.
+Where two workers lose against one process: a fork here costs ~15 ms plus ~30 us per MB of the
+parent's RSS (this benchmark's parent holds the whole corpus: ~40 ms, two per pool, 88 pools),
+workers copy-on-write the rows they read (~2 CPU-s per forked stage at 100k), and the NER
+model's first calls in a fresh worker run ~1.5x slower than in a warm process.
 
 Where the session of 2026-11-30 started (same box, busier): 0.69 MB/s without NER; with NER
 called text by text on all prose it would have been ~0.1 MB/s. What changed, each with identical
@@ -56,7 +55,10 @@ outputs unless said: sanitizer 2.7x (one-pass keyword scan, exact prefilters); N
 that can hold an accepted finding, batched per chunk, on the trigger sentences only (the one
 change of output: 347 vs 349 names on 11k fixture texts, and two stdlib false positives fewer);
 filter 1.5-1.9x; decontamination 6x; MinHash signatures 1.75x and on nogil threads; near dedup
-3-8x; the sanitize step forked like the others.
+3-8x; the sanitize step forked like the others. Third session: the spaCy pipeline no longer runs
+its shared tok2vec, which only the excluded parser and tagger listened to (en_core_web_sm's ner
+has its own; same entities, ~35% less model time), and the memos evict in O(1) (FIFO eviction
+by ``next(iter(dict))`` had cost ~5% of the sanitize step).
 
 Baseline for the incremental figure: the full run measured in the same process. Re-curating one
 changed source of ``--sources`` re-runs its per-source stages plus the cross-source steps.
