@@ -69,7 +69,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import resource
 import sys
 import tempfile
 import time
@@ -82,7 +81,7 @@ from surrogate_dagster.curation.benchmark_refs import load_benchmarks  # noqa: E
 from surrogate_dagster.curation.decontam import BenchmarkIndex, Decontaminator  # noqa: E402
 from surrogate_dagster.curation.exact_dedup import ExactDeduper, digest_texts  # noqa: E402
 from surrogate_dagster.curation.minhash import compute_signatures, find_near_duplicates  # noqa: E402
-from surrogate_dagster.curation.parallel import DEFAULT_CHUNK_ROWS, default_workers  # noqa: E402
+from surrogate_dagster.curation.parallel import DEFAULT_CHUNK_ROWS, children_cpu_seconds, default_workers  # noqa: E402
 from surrogate_dagster.curation.quality.edu_classifier import EduFilter, build_edu_scorer  # noqa: E402
 from surrogate_dagster.curation.quality.filter_stage import filter_rows  # noqa: E402
 from surrogate_dagster.curation.quality.heuristics import HeuristicFilter  # noqa: E402
@@ -160,9 +159,8 @@ def corpus(n: int, n_sources: int, humaneval_prompts: list[str]) -> dict[str, li
 
 
 def _cpu() -> float:
-    """User + system seconds of this process and of its finished (waited-for) workers."""
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return time.process_time() + children.ru_utime + children.ru_stime
+    """User + system seconds of this process and of its workers (running or ended)."""
+    return time.process_time() + children_cpu_seconds()
 
 
 class Clock:

@@ -14,11 +14,11 @@ from surrogate_dagster.curation.sanitize import ner as ner_mod
 from surrogate_dagster.curation.sanitize.stage import sanitize_rows
 
 
-def _square_chunk(payload, start, end):
-    return [payload[i] ** 2 for i in range(start, end)]
+def _square_chunk(static, rows, start, end):
+    return [rows[i] ** 2 + static for i in range(start, end)]
 
 
-def _die_on_chunk(payload, start, end):
+def _die_on_chunk(static, rows, start, end):
     if start <= 13 < end:
         os._exit(9)  # a worker killed mid-chunk (what the OOM killer does)
     return end - start
@@ -27,7 +27,7 @@ def _die_on_chunk(payload, start, end):
 @pytest.mark.parametrize("workers,chunk", [(1, 4), (2, 4), (2, 1), (3, 100)])
 def test_map_chunks_is_ordered_and_independent_of_workers(workers, chunk):
     done = []
-    parts = map_chunks(_square_chunk, list(range(23)), 23, workers, chunk, progress=lambda d, n: done.append((d, n)))
+    parts = map_chunks(_square_chunk, 0, list(range(23)), workers, chunk, progress=lambda d, n: done.append((d, n)))
     assert [x for p in parts for x in p] == [i * i for i in range(23)]
     assert done[-1] == (23, 23) and [d for d, _ in done] == sorted(d for d, _ in done)
 
@@ -35,7 +35,56 @@ def test_map_chunks_is_ordered_and_independent_of_workers(workers, chunk):
 def test_a_dead_worker_fails_the_step_with_a_message_not_a_hang():
     with pytest.raises(RuntimeError, match=r"worker process died while _die_on_chunk ran over 40 rows "
                                            r"\(first unfinished chunk: rows \[(0|4|8|12), "):
-        map_chunks(_die_on_chunk, None, 40, workers=2, chunk_size=4)
+        map_chunks(_die_on_chunk, None, list(range(40)), workers=2, chunk_size=4)
+    assert map_chunks(_square_chunk, 1, list(range(9)), workers=2, chunk_size=4) == [[1, 2, 5, 10], [17, 26, 37, 50], [65]]
+
+
+def _pid_chunk(static, rows, start, end):
+    return os.getpid()
+
+
+def _raise_on_chunk(static, rows, start, end):
+    if start <= 13 < end:
+        raise ValueError(f"bad row {rows[13]!r}")
+    return end - start
+
+
+def _window_chunk(static, rows, start, end):
+    assert len(rows[start:end]) == end - start and rows[start:end] == [rows[i] for i in range(start, end)]
+    for outside in (start - 1, end):
+        if 0 <= outside < 40:
+            with pytest.raises(IndexError):
+                rows[outside]  # a worker only holds its own chunk
+    return rows[start]
+
+
+def test_pool_is_forked_once_per_static_and_reused():
+    from surrogate_dagster.curation import parallel
+
+    parallel.shutdown_pools()
+    static = object()
+    first = {p for part in [map_chunks(_pid_chunk, static, list(range(40)), 2, 4)] for p in part}
+    again = set(map_chunks(_pid_chunk, static, list(range(40)), 2, 4))
+    assert os.getpid() not in first and again <= first and len(parallel._POOLS) == 1
+    other = set(map_chunks(_pid_chunk, object(), list(range(40)), 2, 4))
+    assert not other & first and len(parallel._POOLS) == 2  # another static: its own workers
+    for i in range(parallel.MAX_POOLS + 1):
+        map_chunks(_pid_chunk, (i, object()), list(range(8)), 2, 4)
+    assert len(parallel._POOLS) == parallel.MAX_POOLS  # least recently used pools were shut down
+    parallel.shutdown_pools()
+    assert not parallel._POOLS
+
+
+def test_a_worker_exception_keeps_its_type_and_the_next_call_starts_clean():
+    with pytest.raises(ValueError, match="bad row 13") as err:
+        map_chunks(_raise_on_chunk, None, list(range(40)), workers=2, chunk_size=4)
+    assert any("rows [12, 16)" in note for note in getattr(err.value, "__notes__", []))
+    assert sum(map_chunks(_raise_on_chunk, None, list(range(12)), workers=2, chunk_size=4)) == 12
+
+
+def test_workers_see_only_their_chunk_by_absolute_row_numbers():
+    rows = [f"r{i}" for i in range(40)]
+    assert map_chunks(_window_chunk, None, rows, workers=2, chunk_size=7) == rows[::7]
 
 
 class CountingNER:

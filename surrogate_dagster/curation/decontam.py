@@ -364,7 +364,7 @@ class Decontaminator:
             parts = thread_map(lambda b: self._screen(texts[b[0]:b[1]]), chunk_bounds(len(texts), chunk_size),
                                workers)
         else:
-            parts = map_chunks(_check_chunk, (self, texts), len(texts), workers, chunk_size)
+            parts = map_chunks(_check_chunk, self, texts, workers, chunk_size)
         return [m for part in parts for m in part]
 
     def _screen(self, texts: Sequence[str]) -> list[Match | None]:
@@ -439,7 +439,6 @@ class Decontaminator:
         return m.reason if m else None
 
 
-def _check_chunk(payload: tuple[Decontaminator, Sequence[str]], start: int, end: int) -> list[Match | None]:
+def _check_chunk(dec: Decontaminator, texts: Sequence[str], start: int, end: int) -> list[Match | None]:
     """Matches for texts[start:end] (a map_chunks worker)."""
-    dec, texts = payload
     return dec._screen(texts[start:end])

@@ -56,14 +56,14 @@ def digest_texts(texts: Sequence[str], workers: int = 1) -> list[str]:
     instead of ``str.split`` building a string per word; the digests are the same.
     """
     mnp.warm_up()  # load the compiled kernels once, before forking
-    return [d for part in map_chunks(_digest_chunk, texts, len(texts), workers) for d in part]
+    return [d for part in map_chunks(_digest_chunk, None, texts, workers) for d in part]
 
 
 # the ASCII characters str.split() splits on (str.isspace: also \x1c-\x1f)
 _ASCII_SPACE = np.array([chr(i).isspace() for i in range(128)], dtype=np.bool_)
 
 
-def _digest_chunk(texts: Sequence[str], start: int, end: int) -> list[str]:
+def _digest_chunk(_: None, texts: Sequence[str], start: int, end: int) -> list[str]:
     part = texts[start:end]
     k = mnp.kernels()
     rows = [i for i, t in enumerate(part) if isinstance(t, str) and t.isascii()] if k is not None else []

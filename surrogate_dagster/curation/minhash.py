@@ -257,7 +257,7 @@ def compute_signatures(docs: Iterable[tuple[str, str]], out_dir: Path | str,
                 sigs, idx = mnp.signature_matrix(texts, spec.n_grams, _TOKENIZER.word_tokenize, a, b,
                                                  regex_tokens=True, threads=workers)
             else:
-                parts = map_chunks(_sign_chunk, (texts, spec), len(texts), workers, chunk_size)
+                parts = map_chunks(_sign_chunk, spec, texts, workers, chunk_size)
                 sigs = np.concatenate([p[0] for p in parts]) if parts else np.empty((0, spec.num_hashes), np.uint64)
                 idx = np.concatenate([p[1] for p in parts]) if parts else np.empty(0, np.uint32)
             mnp.write_signature_files(tmp, sigs, idx, spec.buckets, spec.hashes_per_bucket, threads=workers)
@@ -276,9 +276,8 @@ def compute_signatures(docs: Iterable[tuple[str, str]], out_dir: Path | str,
     return SignatureStats(str(out_dir), len(doc_ids), len(doc_ids) - n_signed)
 
 
-def _sign_chunk(payload: tuple[list[str], MinhashSpec], start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
+def _sign_chunk(spec: MinhashSpec, texts: Sequence[str], start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
     """Signatures of texts[start:end] with absolute doc indices (a map_chunks worker)."""
-    texts, spec = payload
     a, b = _params(spec)
     sigs, idx = mnp.signature_matrix(texts[start:end], spec.n_grams, _TOKENIZER.word_tokenize, a, b,
                                      regex_tokens=True)

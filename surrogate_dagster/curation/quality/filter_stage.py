@@ -49,12 +49,12 @@ class FilterResult:
         return self
 
 
-Payload = tuple[Sequence[dict], AstChecker, HeuristicFilter, "EduFilter | None"]
+Blocks = tuple[AstChecker, HeuristicFilter, "EduFilter | None"]
 
 
-def _filter_chunk(payload: Payload, start: int, end: int) -> FilterResult:
+def _filter_chunk(blocks: Blocks, rows: Sequence[dict], start: int, end: int) -> FilterResult:
     """AST + heuristics (+ edu when given) over rows[start:end] (a map_chunks worker)."""
-    rows, checker, heuristics, edu = payload
+    checker, heuristics, edu = blocks
     res = FilterResult([])
     t0 = time.process_time()
     res.reasons = [checker.check_row(rows[i], res.ast) for i in range(start, end)]
@@ -83,8 +83,7 @@ def filter_rows(rows: Sequence[dict], checker: AstChecker, heuristics: Heuristic
     """Drop reasons for one partition's rows and the three blocks' stats (module docstring)."""
     in_workers = edu if getattr(edu.scorer, "fork_safe", False) or workers <= 1 else None
     result = FilterResult([])
-    for part in map_chunks(_filter_chunk, (rows, checker, heuristics, in_workers), len(rows),
-                           workers, chunk_size):
+    for part in map_chunks(_filter_chunk, (checker, heuristics, in_workers), rows, workers, chunk_size):
         result.merge(part)
     if in_workers is None:
         t0 = time.process_time()

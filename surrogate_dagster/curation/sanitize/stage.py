@@ -37,11 +37,10 @@ class SanitizedRows:
     cpu_seconds: Counter = field(default_factory=Counter)
 
 
-def _sanitize_chunk(payload: tuple[Sequence[dict], Sanitizer], start: int, end: int
+def _sanitize_chunk(sanitizer: Sanitizer, rows: Sequence[dict], start: int, end: int
                     ) -> tuple[list[tuple[int, dict, Counter]], Counter]:
     """(index, sanitized row, category counts) for the rows of rows[start:end] that changed, and
-    the chunk's CPU seconds per block."""
-    rows, sanitizer = payload
+    the chunk's CPU seconds per block (a map_chunks worker)."""
     ner = sanitizer.ner_backend
     t0 = time.process_time()
     if ner is not None:
@@ -70,8 +69,7 @@ def sanitize_rows(rows: Sequence[dict], sanitizer: Sanitizer, workers: int = 1,
     if not getattr(sanitizer.ner_backend, "fork_safe", True):
         workers = 1
     result = SanitizedRows(list(rows))
-    for part, cpu in map_chunks(_sanitize_chunk, (rows, sanitizer), len(rows), workers, chunk_size,
-                                progress):
+    for part, cpu in map_chunks(_sanitize_chunk, sanitizer, rows, workers, chunk_size, progress):
         result.cpu_seconds.update(cpu)
         for i, new, counts in part:
             result.rows[i] = new
