@@ -48,6 +48,19 @@ def _sanitizer(categories: tuple[str, ...], ner_model: str | None):
     return Sanitizer(SanitizerConfig(categories=categories, ner_model=ner_model))
 
 
+@functools.lru_cache(maxsize=2)
+def _filter_blocks(edu_scorer: str, edu_threshold: float):
+    """One (AST checker, heuristics, edu filter) per process and settings: the blocks hold no
+    per-partition state, and keeping them keeps their worker pool (``parallel.pool_for`` keys
+    on these objects), so every partition a process filters reuses warm workers."""
+    from .ast_validity import AstChecker
+    from .quality.edu_classifier import EduFilter, build_edu_scorer
+    from .quality.heuristics import HeuristicFilter
+
+    return (AstChecker(languages=CURATION.ast.languages), HeuristicFilter(CURATION.quality.heuristics),
+            EduFilter(build_edu_scorer(edu_scorer), threshold=edu_threshold))
+
+
 def _plant_canaries(store, rows: list[dict]):
     """((rows with canaries, how many), manifest version), or (None, None) before eval_canaries ran."""
     from ..evals.assets import CANARY_KEY
@@ -121,19 +134,14 @@ def sanitized_rows(context: AssetExecutionContext, object_store: ObjectStoreReso
 def filtered_rows(context: AssetExecutionContext, object_store: ObjectStoreResource,
                   curation: CurationSettings) -> MaterializeResult:
     """One source after AST validity (tree-sitter), OpenCoder heuristics and the edu classifier."""
-    from .ast_validity import AstChecker
-    from .quality.edu_classifier import EduFilter, build_edu_scorer
     from .quality.filter_stage import filter_rows
-    from .quality.heuristics import HeuristicFilter
 
     store = object_store.get_store()
     source = context.partition_key
     latest, rows = read_step(store, "sanitized", source)
-    checker = AstChecker(languages=CURATION.ast.languages)
-    heur = HeuristicFilter(CURATION.quality.heuristics)
     edu_threshold = (curation.edu_threshold if curation.edu_threshold is not None
                      else CURATION.quality.edu_threshold)
-    edu = EduFilter(build_edu_scorer(curation.edu_scorer), threshold=edu_threshold)
+    checker, heur, edu = _filter_blocks(curation.edu_scorer, edu_threshold)
     t0 = time.monotonic()
     # One pass: each code block is found and parsed once and shared by the three blocks.
     res = filter_rows(rows, checker, heur, edu, workers=curation.workers, chunk_size=curation.chunk_rows)
