@@ -8,8 +8,9 @@ HumanEval prompts and, in one question of ten, a sentence with a person's name, 
 or a number before a capitalised word (what sends prose to the NER model). The stages are the
 blocks the curation assets run, in the same order:
 
-  per source (re-run when that source changes; each over ``--workers`` forked processes,
-  surrogate_dagster.curation.parallel.map_chunks, ``--chunk-rows`` rows per chunk):
+  per source (re-run when that source changes; each over ``--workers`` worker processes forked
+  once per process and kept, surrogate_dagster.curation.parallel.map_chunks, ``--chunk-rows``
+  rows per chunk):
     sanitize            sanitize.stage.sanitize_rows: the Sanitizer with the local profile's NER
                         model (spaCy, prose only, batched per chunk; `--ner none` leaves it out)
     filter              quality.filter_stage.filter_rows: AST -> heuristics -> edu scorer per
@@ -36,18 +37,19 @@ with the filtered rows). The first ``minhash_signatures`` call of a process also
 import and cached-kernel load (~0.5 s; a first-ever compile ~5 s).
 
 Measured 2026-11-30 (third session) on this 2-core box with no other job running, default run
-(100k docs, 128.9 MB, NER on, 2 workers, 256-row chunks), five runs within 90 minutes: 56.3 /
-59.7 / 65.5 / 69.2 / 70.6 s wall = 2.29 / 2.16 / 1.97 / 1.86 / 1.83 MB/s (106 / 112 / 123 / 130
-/ 133 CPU-s: the same code swings ~25% in CPU here from one run to the next, in every stage). So
-the 2 MB/s target is at the edge: met in 2 of 5 (and in 2 of 6 the session before). Best run
-per stage, wall / CPU s: sanitize 22.3 / 42.9 (NER model 18.1, the other detectors 22.1),
-filter 25.4 / 49.2 (AST 28.3 of which tree-sitter's own parse ~60%, heuristics 9.8, edu 8.7),
-minhash signatures 5.6 / 8.7, decontamination 1.6 / 2.9, digests 0.6 / 1.1, exact 0.3, near
-dedup 0.5 / 0.9; without sanitize 3.8 MB/s. Re-curating one source: 6.1-7.6% of the full run.
-Where two workers lose against one process: a fork here costs ~15 ms plus ~30 us per MB of the
-parent's RSS (this benchmark's parent holds the whole corpus: ~40 ms, two per pool, 88 pools),
-workers copy-on-write the rows they read (~2 CPU-s per forked stage at 100k), and the NER
-model's first calls in a fresh worker run ~1.5x slower than in a warm process.
+(100k docs, 128.9 MB, NER on, 2 workers, 256-row chunks). With workers kept per process
+(``parallel.WorkerPool``), five runs: 57.0 / 60.7 / 50.2 / 51.3 / 46.3 s wall = 2.26 / 2.12 /
+2.57 / 2.51 / 2.78 MB/s (108 / 114 / 94 / 96 / 87 CPU-s; the box's speed drifts ~15% within an
+hour, so compare runs made back to back). Back to back against the previous commit (a pool
+forked per step and partition): 64.2 s, 120.6 CPU-s, 2.01 MB/s old against 57.0 s, 107.8 CPU-s,
+2.26 MB/s new; at 20k docs, three alternating pairs: 16.2 / 16.1 / (30.5) s old, 13.2 / 14.8 /
+13.4 s new. Page faults at 100k fell from 1.27M to 87k in the workers (their system time from
+7.6 to 0.8 CPU-s) and from 1.08M to 0.51M in the parent. Best run per stage, wall / CPU s:
+sanitize 17.6 / 33.9 (NER model 13.3, the other detectors 18.8), filter 20.9 / 40.5 (AST 22.9
+of which tree-sitter's own parse ~60%, heuristics 8.1, edu 7.7), minhash signatures 4.7 / 7.6,
+decontamination 1.4 / 2.6, digests 0.7 / 1.0, exact 0.5, near dedup 0.5 / 0.9; without
+sanitize 4.5 MB/s. Re-curating one source: 6.5-8.2% of the full run. Before the kept workers
+this session measured 1.83-2.29 MB/s over five runs (2 MB/s met in two).
 
 Where the session of 2026-11-30 started (same box, busier): 0.69 MB/s without NER; with NER
 called text by text on all prose it would have been ~0.1 MB/s. What changed, each with identical
@@ -58,7 +60,8 @@ filter 1.5-1.9x; decontamination 6x; MinHash signatures 1.75x and on nogil threa
 3-8x; the sanitize step forked like the others. Third session: the spaCy pipeline no longer runs
 its shared tok2vec, which only the excluded parser and tagger listened to (en_core_web_sm's ner
 has its own; same entities, ~35% less model time), and the memos evict in O(1) (FIFO eviction
-by ``next(iter(dict))`` had cost ~5% of the sanitize step).
+by ``next(iter(dict))`` had cost ~5% of the sanitize step), and the workers are kept per process
+instead of forked per step and partition (the figures above).
 
 Baseline for the incremental figure: the full run measured in the same process. Re-curating one
 changed source of ``--sources`` re-runs its per-source stages plus the cross-source steps.
