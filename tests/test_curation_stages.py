@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections import Counter
 
 import pytest
@@ -80,6 +81,18 @@ def test_a_worker_exception_keeps_its_type_and_the_next_call_starts_clean():
         map_chunks(_raise_on_chunk, None, list(range(40)), workers=2, chunk_size=4)
     assert any("rows [12, 16)" in note for note in getattr(err.value, "__notes__", []))
     assert sum(map_chunks(_raise_on_chunk, None, list(range(12)), workers=2, chunk_size=4)) == 12
+
+
+def test_a_worker_killed_between_calls_is_replaced():
+    from surrogate_dagster.curation import parallel
+
+    static = object()
+    pids = set(map_chunks(_pid_chunk, static, list(range(8)), 2, 4))
+    os.kill(next(iter(pids)), 9)
+    time.sleep(0.2)  # let it die (the pool reaps it when asked whether it is alive)
+    again = set(map_chunks(_pid_chunk, static, list(range(8)), 2, 4))
+    assert again and not again & pids  # a dead pool is noticed and forked anew
+    parallel.shutdown_pools()
 
 
 def test_workers_see_only_their_chunk_by_absolute_row_numbers():

@@ -181,10 +181,20 @@ class WorkerPool:
         busy: dict[int, int] = {}  # worker -> chunk
         rows_done = 0
 
+        def died(first: int) -> RuntimeError:
+            self.close()
+            s, e = bounds[first]
+            return RuntimeError(f"a worker process died while {fn.__qualname__} ran over {n} rows "
+                                f"(first unfinished chunk: rows [{s}, {e}); killed for memory? see "
+                                "the kernel log); nothing was written for this partition")
+
         def send(w: int) -> None:
             i = todo.pop()
             s, e = bounds[i]
-            self._conns[w].send((fn, s, e, list(rows[s:e])))
+            try:
+                self._conns[w].send((fn, s, e, list(rows[s:e])))
+            except (BrokenPipeError, ConnectionResetError):  # it died while idle
+                raise died(min(i, *busy.values()) if busy else i) from None
             busy[w] = i
 
         for w in range(min(self.workers, len(bounds))):
@@ -199,12 +209,7 @@ class WorkerPool:
                 try:
                     status, value = self._conns[w].recv()
                 except (EOFError, OSError):
-                    first = min(i for i, f in enumerate(finished) if not f)
-                    self.close()
-                    s, e = bounds[first]
-                    raise RuntimeError(f"a worker process died while {fn.__qualname__} ran over {n} rows "
-                                       f"(first unfinished chunk: rows [{s}, {e}); killed for memory? see "
-                                       "the kernel log); nothing was written for this partition") from None
+                    raise died(min(i for i, f in enumerate(finished) if not f)) from None
                 i = busy.pop(w)
                 if status == "err":
                     self.close()  # other workers may still hold chunks: start clean next time
