@@ -42,6 +42,7 @@ import gc
 import multiprocessing
 import os
 import pickle
+import resource
 import traceback
 from collections import OrderedDict
 from collections.abc import Sequence as SequenceABC
@@ -92,6 +93,7 @@ class RowWindow(SequenceABC):
         self._items, self._start = items, start
 
     def __len__(self) -> int:
+        # the chunk's end: like the whole partition's length, it bounds the valid row numbers
         return self._start + len(self._items)
 
     def __getitem__(self, i):
@@ -181,9 +183,9 @@ class WorkerPool:
         busy: dict[int, int] = {}  # worker -> chunk
         rows_done = 0
 
-        def died(first: int) -> RuntimeError:
+        def died() -> RuntimeError:
             self.close()
-            s, e = bounds[first]
+            s, e = bounds[finished.index(False)]
             return RuntimeError(f"a worker process died while {fn.__qualname__} ran over {n} rows "
                                 f"(first unfinished chunk: rows [{s}, {e}); killed for memory? see "
                                 "the kernel log); nothing was written for this partition")
@@ -194,7 +196,7 @@ class WorkerPool:
             try:
                 self._conns[w].send((fn, s, e, list(rows[s:e])))
             except (BrokenPipeError, ConnectionResetError):  # it died while idle
-                raise died(min(i, *busy.values()) if busy else i) from None
+                raise died() from None
             busy[w] = i
 
         for w in range(min(self.workers, len(bounds))):
@@ -209,7 +211,7 @@ class WorkerPool:
                 try:
                     status, value = self._conns[w].recv()
                 except (EOFError, OSError):
-                    raise died(min(i for i, f in enumerate(finished) if not f)) from None
+                    raise died() from None
                 i = busy.pop(w)
                 if status == "err":
                     self.close()  # other workers may still hold chunks: start clean next time
@@ -272,8 +274,6 @@ def children_cpu_seconds() -> float:
     """User + system CPU seconds of this process's children: those already ended (and waited
     for) and the pool workers still running (Linux ``/proc``), which ``RUSAGE_CHILDREN`` does not
     count until they end. Benchmarks add it to ``time.process_time()``."""
-    import resource
-
     ended = resource.getrusage(resource.RUSAGE_CHILDREN)
     total = ended.ru_utime + ended.ru_stime
     tick = os.sysconf("SC_CLK_TCK")

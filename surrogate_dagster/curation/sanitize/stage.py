@@ -1,8 +1,8 @@
 """The per-source sanitize step over rows: every text field of every row, in parallel chunks.
 
 ``sanitize_rows(rows, sanitizer, workers)`` is what ``sanitized_rows`` runs and what
-``benchmarks/curation_chain.py`` times. Per chunk of rows (``parallel.map_chunks``; forked
-workers inherit the rows and the sanitizer, so nothing but chunk bounds goes to them):
+``benchmarks/curation_chain.py`` times. Per chunk of rows (``parallel.map_chunks``: the
+workers inherit the sanitizer and its NER model by fork, and get each chunk's rows pickled):
 
 1. when the sanitizer has an NER model, the prose of the whole chunk is tagged in one batched
    call (``ner.prefetch``): a spaCy pipe over hundreds of segments is ~1.5x cheaper than one
