@@ -3,6 +3,11 @@
 Pure logic. A mixture is JSONL in the format axolotl's `chat_template` strategies read:
 SFT rows `{"messages": [...]}`; DPO rows `{"messages": prompt, "chosen": {...}, "rejected": {...}}`
 (axolotl `chat_template.default` with field_messages/field_chosen/field_rejected).
+
+Messages are written exactly as axolotl hands them to the Qwen2.5 chat template: one ``tool``
+message per tool result, holding the bare result. Normalized rows keep a tool turn as Hermes
+``<tool_response>`` text; the template wraps every ``tool`` message itself, so a wrapped result
+would reach the model as ``<tool_response>\n<tool_response>\n...`` (hermes.to_template_messages).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from ..sources.hermes import to_template_messages
 from ..storage import ObjectStore
 
 
@@ -26,13 +32,14 @@ class MixtureBuild:
 
 
 def to_mixture_row(row: dict) -> dict:
-    """One curated row in the axolotl chat_template format (ids kept for lineage)."""
+    """One curated row in the axolotl chat_template format (ids kept for lineage): tool turns
+    unwrapped to one bare ``tool`` message per result, everything else as curated."""
     base = {"id": row["id"], "source": row["source"]}
     if row["kind"] == "dpo":
-        return {**base, "messages": row["prompt"],
+        return {**base, "messages": to_template_messages(row["prompt"]),
                 "chosen": {"role": "assistant", "content": row["chosen"]},
                 "rejected": {"role": "assistant", "content": row["rejected"]}}
-    return {**base, "messages": row["messages"]}
+    return {**base, "messages": to_template_messages(row["messages"])}
 
 
 def build_mixture(name: str, kind: str, rows_by_source: dict[str, Iterable[dict]],
