@@ -18,12 +18,13 @@ from .resources import resources_for_profile
 from .sources.assets import helper_rows, normalized_rows, source_rows
 from .synth.assets import SYNTH_ASSETS, synth_resources
 from .training import training_assets, training_resources
+from .training.mixture_views import mixture_views_asset
 
 PROFILE = load_profile()
 
 defs = Definitions(
     assets=[source_rows, helper_rows, normalized_rows, *CURATION_ASSETS, *SYNTH_ASSETS,
-            *training_assets(PROFILE), *EVAL_ASSETS, *OPS_ASSETS],
+            *training_assets(PROFILE), mixture_views_asset(PROFILE), *EVAL_ASSETS, *OPS_ASSETS],
     asset_checks=[*EVAL_CHECKS, *OPS_CHECKS],
     jobs=[*EVAL_JOBS, *OPS_JOBS],
     schedules=[*EVAL_SCHEDULES, *OPS_SCHEDULES],
