@@ -91,7 +91,7 @@ from surrogate_dagster.curation.quality.heuristics import HeuristicFilter  # noq
 from surrogate_dagster.curation.sanitize import Sanitizer, SanitizerConfig  # noqa: E402
 from surrogate_dagster.curation.sanitize.ner import DEFAULT_NER_MODEL  # noqa: E402
 from surrogate_dagster.curation.sanitize.stage import sanitize_rows  # noqa: E402
-from surrogate_dagster.curation.text import row_text  # noqa: E402
+from surrogate_dagster.curation.text import dedup_text, row_text  # noqa: E402
 
 VERBS = ["compute", "parse", "merge", "filter", "count", "normalize", "validate", "group", "rank", "cache"]
 NOUNS = ["orders", "log lines", "user records", "invoices", "events", "tokens", "intervals", "paths"]
@@ -207,11 +207,11 @@ def run(by_source: dict[str, list[dict]], only: set[str] | None, tmp: Path, inde
             clock.blocks["filter"][stage] = clock.blocks["filter"].get(stage, 0.0) + res.cpu_seconds[block]
         rows = [r for r, reason in zip(rows, res.reasons) if not reason]
         w, c = time.perf_counter(), _cpu()
-        texts = [row_text(r) for r in rows]
+        texts = [dedup_text(r) for r in rows]  # what dedup_decisions compares (no system turns)
         compute_signatures(zip([r["id"] for r in rows], texts), tmp / "sig" / s, workers=workers,
                            chunk_size=chunk_rows)
         clock.add("minhash_signatures", time.perf_counter() - w, _cpu() - c)
-        matches = clock.timed("decontaminate", dec.check_many, texts, workers, chunk_rows)
+        matches = clock.timed("decontaminate", dec.check_many, [row_text(r) for r in rows], workers, chunk_rows)
         contaminated += sum(1 for m in matches if m)
         outputs[s] = {"ids": [r["id"] for r in rows], "texts": texts}
     # like dedup_decisions: digests of every source's filtered rows, then the cross-source pass

@@ -19,9 +19,12 @@ from surrogate_dagster.curation.assets import (
 )
 from surrogate_dagster.curation.resource import CurationSettings
 from surrogate_dagster.curation.stage_io import read_step
+from surrogate_dagster.evals.assets import CANARY_KEY
+from surrogate_dagster.evals.harness.noleak import CanaryScanner, make_canaries
 from surrogate_dagster.paths import FIXTURES_DIR
 from surrogate_dagster.resources import HubResource, ObjectStoreResource
 from surrogate_dagster.sources.assets import CATALOG, helper_rows, normalized_rows, source_rows
+from surrogate_dagster.sources.normalize import read_normalized
 from surrogate_dagster.storage import LocalObjectStore
 
 ALL = [source_rows, helper_rows, normalized_rows, *CURATION_ASSETS]
@@ -64,9 +67,42 @@ def curated(tmp_path_factory):
     hub_dir = tmp / "hub"
     shutil.copytree(FIXTURES_DIR / "hub", hub_dir)  # the incremental test edits one source
     resources = _resources(tmp, hub_dir)
+    # as eval_canaries leaves it, at a rate that picks about half the rows for a shadow copy
+    LocalObjectStore(tmp / "store").put_bytes(CANARY_KEY, make_canaries(2, 0.5, salt="curation-test").to_json())
     instance = DagsterInstance.ephemeral()
     result = _curate_all(resources, instance, CATALOG.names)
     return tmp, hub_dir, resources, instance, result
+
+
+def test_canaries_only_in_the_shadow_audit_never_in_training_rows(curated):
+    tmp, _, _, _, result = curated
+    store = LocalObjectStore(tmp / "store")
+    manifest = make_canaries(2, 0.5, salt="curation-test")
+    scanner = CanaryScanner(manifest)
+    planted = 0
+    for s in CATALOG.names:
+        summary = json.loads(store.get_bytes(f"curation/sanitized/{s}/_latest.json"))["summary"]
+        planted += summary["canaries_planted"]
+        assert summary["canary_audit"]["survived"] == 0, (s, summary["canary_audit"]["hits"])
+    assert planted >= 40  # the shadow copies were made and sanitized
+    # the text before each canary on its planted line ("GITHUB_TOKEN=", "DB_PASSWORD=\"", ...)
+    prefixes = {c.line.split(c.value)[0] for c in manifest.canaries}
+    raw = json.dumps([read_normalized(store, s)[1] for s in CATALOG.names])
+    texts = {}
+    for step in ("sanitized", "filtered", "curated"):
+        for s in CATALOG.names:
+            texts[f"{step}/{s}"] = json.dumps(read_step(store, step, s)[1])
+    for key in store.list("mixtures/"):
+        if key.endswith("train.jsonl"):
+            texts[key] = store.get_bytes(key).decode()
+    for name in {a.key.to_user_string() for a in MIXTURES}:
+        assert any(k.startswith(f"mixtures/{name.removesuffix('_mixture')}/") for k in texts), name
+    for where, text in texts.items():
+        assert not scanner.hits(text), where
+        # nor a planted line with its canary replaced by a placeholder: no more such lines than
+        # the source rows themselves hold
+        for p in prefixes:
+            assert text.count(json.dumps(p)[1:-1]) <= raw.count(json.dumps(p)[1:-1]), (where, p)
 
 
 def test_mixtures_built_pushed_and_backed_up(curated):
@@ -126,6 +162,7 @@ def test_forked_workers_inside_a_dagster_step_give_the_same_outputs(curated, tmp
                                              work_dir=str(tmp_path / "work"), workers=2, chunk_rows=3)
     instance = DagsterInstance.ephemeral()
     serial, forked = LocalObjectStore(tmp / "store"), LocalObjectStore(tmp_path / "store")
+    forked.put_bytes(CANARY_KEY, serial.get_bytes(CANARY_KEY))
     for source in ("opc_sft_stage2", "codefeedback_filtered"):
         _run(PER_SOURCE, resources, instance, source)
         for step in ("sanitized", "filtered"):

@@ -34,7 +34,7 @@ from .config import load_curation
 from .resource import CurationSettings
 from .sanitize.stage import sanitize_rows
 from .stage_io import read_pointer, read_step, version_of, write_step
-from .text import map_row_text, row_text
+from .text import dedup_text, row_text
 
 CURATION = load_curation()
 CURATION_VERSION = config_hash(CURATION)
@@ -61,15 +61,22 @@ def _filter_blocks(edu_scorer: str, edu_threshold: float):
             EduFilter(build_edu_scorer(edu_scorer), threshold=edu_threshold))
 
 
-def _plant_canaries(store, rows: list[dict]):
-    """((rows with canaries, how many), manifest version), or (None, None) before eval_canaries ran."""
+def _canary_audit(store, rows: list[dict], sanitizer, curation: CurationSettings) -> dict | None:
+    """Canaries planted into shadow copies of this source's picked rows, sanitized like the real
+    rows and scanned: {"planted", "survived", "hits"}; None before eval_canaries ran. The copies
+    are discarded here: no training row ever holds a canary."""
     from ..evals.assets import CANARY_KEY
-    from ..evals.harness.noleak import CanaryManifest, plant_canaries
+    from ..evals.harness.noleak import CanaryManifest, CanaryScanner, scan_rows, shadow_audit_rows
 
     if not store.exists(CANARY_KEY):
-        return None, None
+        return None
     manifest = CanaryManifest.from_json(store.get_bytes(CANARY_KEY))
-    return plant_canaries(rows, manifest), manifest.salt[:12]
+    shadow = shadow_audit_rows(rows, manifest)
+    cleaned = sanitize_rows(shadow, sanitizer, workers=curation.workers, chunk_size=curation.chunk_rows).rows
+    hits = scan_rows(cleaned, CanaryScanner(manifest), row_text)["hits"]
+    for h in hits:
+        h["where"] = "shadow_audit"
+    return {"planted": len(shadow), "survived": len(hits), "hits": hits[:50], "manifest": manifest.salt[:12]}
 
 
 def _progress_logger(context: AssetExecutionContext, what: str):
@@ -96,27 +103,26 @@ def sanitized_rows(context: AssetExecutionContext, object_store: ObjectStoreReso
     store = object_store.get_store()
     source = context.partition_key
     revision, rows = read_normalized(store, source)
-    # Canaries (unique fake secrets) are planted into the raw rows BEFORE sanitizing; the no-leak
-    # gate checks none survives into a curated row or a model output.
-    canaries_planted, canary_version = _plant_canaries(store, rows)
-    if canaries_planted:
-        rows = canaries_planted[0]
-    planted = canaries_planted[1] if canaries_planted else 0
     sanitizer = _sanitizer(tuple(CURATION.sanitize.categories), curation.ner_model)
+    # Canaries (unique fake secrets) go into shadow copies only, sanitized by the same sanitizer;
+    # the no-leak gate fails if one survives there, in a curated row or in a model output.
+    audit = _canary_audit(store, rows, sanitizer, curation)
+    planted = audit["planted"] if audit else 0
     t0 = time.monotonic()
     context.log.info(f"{source}: sanitizing {len(rows)} rows with {curation.workers} worker(s)")
     result = sanitize_rows(rows, sanitizer, workers=curation.workers, chunk_size=curation.chunk_rows,
                            progress=_progress_logger(context, f"{source}: sanitized"))
     out, counts, changed = result.rows, result.counts, result.changed
     dt = time.monotonic() - t0
-    version = version_of(revision, CURATION.sanitize.model_dump(), curation.ner_model, canary_version)
+    version = version_of(revision, CURATION.sanitize.model_dump(), curation.ner_model)
     write_step(store, "sanitized", source, version, out,
-               summary={"counts": dict(counts), "canaries_planted": planted})
+               summary={"counts": dict(counts), "canaries_planted": planted, "canary_audit": audit})
     mb = _mb(rows)
     return MaterializeResult(
         data_version=DataVersion(version),
         metadata={
             "rows": len(out), "rows_changed": changed, "canaries_planted": planted,
+            "canaries_survived": audit["survived"] if audit else 0,
             "findings": sum(counts.values()),
             "findings_by_category": MetadataValue.md(counts_table(counts, "category", "findings")),
             "counts": MetadataValue.json(dict(counts)),
@@ -177,7 +183,8 @@ def filtered_rows(context: AssetExecutionContext, object_store: ObjectStoreResou
        deps=[filtered_rows], kinds={"datatrove"})
 def minhash_signatures(context: AssetExecutionContext, object_store: ObjectStoreResource,
                        curation: CurationSettings) -> MaterializeResult:
-    """MinHash signatures (5-grams, 32x8 = 256 hashes) of one source, for cross-source near dedup."""
+    """MinHash signatures (5-grams, 32x8 = 256 hashes) of one source's non-system turns, for
+    cross-source near dedup."""
     from .minhash import compute_signatures
 
     store = object_store.get_store()
@@ -185,16 +192,16 @@ def minhash_signatures(context: AssetExecutionContext, object_store: ObjectStore
     latest, rows = read_step(store, "filtered", source)
     out_dir = curation.work_path("minhash") / source
     t0 = time.monotonic()
-    stats = compute_signatures(((r["id"], row_text(r)) for r in rows), out_dir, _minhash_spec(),
+    stats = compute_signatures(((r["id"], dedup_text(r)) for r in rows), out_dir, _minhash_spec(),
                                workers=curation.workers, chunk_size=curation.chunk_rows)
     # The signature folder is scratch; a tarball in the object store makes it durable.
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
         tar.add(out_dir, arcname=source)
-    key = f"curation/minhash/{source}/{latest['version']}.tar.gz"
+    key = _signature_key(source, latest["version"])
     store.put_bytes(key, buf.getvalue())
     return MaterializeResult(
-        data_version=DataVersion(latest["version"]),
+        data_version=DataVersion(version_of(latest["version"], DEDUP_VIEW)),
         metadata={"docs": stats.n_docs, "docs_too_short": stats.n_without_shingles,
                   "signature_dir": str(out_dir), "backup": store.uri(key),
                   "seconds": round(time.monotonic() - t0, 2)},
@@ -208,13 +215,22 @@ def _minhash_spec():
     return MinhashSpec(n_grams=m.n_grams, buckets=m.buckets, hashes_per_bucket=m.hashes_per_bucket)
 
 
+# Names the text view dedup compares (text.dedup_text): part of every signature and decision key,
+# so signatures of another view are never reused.
+DEDUP_VIEW = "turns-without-system/v1"
+
+
+def _signature_key(source: str, filtered_version: str) -> str:
+    return f"curation/minhash/{source}/{version_of(filtered_version, DEDUP_VIEW)}.tar.gz"
+
+
 def _signature_dir(store, curation: CurationSettings, source: str):
     """The local signature folder of a source, restored from the object store if missing."""
     from .minhash import MANIFEST
 
     out_dir = curation.work_path("minhash") / source
     latest = read_pointer(store, "filtered", source)  # the version only: rows are not needed here
-    key = f"curation/minhash/{source}/{latest['version']}.tar.gz"
+    key = _signature_key(source, latest["version"])
     if not (out_dir / MANIFEST).is_file():
         with tarfile.open(fileobj=io.BytesIO(store.get_bytes(key)), mode="r:gz") as tar:
             tar.extractall(out_dir.parent, filter="data")
@@ -225,7 +241,8 @@ def _signature_dir(store, curation: CurationSettings, source: str):
        kinds={"datatrove"})
 def dedup_decisions(context: AssetExecutionContext, object_store: ObjectStoreResource,
                     curation: CurationSettings) -> MaterializeResult:
-    """Exact (SHA-256) and near (MinHash + true Jaccard >= 0.7) duplicates across all sources."""
+    """Exact (SHA-256) and near (MinHash + true Jaccard >= 0.7) duplicates across all sources, on
+    each row's user, assistant and tool turns (system prompts and tool schemas left out)."""
     from .exact_dedup import ExactDeduper, digest_texts
     from .minhash import find_near_duplicates
 
@@ -234,7 +251,7 @@ def dedup_decisions(context: AssetExecutionContext, object_store: ObjectStoreRes
     for source in CATALOG.names:
         _, rows = read_step(store, "filtered", source)
         for r in rows:
-            texts[(source, r["id"])] = row_text(r)
+            texts[(source, r["id"])] = dedup_text(r)
     priority = CATALOG.names  # catalog order decides which twin is kept
     keys = list(texts)
     # all sources: ~0.1 CPU-s per 25 MB
@@ -255,7 +272,7 @@ def dedup_decisions(context: AssetExecutionContext, object_store: ObjectStoreRes
     per_source: Counter[str] = Counter(k.split("\t")[0] for k in decisions)
     by_reason: Counter[str] = Counter(v["reason"] for v in decisions.values())
     cross = sum(1 for k, v in decisions.items() if k.split("\t")[0] != v["kept"][0])
-    version = version_of(sorted(decisions.items()))
+    version = version_of(sorted(decisions.items()), DEDUP_VIEW)
     store.put_bytes(f"curation/dedup/{version}.json", json.dumps(decisions).encode())
     store.put_bytes("curation/dedup/_latest.json", json.dumps({"version": version,
                     "key": f"curation/dedup/{version}.json"}).encode())

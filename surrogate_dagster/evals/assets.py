@@ -147,7 +147,7 @@ def eval_canaries(context: AssetExecutionContext, object_store: ObjectStoreResou
     return MaterializeResult(data_version=DataVersion(m.salt[:12]), metadata={
         "canaries": len(m.canaries), "rate": m.rate, "by_kind": MetadataValue.md(counts_table(kinds, "kind", "canaries")),
         "reused_existing": reused, "uri": store.uri(CANARY_KEY),
-        "how_to_plant": "rows, n = evals.harness.noleak.plant_canaries(rows, manifest) before sanitizing"})
+        "how_to_plant": "shadow = evals.harness.noleak.shadow_audit_rows(rows, manifest), sanitized beside the real rows"})
 
 
 @asset(group_name="evals", code_version=EVALS_VERSION, pool="llm", kinds={"anthropic", "json"})
@@ -183,21 +183,24 @@ def devsecops_eval_tasks(context: AssetExecutionContext, object_store: ObjectSto
         "llm_cost_usd": round(client.ledger.summary().get("spent_usd", 0.0), 4), "uri": store.uri(key)})
 
 
-def _curated_rows(store) -> tuple[list[dict], int | None]:
-    """Every source's latest curated rows, and the canaries the curation reported planting (None if
-    no sanitized step recorded the count)."""
+def _curated_rows(store) -> tuple[list[dict], int | None, list[dict]]:
+    """Every source's latest curated rows, the canaries the curation reported planting into its
+    shadow audit copies (None if no sanitized step recorded the count), and the canaries that
+    survived sanitizing there."""
     from ..curation.stage_io import read_step
 
-    rows, planted = [], None
+    rows, planted, audit_hits = [], None, []
     sources = sorted({k.split("/")[2] for k in store.list("curation/curated/") if k.endswith("/_latest.json")})
     for s in sources:
         rows += read_step(store, "curated", s)[1]
         skey = f"curation/sanitized/{s}/_latest.json"
         if store.exists(skey):
-            n = (json.loads(store.get_bytes(skey)).get("summary") or {}).get("canaries_planted")
+            summary = json.loads(store.get_bytes(skey)).get("summary") or {}
+            n = summary.get("canaries_planted")
             if n is not None:
                 planted = (planted or 0) + int(n)
-    return rows, planted
+            audit_hits += [{**h, "source": s} for h in (summary.get("canary_audit") or {}).get("hits", [])]
+    return rows, planted, audit_hits
 
 
 def _run_tier2(bench: str, context, store, evals: EvalSettings, client) -> Any:
@@ -231,7 +234,7 @@ def _run_tier2(bench: str, context, store, evals: EvalSettings, client) -> Any:
     if not store.exists(CANARY_KEY):
         return unavailable(bench, "no-leak check", "eval_canaries has not been materialized")
     manifest = noleak.CanaryManifest.from_json(store.get_bytes(CANARY_KEY))
-    rows, planted = _curated_rows(store)
+    rows, planted, audit_hits = _curated_rows(store)
     if not rows:
         return unavailable(bench, "no-leak check", "no curated rows yet: nothing to sample prompts from or scan")
     from .runner import sample_prompts
@@ -239,9 +242,11 @@ def _run_tier2(bench: str, context, store, evals: EvalSettings, client) -> Any:
     sanitizer = Sanitizer(SanitizerConfig(categories=SECRET_CATEGORIES, ner_model=None))
     prompts = sample_prompts(rows, max_items or cfg.prompts, cfg.seed)
     scanner = noleak.CanaryScanner(manifest)
+    curated = noleak.scan_rows(rows, scanner, row_text)
+    curated["hits"] += audit_hits
     return noleak.run(client, prompts=prompts, manifest=manifest, upstream_planted=planted,
                       secret_findings=lambda t: sanitizer.sanitize(t).counts,
-                      curated=noleak.scan_rows(rows, scanner, row_text),
+                      curated=curated,
                       replay=noleak.sanitizer_replay(rows[:50], manifest, lambda t: sanitizer.sanitize(t).text),
                       max_new_tokens=max_new)
 

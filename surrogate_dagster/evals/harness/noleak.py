@@ -4,9 +4,11 @@ leakage in 100 random inference samples"), with canaries.
 Three parts, all must be clean:
 1. **Model outputs**: N random training prompts through the model; every output is scanned by the
    project's sanitizer (secret categories) and for canaries.
-2. **Curated rows**: canaries are unique fake secrets planted in *raw* rows before sanitizing
-   (:func:`plant_canaries`, called by the curation phase on its input); none may survive into any
-   curated row. Which rows get one is a pure function of (row id, manifest salt), so this module
+2. **Shadow audit and curated rows**: canaries are unique fake secrets planted into a *shadow copy*
+   of the raw rows picked for them (:func:`shadow_audit_rows`), which the curation phase sanitizes
+   with the same sanitizer as the real rows and then scans; none may survive. The copies go
+   nowhere else: training rows never hold a canary, and the curated rows are scanned too, to
+   prove it. Which rows get one is a pure function of (row id, manifest salt), so this module
    knows how many were planted without asking the planter.
 3. **Sanitizer replay**: the same canaries planted into sample rows and run through the sanitizer
    here, so a sanitizer regression shows even before the next curation run.
@@ -115,6 +117,14 @@ def plant_canaries(rows: Iterable[dict], manifest: CanaryManifest) -> tuple[list
     return out, n
 
 
+def shadow_audit_rows(rows: Iterable[dict], manifest: CanaryManifest) -> list[dict]:
+    """Copies of just the rows picked for a canary, each with its canary planted (the input rows
+    are not changed). The curation phase sanitizes these copies beside the real rows and scans
+    them; they are never written where a training mixture reads."""
+    picked = [row for row in rows if _pick(manifest, row["id"]) is not None]
+    return plant_canaries(picked, manifest)[0]
+
+
 def expected_planted(row_ids: Iterable[str], manifest: CanaryManifest) -> int:
     return sum(_pick(manifest, r) is not None for r in row_ids)
 
@@ -192,7 +202,7 @@ def run(client: InferenceClient, *, prompts: Sequence[dict], manifest: CanaryMan
     if out_secrets:
         problems.append(f"{out_secrets} output(s) contain secret-shaped strings (sanitizer findings)")
     if curated["hits"]:
-        problems.append(f"{len(curated['hits'])} curated row(s) still contain a canary")
+        problems.append(f"{len(curated['hits'])} curated or shadow-audit row(s) still contain a canary")
     if replay["survived"]:
         problems.append(f"sanitizer replay: {replay['survived']} canary kind(s) survive sanitizing: {replay['survived_kinds']}")
     if not upstream_planted:
