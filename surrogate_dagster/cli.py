@@ -192,6 +192,23 @@ def run_all(select: list[str] | None = None, fail_fast: bool = False, log_level:
     return 1 if n_failed else 0
 
 
+def pin_revisions(names: list[str] | None, ref: str, catalog: str | None) -> int:
+    """Pin catalog entries to the commit `ref` resolves to on the active profile's hub."""
+    from .catalog import load_profile
+    from .catalog.pins import pin_sources
+    from .hub import make_hub
+    from .paths import ASSETS_DIR
+
+    profile = load_profile()
+    path = Path(catalog) if catalog else ASSETS_DIR / "sources.yaml"
+    changes = pin_sources(path, make_hub(profile.hub), names, ref, offline=profile.hub.mode == "offline")
+    for c in changes:
+        print(f"{c.name}: {c.hf_id} {c.ref} -> {c.new} (was {c.old or 'unset'})")
+    if not changes:
+        print(f"{path}: every entry is pinned already (name one with --source to move its pin)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="surrogate_dagster")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -200,9 +217,16 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--fail-fast", action="store_true")
     r.add_argument("--log-level", default="WARNING", help="Dagster console log level (INFO shows counts)")
     r.add_argument("--all", action="store_true", help="re-run fresh partitions too (default: only stale/missing)")
+    p = sub.add_parser("pin-revisions", help="pin sources.yaml entries to the commit a branch points at now")
+    p.add_argument("--source", action="append", dest="sources",
+                   help="entry to (re)pin; repeatable (default: every unpinned entry)")
+    p.add_argument("--ref", default="main", help="branch or refs/... to resolve (default: main)")
+    p.add_argument("--catalog", help="the sources file (default: assets/sources.yaml)")
     args = ap.parse_args(argv)
     if args.cmd == "run":
         return run_all(args.select, args.fail_fast, args.log_level, args.all)
+    if args.cmd == "pin-revisions":
+        return pin_revisions(args.sources, args.ref, args.catalog)
     return 2
 
 

@@ -13,7 +13,7 @@ warnings.filterwarnings("ignore", category=BetaWarning)
 from .catalog import load_profile
 from .curation.assets import CURATION_ASSETS
 from .evals import EVAL_ASSETS, EVAL_CHECKS, EVAL_JOBS, EVAL_SCHEDULES, eval_resources
-from .ops import OPS_ASSETS, OPS_CHECKS, OPS_JOBS, OPS_SCHEDULES, OPS_SENSORS, ops_resources
+from .ops import OPS_ASSETS, OPS_CHECKS, OPS_JOBS, ops_resources, ops_schedules, ops_sensors
 from .resources import resources_for_profile
 from .sources.assets import helper_rows, normalized_rows, source_rows
 from .synth.assets import SYNTH_ASSETS, synth_resources
@@ -27,8 +27,8 @@ defs = Definitions(
             *training_assets(PROFILE), mixture_views_asset(PROFILE), *EVAL_ASSETS, *OPS_ASSETS],
     asset_checks=[*EVAL_CHECKS, *OPS_CHECKS],
     jobs=[*EVAL_JOBS, *OPS_JOBS],
-    schedules=[*EVAL_SCHEDULES, *OPS_SCHEDULES],
-    sensors=OPS_SENSORS,
+    schedules=[*EVAL_SCHEDULES, *ops_schedules(PROFILE)],
+    sensors=ops_sensors(PROFILE),
     resources={**resources_for_profile(PROFILE), **synth_resources(PROFILE),
                **training_resources(PROFILE), **eval_resources(PROFILE), **ops_resources(PROFILE)},
 )

@@ -25,18 +25,39 @@ def hub_copy(tmp: Path) -> Path:
 
 
 def plant_change(hub_dir: Path, source: str, keep_every: int = 2) -> str:
-    """Upstream publishes a new commit of `source` with every `keep_every`-th row only."""
+    """Upstream publishes a new commit of `source` with every `keep_every`-th row only.
+
+    The old commit stays readable by its sha (`@<sha>/`, as the Hub keeps history), so the
+    catalog's pin still mirrors what it mirrored before; `move_pin` is the reviewed edit.
+    """
     spec = CATALOG.by_name(source)
     repo = hub_dir / "datasets" / spec.hf_id
+    old = (repo / "revision.txt").read_text().strip()
+    for d in [d for d in repo.iterdir() if d.is_dir() and not d.name.startswith("@")]:
+        shutil.copytree(d, repo / f"@{old}" / d.name)
     for f in repo.rglob("*.jsonl"):
         if "@" in f.relative_to(repo).parts[0]:
             continue
         lines = f.read_text().splitlines(keepends=True)
         f.write_text("".join(lines[::keep_every]))
-    old = (repo / "revision.txt").read_text().strip()
     new = hashlib.sha1(f"{old}:planted".encode()).hexdigest()
     (repo / "revision.txt").write_text(new + "\n")
     return new
+
+
+def move_pin(source: str, revision: str):
+    """Point the loaded catalog's entry at `revision` (what a one-line sources.yaml edit does).
+
+    Returns the undo: the catalog object is shared by every module of the process.
+    """
+    i = next(i for i, s in enumerate(CATALOG.sources) if s.name == source)
+    old = CATALOG.sources[i]
+    CATALOG.sources[i] = old.model_copy(update={"revision": revision})
+
+    def undo() -> None:
+        CATALOG.sources[i] = old
+
+    return undo
 
 
 def make_resources(tmp: Path, hub_dir: Path) -> dict:

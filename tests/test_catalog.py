@@ -96,7 +96,7 @@ def test_unknown_key_is_an_error(tmp_path):
 
 def test_bad_revision_and_family(tmp_path):
     p = _write(tmp_path, "sources:\n  - name: Bad-Name\n    family: nope\n    hf_id: nobody\n"
-                         "    revision: abc\n")
+                         "    revision: not a ref!\n")
     with pytest.raises(CatalogError) as e:
         load_sources(p)
     msg = str(e.value)

@@ -19,7 +19,7 @@ from surrogate_dagster.ops.lineage_report import (
     resolve_checkpoint,
 )
 from surrogate_dagster.sources.assets import helper_rows, normalized_rows, source_rows
-from tests.ops_support import TOOL_SOURCES, hub_copy, make_resources, plant_change, toy_downstream
+from tests.ops_support import TOOL_SOURCES, hub_copy, make_resources, move_pin, plant_change, toy_downstream
 
 
 def _node(asset, part, sid, dv, meta=None, parents=(), group="curation", cv="c1"):
@@ -119,8 +119,12 @@ def planted(tmp_path_factory):
 
     run_all(TOOL_SOURCES)
     new_rev = plant_change(hub, "xlam_function_calling")
-    run_all(["xlam_function_calling"])  # the re-curation re-runs only the changed source
-    return tmp, instance, assets, resources, new_rev
+    undo = move_pin("xlam_function_calling", new_rev)  # the reviewed pin move
+    try:
+        run_all(["xlam_function_calling"])  # the re-curation re-runs only the changed source
+        yield tmp, instance, assets, resources, new_rev
+    finally:
+        undo()
 
 
 def test_planted_change_is_named_first(planted):

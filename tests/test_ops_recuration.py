@@ -29,7 +29,7 @@ from surrogate_dagster.ops.revisions import hf_revisions, mirrored_revisions, ob
 from surrogate_dagster.ops.schedules import monthly_tier2_schedule, weekly_recuration_schedule
 from surrogate_dagster.ops.sensors import recuration_sensor, regression_report_sensor
 from surrogate_dagster.sources.assets import helper_rows, normalized_rows, source_rows
-from tests.ops_support import TOOL_SOURCES, hub_copy, make_resources, plant_change, toy_downstream
+from tests.ops_support import TOOL_SOURCES, hub_copy, make_resources, move_pin, plant_change, toy_downstream
 
 XLAM = "xlam_function_calling"
 
@@ -51,6 +51,7 @@ def world(tmp_path_factory):
     assets = [hf_revisions, source_rows, helper_rows, normalized_rows, toy_mixture, toy_checkpoint]
     defs = Definitions(assets=assets, sensors=[recuration_sensor], jobs=OPS_JOBS[:1], resources=resources)
     instance = DagsterInstance.ephemeral()
+    assert _observe(defs, instance)  # as `make run` does: pins observed before anything is mirrored
     for s in TOOL_SOURCES:
         for a in (source_rows, normalized_rows):
             assert materialize(assets, selection=[a.key], partition_key=s, resources=resources, instance=instance).success
@@ -75,9 +76,36 @@ def test_changed_source_is_recurated_alone(world):
     first = _tick(defs, instance)
     assert isinstance(first, SkipReason)  # revisions observed == revisions mirrored
 
+    pinned = observed_revisions(instance, [XLAM])[XLAM][0]
     new_rev = plant_change(hub, XLAM)
+    # Upstream moved, the pin did not: the observation reports the drift and nothing is re-curated.
+    assert _observe(defs, instance)
+    assert observed_revisions(instance, [XLAM])[XLAM][0] == pinned
+    meta = _latest_observation_metadata(instance, XLAM)
+    assert meta == {"hf_id": "Salesforce/xlam-function-calling-60k", "pinned": pinned, "upstream_ref": "main",
+                    "upstream_head": new_rev, "behind": True}
+    assert isinstance(_tick(defs, instance), SkipReason)
+
+    undo = move_pin(XLAM, new_rev)  # the reviewed one-line edit of sources.yaml
+    try:
+        _recurate_moved_pin(defs, instance, new_rev)
+    finally:
+        undo()
+
+
+def _latest_observation_metadata(instance, partition):
+    rec = instance.fetch_observations(AssetRecordsFilter(asset_key=AssetKey("hf_revisions"),
+                                                         asset_partitions=[partition]), limit=1).records[0]
+    return {k: v.value for k, v in rec.event_log_entry.asset_observation.metadata.items()}
+
+
+def _recurate_moved_pin(defs, instance, new_rev):
     assert _observe(defs, instance)
     assert observed_revisions(instance, [XLAM])[XLAM][0] == new_rev
+    assert _latest_observation_metadata(instance, XLAM)["behind"] is False
+    # exactly the moved partition is stale; the other mirrored sources stay fresh
+    graph = defs.resolve_asset_graph()
+    assert stale_plan(graph, instance, [source_rows.key])[source_rows.key] & set(TOOL_SOURCES) == {XLAM}
     res = _tick(defs, instance)
     assert isinstance(res, SensorResult) and len(res.run_requests) == 1
     req = res.run_requests[0]

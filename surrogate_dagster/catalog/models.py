@@ -8,7 +8,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
-_REVISION = re.compile(r"^([0-9a-f]{40}|main|refs/[\w./-]+)$")
+# A git ref as the Hub takes it: a commit sha, a branch ("main"), or refs/... (refs/pr/5).
+_REVISION = re.compile(r"^([0-9a-f]{40}|[A-Za-z0-9][\w.-]*(/[\w.-]+)*)$")
+_SHA = re.compile(r"^[0-9a-f]{40}$")
+PIN_COMMAND = "python -m surrogate_dagster.cli pin-revisions --source {name}"
+
+
+def is_pinned(revision: str) -> bool:
+    """True for a 40-hex commit sha; a branch or refs/... name moves under the pipeline."""
+    return bool(_SHA.match(revision))
 
 
 class Strict(BaseModel):
@@ -42,6 +50,8 @@ class SourceSpec(Strict):
     hf_id: str
     configs: list[str] = Field(default_factory=lambda: ["default"])
     splits: list[str] = Field(default_factory=lambda: ["train"])
+    # A 40-hex commit in the catalog file (SourcesCatalog refuses anything else); "main" is the
+    # default only for specs built in code (tests, ad-hoc mirrors).
     revision: str = "main"
     cap: int | None = Field(default=None, gt=0, description="the runbook's row cap (a ceiling)")
     filters: list[RowFilter] = Field(default_factory=list)
@@ -68,7 +78,7 @@ class SourceSpec(Strict):
     @classmethod
     def _rev(cls, v: str) -> str:
         if not _REVISION.match(v):
-            raise ValueError("must be a 40-hex commit sha, 'main' or a refs/... name")
+            raise ValueError("must be a 40-hex commit sha or a ref name (main, refs/pr/5)")
         return v
 
     @model_validator(mode="after")
@@ -92,6 +102,14 @@ class SourcesCatalog(Strict):
         for h in self.helpers:
             if h.family != "helper":
                 raise ValueError(f"helper {h.name!r} must have family: helper")
+        # A moving ref lets upstream change what a partition holds between two runs with no edit
+        # here; a pin makes every content change a one-line reviewed diff of this file.
+        moving = [s for s in [*self.sources, *self.helpers] if not is_pinned(s.revision)]
+        if moving:
+            lines = [f"source {s.name!r} ({s.hf_id}): revision {s.revision!r} is a moving ref, "
+                     f"not a 40-hex commit sha; pin it with `{PIN_COMMAND.format(name=s.name)}`"
+                     for s in moving]
+            raise ValueError("; ".join(lines))
         return self
 
     def by_name(self, name: str) -> SourceSpec:

@@ -1,10 +1,12 @@
 """Operations: re-curation schedule and sensor, the regression lineage report, the cost ledger,
-scale-out (datatrove executors, Kubernetes). The lead adds these lists to `definitions.py`:
+scale-out (datatrove executors, Kubernetes). `definitions.py` adds them as:
 
-    from .ops import OPS_ASSETS, OPS_CHECKS, OPS_JOBS, OPS_SCHEDULES, OPS_SENSORS, ops_resources
+    from .ops import OPS_ASSETS, OPS_CHECKS, OPS_JOBS, ops_resources, ops_schedules, ops_sensors
     Definitions(assets=[..., *OPS_ASSETS], asset_checks=[..., *OPS_CHECKS], jobs=[*OPS_JOBS],
-                schedules=OPS_SCHEDULES, sensors=OPS_SENSORS,
+                schedules=ops_schedules(PROFILE), sensors=ops_sensors(PROFILE),
                 resources={**resources_for_profile(PROFILE), **ops_resources(PROFILE)})
+
+OPS_SCHEDULES / OPS_SENSORS are the same objects with scheduled re-curation STOPPED (the default).
 """
 
 from __future__ import annotations
@@ -13,8 +15,15 @@ from .cost_ledger import cost_budget_check, cost_ledger
 from .k8s import k8s_resources
 from .lineage_report import regression_lineage_report, regression_report_job
 from .revisions import hf_revisions
-from .schedules import monthly_tier2_schedule, observe_hf_revisions_job, tier2_eval_job, weekly_recuration_schedule
-from .sensors import recuration_sensor, regression_report_sensor
+from .schedules import (
+    build_weekly_recuration_schedule,
+    monthly_tier2_schedule,
+    observe_hf_revisions_job,
+    recuration_enabled,
+    tier2_eval_job,
+    weekly_recuration_schedule,
+)
+from .sensors import build_recuration_sensor, recuration_sensor, regression_report_sensor
 
 OPS_ASSETS = [hf_revisions, regression_lineage_report, cost_ledger]
 OPS_CHECKS = [cost_budget_check]
@@ -23,9 +32,20 @@ OPS_SCHEDULES = [weekly_recuration_schedule, monthly_tier2_schedule]
 OPS_SENSORS = [recuration_sensor, regression_report_sensor]
 
 
+def ops_schedules(profile) -> list:
+    """OPS_SCHEDULES with weekly re-curation RUNNING only where the profile turns it on."""
+    return [build_weekly_recuration_schedule(recuration_enabled(profile)), monthly_tier2_schedule]
+
+
+def ops_sensors(profile) -> list:
+    """OPS_SENSORS with the re-curation sensor RUNNING only where the profile turns it on."""
+    return [build_recuration_sensor(recuration_enabled(profile)), regression_report_sensor]
+
+
 def ops_resources(profile) -> dict:
     """Resources the ops pieces add for a profile (the Pipes k8s client on a k8s profile)."""
     return k8s_resources(profile)
 
 
-__all__ = ["OPS_ASSETS", "OPS_CHECKS", "OPS_JOBS", "OPS_SCHEDULES", "OPS_SENSORS", "ops_resources"]
+__all__ = ["OPS_ASSETS", "OPS_CHECKS", "OPS_JOBS", "OPS_SCHEDULES", "OPS_SENSORS", "ops_resources",
+           "ops_schedules", "ops_sensors"]

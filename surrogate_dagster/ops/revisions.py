@@ -1,9 +1,12 @@
 """Upstream HF revisions: observed per source, compared with what was last mirrored.
 
-`hf_revisions` is an observable source asset partitioned like `source_rows`: observing it asks
-the hub (HubClient.current_revision, resolving the catalog's pin or `main`) for every source and
-records each revision as that partition's data version. `source_rows` records the revision it
-mirrored in its metadata; a partition whose observed revision differs is due for re-curation.
+`hf_revisions` is an observable source asset partitioned like `source_rows`. Every catalog entry
+is pinned to a commit, so a partition's data version is its pin: moving one pin (a one-line edit
+of assets/sources.yaml) changes exactly that partition's data version, which makes exactly that
+`source_rows` partition stale. Observing also asks the hub where the upstream branch is now and
+records it next to the pin (metadata `pinned`, `upstream_head`, `behind`), so drift is visible
+without ever being mirrored. `source_rows` records the revision it mirrored in its metadata; a
+partition whose observed pin differs is due for re-curation.
 """
 
 
@@ -11,9 +14,9 @@ from collections.abc import Iterable
 
 from dagster import (
     AssetKey,
+    AssetObservation,
     AssetRecordsFilter,
     DagsterInstance,
-    DataVersion,
     DataVersionsByPartition,
     observable_source_asset,
 )
@@ -25,11 +28,26 @@ from ..sources.assets import CATALOG, source_partitions
 
 HF_REVISIONS = AssetKey("hf_revisions")
 SOURCE_ROWS = AssetKey("source_rows")
+# The tag under which an observation carries its data version (what Dagster's own
+# DataVersionsByPartition observations set, and what staleness and `observed_revisions` read).
+DATA_VERSION_TAG = "dagster/data_version"
+UPSTREAM_REF = "main"
 
 
 def current_revisions(hub: HubClient, specs: Iterable[SourceSpec]) -> dict[str, str]:
-    """The commit sha each source's pinned revision (or `main`) resolves to on the hub now."""
+    """The commit sha each source's revision resolves to on the hub now (a pin resolves to itself)."""
     return {s.name: hub.current_revision(s.hf_id, s.revision) for s in specs}
+
+
+def pin_status(hub: HubClient, spec: SourceSpec, upstream_ref: str = UPSTREAM_REF) -> dict[str, object]:
+    """The pin of one entry next to the head of its upstream branch.
+
+    `behind` is true when the branch has moved past the pin (or the pin is not on the branch):
+    the partition keeps mirroring the pin until someone moves it.
+    """
+    head = hub.current_revision(spec.hf_id, upstream_ref)
+    return {"hf_id": spec.hf_id, "pinned": spec.revision, "upstream_ref": upstream_ref,
+            "upstream_head": head, "behind": head != spec.revision}
 
 
 def _latest_per_partition(instance: DagsterInstance, key: AssetKey, partitions: Iterable[str], observed: bool):
@@ -58,7 +76,7 @@ def observed_revisions(instance: DagsterInstance, partitions: Iterable[str] | No
     """The latest observed revision per partition, with the observation's storage id."""
     out = {}
     for p, rec in _latest_per_partition(instance, key, partitions or CATALOG.names, observed=True).items():
-        dv = (rec.event_log_entry.asset_observation.tags or {}).get("dagster/data_version")
+        dv = (rec.event_log_entry.asset_observation.tags or {}).get(DATA_VERSION_TAG)
         if dv:
             out[p] = (dv, rec.storage_id)
     return out
@@ -77,9 +95,18 @@ def changed_sources(current: dict[str, str], mirrored: dict[str, str], include_m
 
 
 @observable_source_asset(key=HF_REVISIONS, partitions_def=source_partitions, group_name="sources",
-                         description="Each source's current commit on the HF Hub; the revision is the "
-                                     "partition's data version (observed weekly and on demand).")
-def hf_revisions(hub: HubResource) -> DataVersionsByPartition:
+                         description="Each source's pinned commit (the partition's data version) next to "
+                                     "the upstream head the HF Hub reports (observed weekly and on demand).")
+def hf_revisions(context, hub: HubResource) -> DataVersionsByPartition:
     client = hub.get_client()
-    return DataVersionsByPartition({name: DataVersion(rev)
-                                    for name, rev in current_revisions(client, CATALOG.sources).items()})
+    # One observation per partition carrying both the data version and the pin/head metadata:
+    # DataVersionsByPartition alone cannot carry metadata, so it is returned empty.
+    for spec in CATALOG.sources:
+        status = pin_status(client, spec)
+        context.log_event(AssetObservation(
+            asset_key=HF_REVISIONS, partition=spec.name, tags={DATA_VERSION_TAG: spec.revision},
+            metadata=status))
+        if status["behind"]:
+            context.log.info(f"{spec.name}: pinned {spec.revision[:12]}, upstream {UPSTREAM_REF} is at "
+                             f"{str(status['upstream_head'])[:12]}")
+    return DataVersionsByPartition({})

@@ -5,6 +5,10 @@ then compares each observed revision with the one last mirrored and launches a b
 changed sources' chains, the cross-source steps and the mixtures. Observing from the UI
 ("Observe sources") starts the same re-curation at any time.
 
+Re-curation re-pushes the stage datasets, so it never starts by itself: the schedule (and the
+sensor, sensors.py) are STOPPED unless the profile sets `phases.ops.scheduled_recuration: true`
+(`recuration_enabled`). Stopped, they still show in the UI and can be started there by hand.
+
 Tier-2 eval assets are the ones tagged `eval_tier: "2"`; the monthly job picks up whatever assets
 carry the tag, and skips itself (with a reason) while none do.
 """
@@ -32,13 +36,34 @@ tier2_eval_job = define_asset_job(
     "tier2_evals", selection=TIER2_SELECTION, description="Tier-2 eval reports (assets tagged eval_tier=2)")
 
 
-@schedule(name="weekly_recuration", cron_schedule="0 3 * * 1", job=observe_hf_revisions_job,
-          execution_timezone="UTC", default_status=DefaultScheduleStatus.RUNNING,
-          description="Mondays 03:00 UTC: observe HF revisions; changed sources are re-curated by "
-                      "recuration_sensor")
-def weekly_recuration_schedule(context: ScheduleEvaluationContext):
-    return RunRequest(run_key=f"observe-{context.scheduled_execution_time:%Y-%m-%d}",
-                      tags={"surrogate/trigger": "weekly_recuration"})
+RECURATION_FLAG = "scheduled_recuration"  # phases.ops.<flag> in a profile
+
+
+def recuration_enabled(profile) -> bool:
+    """Whether the profile turns scheduled re-curation on (`phases.ops.scheduled_recuration`)."""
+    value = (profile.phases.get("ops") or {}).get(RECURATION_FLAG, False)
+    if not isinstance(value, bool):
+        raise ValueError(f"profile {profile.name}: phases.ops.{RECURATION_FLAG} must be true or false, "
+                         f"got {value!r}")
+    return value
+
+
+def build_weekly_recuration_schedule(enabled: bool = False):
+    """The weekly observation schedule, RUNNING by default only when `enabled`."""
+    status = DefaultScheduleStatus.RUNNING if enabled else DefaultScheduleStatus.STOPPED
+
+    @schedule(name="weekly_recuration", cron_schedule="0 3 * * 1", job=observe_hf_revisions_job,
+              execution_timezone="UTC", default_status=status,
+              description="Mondays 03:00 UTC: observe HF revisions; changed sources are re-curated by "
+                          "recuration_sensor")
+    def weekly_recuration_schedule(context: ScheduleEvaluationContext):
+        return RunRequest(run_key=f"observe-{context.scheduled_execution_time:%Y-%m-%d}",
+                          tags={"surrogate/trigger": "weekly_recuration"})
+
+    return weekly_recuration_schedule
+
+
+weekly_recuration_schedule = build_weekly_recuration_schedule()
 
 
 @schedule(name="monthly_tier2_evals", cron_schedule="0 4 1 * *", job=tier2_eval_job,

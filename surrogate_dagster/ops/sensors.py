@@ -5,7 +5,8 @@ observed `hf_revisions` data version vs the revision `source_rows` last mirrored
 become one backfill: their partitions of every sources/curation asset downstream of `source_rows`,
 then the cross-source steps and the mixtures (Dagster's backfill daemon orders partitioned and
 unpartitioned steps). The cursor remembers the revision requested per source, so an in-flight
-backfill is not requested twice.
+backfill is not requested twice. It is STOPPED unless the profile turns scheduled re-curation on
+(schedules.recuration_enabled), since a backfill re-pushes the stage datasets.
 
 `regression_report_sensor` watches the latest evaluation of every check on an evals-group asset
 whose name says it is a gate (GATE_PATTERN); a failed evaluation launches `regression_report_job`
@@ -44,22 +45,31 @@ def revision_changes(instance, requested: dict[str, str]) -> dict[str, tuple[str
             if p in mirrored and mirrored[p] != rev and requested.get(p) != rev}
 
 
-@sensor(name="recuration_sensor", minimum_interval_seconds=60, default_status=DefaultSensorStatus.RUNNING,
-        asset_selection=AssetSelection.groups(*RECURATION_GROUPS),
-        description="Backfill the sources whose observed HF revision differs from the mirrored one, "
-                    "then the cross-source steps and mixtures")
-def recuration_sensor(context: SensorEvaluationContext):
-    requested = json.loads(context.cursor) if context.cursor else {}
-    changes = revision_changes(context.instance, requested)
-    if not changes:
-        return SkipReason("every observed HF revision is already mirrored (or requested)")
-    graph = context.repository_def.asset_graph
-    plan = recuration_plan(graph, changes, SOURCE_ROWS, RECURATION_GROUPS, instance=context.instance)
-    context.log.info(f"re-curating {sorted(changes)}: {json.dumps(describe(plan))}")
-    tags = {"surrogate/trigger": "hf_revision_changed", "surrogate/sources": ",".join(sorted(changes))}
-    requested.update({p: new for p, (_, new) in changes.items()})
-    return SensorResult(run_requests=[RunRequest.for_asset_graph_subset(to_subset(plan, graph), tags=tags)],
-                        cursor=json.dumps(requested, sort_keys=True))
+def build_recuration_sensor(enabled: bool = False):
+    """The re-curation sensor, RUNNING by default only when `enabled` (schedules.recuration_enabled)."""
+    status = DefaultSensorStatus.RUNNING if enabled else DefaultSensorStatus.STOPPED
+
+    @sensor(name="recuration_sensor", minimum_interval_seconds=60, default_status=status,
+            asset_selection=AssetSelection.groups(*RECURATION_GROUPS),
+            description="Backfill the sources whose observed HF revision differs from the mirrored one, "
+                        "then the cross-source steps and mixtures")
+    def recuration_sensor(context: SensorEvaluationContext):
+        requested = json.loads(context.cursor) if context.cursor else {}
+        changes = revision_changes(context.instance, requested)
+        if not changes:
+            return SkipReason("every observed HF revision is already mirrored (or requested)")
+        graph = context.repository_def.asset_graph
+        plan = recuration_plan(graph, changes, SOURCE_ROWS, RECURATION_GROUPS, instance=context.instance)
+        context.log.info(f"re-curating {sorted(changes)}: {json.dumps(describe(plan))}")
+        tags = {"surrogate/trigger": "hf_revision_changed", "surrogate/sources": ",".join(sorted(changes))}
+        requested.update({p: new for p, (_, new) in changes.items()})
+        return SensorResult(run_requests=[RunRequest.for_asset_graph_subset(to_subset(plan, graph), tags=tags)],
+                            cursor=json.dumps(requested, sort_keys=True))
+
+    return recuration_sensor
+
+
+recuration_sensor = build_recuration_sensor()
 
 
 def gate_check_keys(asset_graph, group: str = "evals"):

@@ -24,9 +24,15 @@ from .normalize import load_helper_questions, normalize_source
 CATALOG = load_sources()  # validated at load time: a broken sources.yaml fails definitions
 source_partitions = StaticPartitionsDefinition(CATALOG.names)
 helper_partitions = StaticPartitionsDefinition([h.name for h in CATALOG.helpers])
-# Asset-level code version: the catalog's hash. Per partition, the data version below carries
-# the HF revision plus that entry's fingerprint, so one edited entry re-versions one partition.
-CATALOG_VERSION = config_hash(CATALOG)
+# Asset-level code version: the catalog's hash without the pins. A pin reaches `source_rows` per
+# partition, as the data version of its `hf_revisions` partition, so moving one pin makes exactly
+# that partition stale; were the pins hashed here, every partition would go stale at once.
+CATALOG_VERSION = config_hash(CATALOG.model_dump(
+    mode="json", exclude={"sources": {"__all__": {"revision"}}, "helpers": {"__all__": {"revision"}}}))
+# `helper_rows` has no observed upstream, so its pins are part of its code version (the four
+# helpers are read together by OpenCodeReasoning-2, so one moved helper pin re-mirrors them all).
+HELPERS_VERSION = config_hash({"catalog": CATALOG_VERSION,
+                               "helpers": [h.model_dump(mode="json") for h in CATALOG.helpers]})
 
 
 def _prefix_uri(store, prefix: str) -> str:
@@ -71,7 +77,7 @@ def source_rows(context: AssetExecutionContext, object_store: ObjectStoreResourc
     return _mirror_partition(context, object_store, hub)
 
 
-@asset(group_name="sources", partitions_def=helper_partitions, code_version=CATALOG_VERSION,
+@asset(group_name="sources", partitions_def=helper_partitions, code_version=HELPERS_VERSION,
        kinds={"parquet", "huggingface"})
 def helper_rows(context: AssetExecutionContext, object_store: ObjectStoreResource,
                 hub: HubResource) -> MaterializeResult:
