@@ -27,7 +27,7 @@ CATALOG: TrainingCatalog = load_training_catalog()
 check_lora_shape(CATALOG)  # "continue the same LoRA": a stage file that drifts fails definitions
 
 _MD_KEYS = {"loss_curve"}
-_JSON_KEYS = {"datasets", "inputs", "reference_probe_logps"}
+_JSON_KEYS = {"datasets", "dataset_keys", "inputs", "reference_probe_logps"}
 
 
 def _metadata(raw: dict) -> dict:

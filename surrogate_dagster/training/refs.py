@@ -7,6 +7,7 @@ Each upstream asset leaves a small pointer in the store when it materializes:
     training/<stage>/_latest.json        {"output_prefix": ..., "data_version": ..., "merged": bool}
 
 so a stage run needs no Dagster instance to find its inputs, and records their data versions.
+An unfinished run keeps the mixtures it started from (run_inputs.py), whatever `_latest` says now.
 """
 
 from __future__ import annotations
@@ -35,11 +36,11 @@ def mixture_resolution(store: ObjectStore, asset: str) -> Resolution:
 
     The asset `code_sft_mixture` stores under mixtures/code_sft/ (curation/mixtures.py).
     """
-    from ..curation.mixtures import mixture_jsonl_key
-
     name = asset.removesuffix("_mixture")
-    key = mixture_jsonl_key(store, name)
+    # One read of the pointer: a push between two reads would pair one version's key with
+    # another's data version.
     latest = _pointer(store, f"mixtures/{name}/_latest.json", f"mixture {asset}")
+    key = latest["key"]
     return Resolution("key", key, str(latest.get("data_version") or store.info(key).sha256[:16]))
 
 

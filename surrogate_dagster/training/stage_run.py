@@ -3,6 +3,8 @@
 Re-materializing a stage whose trainer was killed resumes it: the run's store prefix is named by
 its fingerprint (rendered config + input data versions), the trainer uploads a checkpoint every
 ``save_steps`` under it, and a new trainer run with the same fingerprint starts from the latest one.
+The datasets of an unfinished run are the ones recorded when it started (run_inputs.py), so a
+mixture pushed in between neither changes the fingerprint nor what the resumed run trains on.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from ..storage import ObjectStore
 from .card import model_card
 from .config import StageSpec, TrainingCatalog
 from .refs import resolve_stage, stage_pointer
-from .render import LORA_SHAPE, RenderedStage, ref_name, render_stage
+from .render import LORA_SHAPE, RenderedStage, config_hash, ref_name, render_stage
+from .run_inputs import inputs_at_start, mark_finished, record_start
 from .runs import TrainerReport, loss_curve_png, read_run
 
 TRAINER_ENV = {"AXOLOTL_DO_NOT_TRACK": "1", "WANDB_MODE": "disabled", "TOKENIZERS_PARALLELISM": "false",
@@ -61,7 +64,9 @@ def materialize_stage(context, stage: StageSpec, catalog: TrainingCatalog, store
                       store_config: dict[str, Any], hub_client, hub_offline: bool, trainer,
                       base_source: str) -> StageOutcome:
     """Train (or reuse) one stage and return its asset metadata; raises on any failure."""
-    resolutions = resolve_stage(store, catalog, stage, base_source)
+    resolutions, started_run = inputs_at_start(
+        store, stage.name, config_hash(stage, catalog, trainer.executor),
+        resolve_stage(store, catalog, stage, base_source), log=context.log.info)
     rendered = render_stage(stage, catalog, trainer.executor, resolutions)
     extras = run_spec(stage, catalog, rendered, trainer, store_config, offline=hub_offline)
     prefix = extras["output_prefix"]
@@ -72,6 +77,7 @@ def materialize_stage(context, stage: StageSpec, catalog: TrainingCatalog, store
     if reused:
         context.log.info(f"{stage.name}: run {rendered.fingerprint} already finished; reusing {result_key}")
     else:
+        record_start(store, stage.name, rendered.fingerprint, rendered.config_hash, resolutions)
         invocation = trainer.launch(context, extras)
         report = read_run(invocation.get_custom_messages(),
                           invocation.get_results(implicit_materializations=False))
@@ -138,6 +144,7 @@ def materialize_stage(context, stage: StageSpec, catalog: TrainingCatalog, store
     store.put_bytes(stage_pointer(stage.name), json.dumps({
         "output_prefix": prefix, "data_version": rendered.fingerprint, "merged": bool(summary.get("merged_prefix")),
     }).encode())
+    mark_finished(store, stage.name, rendered.fingerprint)
 
     metadata: dict[str, Any] = {
         "config_hash": rendered.config_hash,
@@ -147,6 +154,9 @@ def materialize_stage(context, stage: StageSpec, catalog: TrainingCatalog, store
         "base_model_revision": base_res.revision or base_res.data_version,
         "reference_model": reference or "n/a (SFT)",
         "datasets": datasets,
+        "dataset_keys": {r: res.value for r, res in resolutions.items() if res.kind == "key"},
+        # the unfinished run whose recorded datasets this one reused ("" = read the _latest pointers)
+        "datasets_from_started_run": started_run or "",
         "inputs": rendered.refs,
         "steps": summary.get("global_step"),
         "resumed_from_step": summary.get("resumed_from_step") if summary.get("resumed_from_step") is not None else -1,
