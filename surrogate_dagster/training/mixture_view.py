@@ -234,12 +234,13 @@ def lengths_plot_png(view: MixtureView) -> bytes:
                           [f"{s} ({len(view.lengths[s])})" for s in sources], fontsize=8)
             ax.invert_yaxis()  # first source on top, as in the table
         ax.set_xscale("log")
+        title = f"{view.name}: token lengths per source"
         if view.sequence_len:
-            ax.axvline(view.sequence_len, color="tab:red", linestyle="--", linewidth=1,
-                       label=f"sequence_len {view.sequence_len}")
-            ax.legend(loc="lower right", fontsize=7)
+            # Named in the title, not a legend: a legend box would hide the boxes it overlaps.
+            ax.axvline(view.sequence_len, color="tab:red", linestyle="--", linewidth=1)
+            title += f" (red: sequence_len {view.sequence_len})"
         ax.set_xlabel("tokens per row (log); whiskers p5-p95")
-        ax.set_title(f"{view.name}: token lengths per source", fontsize=10)
+        ax.set_title(title, fontsize=10)
         ax.grid(axis="x", alpha=0.3, which="both")
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=80, bbox_inches="tight")
