@@ -196,3 +196,66 @@ def test_one_changed_source_recurates_alone(curated):
     # untouched: the other source's signatures and its filtered version
     assert {p: p.stat().st_mtime_ns for p in (work / other).rglob("*") if p.is_file()} == before_other
     assert read_step(store, "filtered", other)[0]["version"] == other_filtered
+
+
+def _trace(row_id: str, turns: list[tuple[str, str]]) -> dict:
+    return {"id": row_id, "source": "synth_orchestrator", "kind": "sft", "prompt": [], "chosen": "",
+            "rejected": "", "tools": "", "meta": "{}",
+            "messages": [{"role": "system", "content": "You are Surrogate-1, an orchestrator."}]
+            + [{"role": r, "content": c} for r, c in turns]}
+
+
+def test_synthesized_traces_are_curated_like_a_source(curated, tmp_path, monkeypatch):
+    """Sanitized, deduplicated against the sources and within the set, decontaminated; only the
+    survivors reach the agent mixture."""
+    import gzip
+    import re
+
+    from surrogate_dagster.curation.assets import CURATION
+    from surrogate_dagster.synth import curated_assets
+    from surrogate_dagster.synth.curated_assets import CURATED_SYNTH_ASSETS
+
+    tmp, hub_dir, _, _, _ = curated
+    for d in ("store", "work"):
+        shutil.copytree(tmp / d, tmp_path / d)
+    resources = _resources(tmp_path, hub_dir)
+    store = LocalObjectStore(tmp_path / "store")
+    agent = next(s.name for s in CATALOG.sources if s.family == "agent")
+    source_row = max(read_step(store, "filtered", agent)[1], key=lambda r: len(json.dumps(r)))
+    turns = [(m["role"], m["content"]) for m in source_row["messages"] if m["role"] != "system"]
+    # one identifier renamed in the longest turn: a near duplicate, not an exact one
+    longest = max(range(len(turns)), key=lambda i: len(turns[i][1]))
+    edited = [(r, re.sub(r"(?<![</])\b[a-z_]{6,}\b", "renamed_name", c, count=1) if i == longest else c)
+              for i, (r, c) in enumerate(turns)]
+    assert edited != turns
+    he = json.loads(gzip.open(resources["curation"].benchmarks_path() / "HumanEval.jsonl.gz", "rt").readline())
+    key = "AKIA" + "Q7RZ2KXW5MPL3VBN"
+    traces = [
+        _trace("t-clean", [("user", "Plan a migration of the billing cron jobs to Kubernetes CronJobs."),
+                           ("assistant", "Step 1: inventory the crontab entries and their schedules.")]),
+        _trace("t-secret", [("user", f"Deploy with aws_access_key_id = {key} to the staging bucket."),
+                            ("assistant", "I will not reuse a key pasted in chat; rotate it first.")]),
+        _trace("t-copy", turns),
+        _trace("t-near", edited),
+        _trace("t-bench", [("user", "Complete this function.\n" + he["prompt"]),
+                           ("assistant", he["prompt"] + he["canonical_solution"])]),
+        _trace("t-twin", [("user", "Plan a migration of the billing cron jobs to Kubernetes CronJobs."),
+                          ("assistant", "Step 1: inventory the crontab entries and their schedules.")]),
+    ]
+    monkeypatch.setitem(curated_assets._LOADERS, "orchestrator_traces", lambda _store: traces)
+    agent_mix = next(a for a in CURATION_ASSETS if a.key.to_user_string() == "agent_sft_mixture")
+    r = materialize([*ALL, *CURATED_SYNTH_ASSETS], selection=[CURATED_SYNTH_ASSETS[0].key, agent_mix.key],
+                    resources=resources, instance=DagsterInstance.ephemeral())
+    assert r.success
+    meta = {k: v.value for k, v in r.asset_materializations_for_node("curated_orchestrator_traces")[0].metadata.items()}
+    assert meta["counts"] == {"exact_duplicate": 2, "near_duplicate": 1, "decontam_humaneval": 1}
+    assert meta["rows_kept"] == 2 and meta["rows_changed_by_sanitizer"] == 1
+    latest, dropped = read_step(store, "curated_synth", "orchestrator_traces")[0], None
+    kept = read_step(store, "curated_synth", "orchestrator_traces")[1]
+    assert [k["id"] for k in kept] == ["t-clean", "t-secret"]
+    assert key not in json.dumps(kept)
+    mix_key = json.loads(store.get_bytes("mixtures/agent_sft/_latest.json"))["key"]
+    synth_rows = [json.loads(line) for line in store.get_bytes(mix_key).decode().splitlines()
+                  if json.loads(line)["source"] == "synth_orchestrator"]
+    assert [row["id"] for row in synth_rows] == ["t-clean", "t-secret"] and key not in json.dumps(synth_rows)
+    assert CURATION.minhash.threshold == 0.7 and latest["summary"]["dropped"] == meta["counts"]

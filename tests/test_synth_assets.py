@@ -343,4 +343,5 @@ def test_profiles_and_config_validation(monkeypatch):
     with pytest.raises(LLMError, match="set the environment variable SURROGATE_TEST_KEY"):
         remote.make_client(cache_store=None)
     assert {a.key for a in SYNTH_ASSETS} == {AssetKey("synth_scenarios"), AssetKey("orchestrator_traces"),
-                                              AssetKey("exec_graded_pairs")}
+                                              AssetKey("exec_graded_pairs"), AssetKey("curated_orchestrator_traces"),
+                                              AssetKey("curated_exec_graded_pairs")}

@@ -33,7 +33,7 @@ from ..sources.normalize import read_normalized
 from .config import load_curation
 from .resource import CurationSettings
 from .sanitize.stage import sanitize_rows
-from .stage_io import read_pointer, read_step, version_of, write_step
+from .stage_io import SYNTH_STEP, curated_synth_asset, read_pointer, read_step, version_of, write_step
 from .text import dedup_text, row_text
 
 CURATION = load_curation()
@@ -41,7 +41,7 @@ CURATION_VERSION = config_hash(CURATION)
 
 
 @functools.lru_cache(maxsize=2)
-def _sanitizer(categories: tuple[str, ...], ner_model: str | None):
+def curation_sanitizer(categories: tuple[str, ...], ner_model: str | None):
     """One sanitizer per process: loading the NER model dominates small partitions."""
     from .sanitize import Sanitizer, SanitizerConfig
 
@@ -103,7 +103,7 @@ def sanitized_rows(context: AssetExecutionContext, object_store: ObjectStoreReso
     store = object_store.get_store()
     source = context.partition_key
     revision, rows = read_normalized(store, source)
-    sanitizer = _sanitizer(tuple(CURATION.sanitize.categories), curation.ner_model)
+    sanitizer = curation_sanitizer(tuple(CURATION.sanitize.categories), curation.ner_model)
     # Canaries (unique fake secrets) go into shadow copies only, sanitized by the same sanitizer;
     # the no-leak gate fails if one survives there, in a curated row or in a model output.
     audit = _canary_audit(store, rows, sanitizer, curation)
@@ -192,7 +192,7 @@ def minhash_signatures(context: AssetExecutionContext, object_store: ObjectStore
     latest, rows = read_step(store, "filtered", source)
     out_dir = curation.work_path("minhash") / source
     t0 = time.monotonic()
-    stats = compute_signatures(((r["id"], dedup_text(r)) for r in rows), out_dir, _minhash_spec(),
+    stats = compute_signatures(((r["id"], dedup_text(r)) for r in rows), out_dir, minhash_spec(),
                                workers=curation.workers, chunk_size=curation.chunk_rows)
     # The signature folder is scratch; a tarball in the object store makes it durable.
     buf = io.BytesIO()
@@ -208,7 +208,7 @@ def minhash_signatures(context: AssetExecutionContext, object_store: ObjectStore
     )
 
 
-def _minhash_spec():
+def minhash_spec():
     from .minhash import MinhashSpec
 
     m = CURATION.minhash
@@ -224,7 +224,7 @@ def _signature_key(source: str, filtered_version: str) -> str:
     return f"curation/minhash/{source}/{version_of(filtered_version, DEDUP_VIEW)}.tar.gz"
 
 
-def _signature_dir(store, curation: CurationSettings, source: str):
+def signature_dir(store, curation: CurationSettings, source: str):
     """The local signature folder of a source, restored from the object store if missing."""
     from .minhash import MANIFEST
 
@@ -262,7 +262,7 @@ def dedup_decisions(context: AssetExecutionContext, object_store: ObjectStoreRes
     for (s, i), d in exact.items():
         decisions[f"{s}\t{i}"] = {"reason": "exact_duplicate", "kept": [d.kept_source, d.kept_id]}
     remaining = {k: v for k, v in texts.items() if f"{k[0]}\t{k[1]}" not in decisions}
-    sig_dirs = {s: _signature_dir(store, curation, s) for s in CATALOG.names}
+    sig_dirs = {s: signature_dir(store, curation, s) for s in CATALOG.names}
     near = find_near_duplicates(sig_dirs, lambda p, d: texts[(p, d)], threshold=CURATION.minhash.threshold,
                                 priority=priority, work_dir=curation.work_path("scratch"))
     for (s, i), nd in near.dropped.items():
@@ -380,7 +380,8 @@ def _mixture_asset(name: str):
                if s.family in cfg.families or s.name in cfg.sources]
 
     @asset(name=f"{name}_mixture", group_name="curation", code_version=CURATION_VERSION,
-           deps=[curated_rows, *[AssetKey(k) for k in cfg.synth]], kinds={"huggingface", "jsonl"},
+           deps=[curated_rows, *[AssetKey(curated_synth_asset(k)) for k in cfg.synth]],
+           kinds={"huggingface", "jsonl"},
            description=f"The {name.replace('_', ' ')} stage dataset, pushed to the hub as "
                        f"{cfg.hub_repo} (private) and backed up to the object store.")
     def _mixture(context: AssetExecutionContext, object_store: ObjectStoreResource,
@@ -397,8 +398,11 @@ def _mixture_asset(name: str):
             sources_meta[s] = {"hf_id": spec.hf_id, "revision": rev}
             steps[s] = _step_counts(store, s)
         for synth_name in cfg.synth:
-            rows_by_source[synth_name] = _load_synth(store, synth_name)
-            sources_meta[synth_name] = {"hf_id": "(synthesized)", "revision": "-"}
+            # synthesized sets arrive curated (sanitized, deduplicated, decontaminated)
+            latest, rows_by_source[synth_name] = read_step(store, SYNTH_STEP, synth_name)
+            sources_meta[synth_name] = {"hf_id": "(synthesized)", "revision": latest["version"]}
+            steps[synth_name] = {"curated_kept": latest["rows"],
+                                 **(latest.get("summary") or {}).get("dropped", {})}
         build = build_mixture(name, cfg.kind, rows_by_source, cfg.caps)
         client = hub.get_client()
         repo_id = f"{client.org}/{cfg.hub_repo}"
@@ -417,15 +421,6 @@ def _mixture_asset(name: str):
         )
 
     return _mixture
-
-
-def _load_synth(store, name: str) -> list[dict]:
-    """Synthesized rows (synth group), already in the normalized row format."""
-    from ..synth.config import load_exec_graded_pairs, load_orchestrator_traces
-
-    loader = {"orchestrator_traces": load_orchestrator_traces,
-              "exec_graded_pairs": load_exec_graded_pairs}[name]
-    return loader(store)
 
 
 def _step_counts(store, source: str) -> dict[str, int]:

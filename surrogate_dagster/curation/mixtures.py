@@ -56,7 +56,10 @@ def build_mixture(name: str, kind: str, rows_by_source: dict[str, Iterable[dict]
             if cap is not None and by_source[source] >= cap:
                 capped[source] = capped.get(source, 0) + 1
                 continue
-            out.append(to_mixture_row(row))
+            try:
+                out.append(to_mixture_row(row))
+            except ValueError as e:  # a malformed turn: name the row, do not train on a guess
+                raise ValueError(f"mixture {name}: row {source}/{row['id']}: {e}") from e
             by_source[source] += 1
     h = hashlib.sha256()
     for r in out:

@@ -12,6 +12,15 @@ from ..storage import ObjectStore
 from ..storage.parquet_io import parquet_bytes_to_rows, rows_to_parquet_bytes
 
 
+# The step the curated synthesized sets are written under (curation/curated_synth/<set>/), and
+# the asset that writes each (curated_<set>, in the synth group).
+SYNTH_STEP = "curated_synth"
+
+
+def curated_synth_asset(name: str) -> str:
+    return f"curated_{name}"
+
+
 def version_of(*parts: object) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
 

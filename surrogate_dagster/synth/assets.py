@@ -352,7 +352,9 @@ def exec_graded_pairs(context: AssetExecutionContext, object_store: ObjectStoreR
     )
 
 
-SYNTH_ASSETS = [synth_scenarios, orchestrator_traces, exec_graded_pairs]
+from .curated_assets import CURATED_SYNTH_ASSETS  # noqa: E402  (they read what the assets above write)
+
+SYNTH_ASSETS = [synth_scenarios, orchestrator_traces, exec_graded_pairs, *CURATED_SYNTH_ASSETS]
 
 __all__ = ["SYNTH_ASSETS", "synth_resources", "load_orchestrator_traces", "load_exec_graded_pairs",
            "synth_scenarios", "orchestrator_traces", "exec_graded_pairs", "batch_partitions"]
