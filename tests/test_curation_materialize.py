@@ -26,6 +26,7 @@ from surrogate_dagster.resources import HubResource, ObjectStoreResource
 from surrogate_dagster.sources.assets import CATALOG, helper_rows, normalized_rows, source_rows
 from surrogate_dagster.sources.normalize import read_normalized
 from surrogate_dagster.storage import LocalObjectStore
+from tests.ops_support import move_pin, plant_change
 
 ALL = [source_rows, helper_rows, normalized_rows, *CURATION_ASSETS]
 PER_SOURCE = [source_rows, normalized_rows, sanitized_rows, filtered_rows, minhash_signatures]
@@ -184,15 +185,14 @@ def test_one_changed_source_recurates_alone(curated):
     other_filtered = read_step(store, "filtered", other)[0]["version"]
 
     changed = "xlam_function_calling"
-    repo = hub_dir / "datasets" / "Salesforce" / "xlam-function-calling-60k"
-    (repo / "revision.txt").write_text("f" * 40 + "\n")
-    train = repo / "default" / "train.jsonl"
-    lines = train.read_text().splitlines()
-    train.write_text("\n".join(lines[:-1]) + "\n")  # upstream dropped a row
-
-    _run(PER_SOURCE, resources, instance, changed)
-    _run([dedup_decisions], resources, instance)
-    assert json.loads(store.get_bytes(f"raw/{changed}/_latest.json"))["revision"] == "f" * 40
+    new_rev = plant_change(hub_dir, changed)  # upstream keeps every 2nd row, under a new commit
+    undo = move_pin(changed, new_rev)  # the reviewed one-line edit of sources.yaml
+    try:
+        _run(PER_SOURCE, resources, instance, changed)
+        _run([dedup_decisions], resources, instance)
+    finally:
+        undo()
+    assert json.loads(store.get_bytes(f"raw/{changed}/_latest.json"))["revision"] == new_rev
     # untouched: the other source's signatures and its filtered version
     assert {p: p.stat().st_mtime_ns for p in (work / other).rglob("*") if p.is_file()} == before_other
     assert read_step(store, "filtered", other)[0]["version"] == other_filtered
