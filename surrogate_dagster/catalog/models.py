@@ -55,6 +55,13 @@ class SourceSpec(Strict):
     revision: str = "main"
     cap: int | None = Field(default=None, gt=0, description="the runbook's row cap (a ceiling)")
     filters: list[RowFilter] = Field(default_factory=list)
+    # Sampling under the cap (sources/sampling.py). `group_by` names the problem: the first
+    # non-empty of these native columns; with it, the cap is spread round-robin over problems
+    # instead of taking the first rows of the file.
+    group_by: list[str] | None = Field(default=None, min_length=1)
+    sample_seed: int = 0
+    sample_pool: int | None = Field(default=None, gt=0,
+                                    description="rows passing the filters to choose from (default: all)")
     adapter: str | None = None
     columns: list[str] | None = Field(default=None, description="project columns when mirroring")
     license: str | None = None

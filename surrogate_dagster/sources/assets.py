@@ -55,6 +55,12 @@ def _mirror_result(context: AssetExecutionContext, report: MirrorReport, uri: st
             "quarantined_by_reason": MetadataValue.md(counts_table(report.quarantined)),
             "schema": MetadataValue.json(report.schema),
             "uri": MetadataValue.url(uri) if uri.startswith("s3://") else uri,
+            # Spread over problems (sources/sampling.py): without group_by every row is a problem.
+            "group_by": ", ".join(report.group_by) or "none (each row its own problem)",
+            "problems": report.groups,
+            "rows_per_problem_max": report.rows_per_group_max,
+            "candidate_rows": report.candidates,
+            "problems_available": report.groups_available,
             "reused_existing_mirror": report.reused,
             "seconds": report.seconds,
         },
