@@ -4,8 +4,10 @@ The template is TRL's copy of Qwen2.5's (``trl/chat_templates/qwen2_5.jinja``; P
 one ``assistant_only_loss`` needs), rendered with transformers' own jinja renderer (no tokenizer).
 For every tool source and the agent source with tool calls, the calls a model sees in the rendered
 text must be exactly the calls of the *native* row (names and arguments, in order), extracted here
-independently of the adapters. Messages are passed as Hermes text (see hermes.py's docstring), and a
-strict ``json.loads`` parser stands in for the inference-side Hermes parser (no literal_eval).
+independently of the adapters. Messages are rendered as a training mixture holds them
+(``to_mixture_row``: Hermes call text in assistant turns, one bare ``tool`` message per result; see
+hermes.py's docstring), and a strict ``json.loads`` parser stands in for the inference-side Hermes
+parser (no literal_eval). How axolotl itself reads the mixtures: tests/test_axolotl_reader.py.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ import pytest
 import trl
 from transformers.utils.chat_template_utils import render_jinja_template
 
-from surrogate_dagster.sources.hermes import parse_tool_calls, parse_tool_responses, to_template_messages
+from surrogate_dagster.curation.mixtures import to_mixture_row
+from surrogate_dagster.sources.hermes import parse_tool_calls, parse_tool_responses
 from test_adapters_tool_agent import EXPECTED, OK, rows_of, run
 
 TEMPLATES = Path(trl.__file__).resolve().parent / "chat_templates"
@@ -76,6 +79,11 @@ def native_calls(source: str, row: dict) -> list[dict]:
     raise KeyError(source)
 
 
+def mixture_messages(row: dict) -> list[dict]:
+    """A normalized row's messages as its training mixture holds them."""
+    return to_mixture_row(row)["messages"]
+
+
 def render(messages: list[dict], template: str = QWEN, with_mask: bool = False):
     rendered, spans = render_jinja_template(conversations=[messages], chat_template=template,
                                             return_assistant_tokens_mask=with_mask)
@@ -108,7 +116,7 @@ def test_every_tool_source_is_covered():
 def test_rendered_calls_parse_back_to_the_native_calls(source, part, index):
     row = rows_of(EXPECTED[source][0], part)[index]
     out = run(source, row, part.split("/")[0])
-    messages = to_template_messages(out["messages"])
+    messages = mixture_messages(out)
     text = render(messages)
     assert parse_rendered(text) == native_calls(source, row)
     # The system turn (which lists the tools) is rendered once, verbatim; no second "# Tools" block.
@@ -127,8 +135,8 @@ def test_calls_are_inside_the_trained_spans(source, part, index):
     tool result is."""
     row = rows_of(EXPECTED[source][0], part)[index]
     out = run(source, row, part.split("/")[0])
-    text, spans = render(to_template_messages(out["messages"]), QWEN_TRAINING, with_mask=True)
-    assert text == render(to_template_messages(out["messages"]))  # the twin renders the same text
+    text, spans = render(mixture_messages(out), QWEN_TRAINING, with_mask=True)
+    assert text == render(mixture_messages(out))  # the twin renders the same text
     trained = [text[a:b] for a, b in spans]
     calls = [json.loads(body) for span in trained for body in STRICT_CALL.findall(span)]
     assert calls == native_calls(source, row)
@@ -141,7 +149,7 @@ def test_text_calls_render_like_structured_tool_calls():
     checked = 0
     for source, part, index in CASES:
         out = run(source, rows_of(EXPECTED[source][0], part)[index], part.split("/")[0])
-        text_msgs = to_template_messages(out["messages"])
+        text_msgs = mixture_messages(out)
         structured = []
         for m in text_msgs:
             calls = parse_tool_calls(m["content"]) if m["role"] == "assistant" else []
@@ -156,8 +164,8 @@ def test_text_calls_render_like_structured_tool_calls():
     assert checked == len(CASES)
 
 
-def test_double_wrapping_is_what_happens_without_the_bridge():
-    """Guard for the bridge: passing our tool turns to the template unchanged double-wraps results."""
+def test_normalized_tool_turns_would_double_wrap():
+    """Why the mixture unwraps tool turns: normalized rows rendered as they are double-wrap results."""
     source, part, index = next(c for c in CASES if c[0] == "swe_gym_openhands")
     out = run(source, rows_of(EXPECTED[source][0], part)[index])
     assert "<tool_response>\n<tool_response>" in render(out["messages"])
