@@ -12,7 +12,7 @@ import pytest
 from surrogate_dagster.sources.adapters import code_sft, dpo
 from surrogate_dagster.sources.adapters.base import AdapterContext, Quarantine
 from surrogate_dagster.sources.ocr2_questions import (
-    SPLIT_KEY, build_question_index, helper_rows_from_mirror, question_from_row, question_lookup)
+    POSITION_KEY, SPLIT_KEY, build_question_index, helper_rows_from_mirror, question_from_row, question_lookup)
 
 HUB = Path(__file__).resolve().parents[1] / "fixtures" / "hub" / "datasets"
 ADAPTERS = {**code_sft.ADAPTERS, **dpo.ADAPTERS}
@@ -42,10 +42,10 @@ CASES = {
     ("rstar_coder", "microsoft/rStar-Coder", "seed_sft", "train"):
         {7: "wrong_type", 8: "empty_question", 9: "missing_field"},
     ("opencodereasoning_2", "nvidia/OpenCodeReasoning-2", "default", "python"):
-        {5: "ocr2_question_unresolved", 6: "ocr2_question_unresolved", 11: "ocr2_question_unresolved",
+        {5: "ocr2_question_empty_taco", 6: "ocr2_id_not_found_taco", 11: "ocr2_question_empty_code_contests",
          15: "bad_index", 16: "empty_answer"},
     ("opencodereasoning_2", "nvidia/OpenCodeReasoning-2", "default", "cpp"):
-        {8: "ocr2_question_unresolved", 9: "ocr2_question_unresolved", 10: "missing_field"},
+        {8: "ocr2_question_empty_codeforces", 9: "ocr2_id_not_found_apps", 10: "missing_field"},
     ("opencodeinstruct", "nvidia/OpenCodeInstruct", "default", "train"):
         {11: "malformed_json", 12: "empty_answer", 13: "missing_field"},
     ("ling_coder_sft", "inclusionAI/Ling-Coder-SFT", "default", "train"):
@@ -112,12 +112,13 @@ def test_registry_names():
 
 # --- OCR-2 question rebuild ------------------------------------------------------------------------
 
-def test_question_index_covers_every_nonempty_helper_row(question_index):
-    # 10 TACO rows (1 empty) + 8 + 6 APPS + 8 code_contests (1 empty) + 8 codeforces (1 empty)
-    assert len(question_index) == 9 + 14 + 7 + 7
+def test_question_index_covers_every_helper_row(question_index):
+    # 10 TACO rows + 8 + 6 APPS + 8 code_contests + 8 codeforces; 3 of them have no statement ("")
+    assert len(question_index) == 10 + 14 + 8 + 8
+    assert sum(1 for v in question_index.values() if not v) == 3
     taco = load("BAAI/TACO", "default", "train")
     assert question_index[("taco", "train", 2)] == taco[2]["question"]
-    assert ("taco", "train", 4) not in question_index
+    assert question_index[("taco", "train", 4)] == ""  # the row exists, its question is empty
     assert question_index[("apps", "test", 1)] == load("codeparrot/apps", "default", "test")[1]["question"]
     contests = load("deepmind/code_contests", "default", "train")
     assert question_index[("code_contests", "train", 5)] == contests[5]["description"]
@@ -137,8 +138,8 @@ def test_codeforces_statement_layout():
 
 
 def test_question_index_accepts_repo_ids_flat_streams_and_wanted():
-    rows = [{SPLIT_KEY: "train", "question": "A"}, {SPLIT_KEY: "test", "question": "B"},
-            {SPLIT_KEY: "train", "question": "C"}]
+    rows = [{SPLIT_KEY: "train", POSITION_KEY: 0, "question": "A"}, {SPLIT_KEY: "test", POSITION_KEY: 0, "question": "B"},
+            {SPLIT_KEY: "train", POSITION_KEY: 1, "question": "C"}]
     index = build_question_index({"BAAI/TACO": rows})
     assert index == {("taco", "train", 0): "A", ("taco", "test", 0): "B", ("taco", "train", 1): "C"}
     assert build_question_index({"taco": {"train": [{"question": "A"}, {"question": "C"}]}},

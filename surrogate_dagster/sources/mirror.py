@@ -55,9 +55,15 @@ class MirrorReport:
     groups_available: int = 0
 
 
+SPLIT_POSITION = "_split_index"  # helper rows: position within their upstream config/split
+
+
 def mirror_fingerprint(spec: SourceSpec) -> str:
     """What decides the mirrored content besides the revision (notes/licence do not)."""
-    return config_hash(spec.model_dump(mode="json", exclude={"notes", "license", "adapter"}))
+    data = spec.model_dump(mode="json", exclude={"notes", "license", "adapter"})
+    if spec.family == "helper":
+        data["tags"] = [SPLIT_POSITION]  # helper mirrors carry the split position column
+    return config_hash(data)
 
 
 def raw_prefix(source: str, revision: str) -> str:
@@ -98,8 +104,14 @@ def _candidates(spec: SourceSpec, hub: HubClient, revision: str, quarantine: lis
     """
     streams = [(c, s, hub.iter_rows(spec.hf_id, c, s, revision, spec.columns))
                for c in spec.configs for s in spec.splits]
+    positions: Counter[tuple[str, str]] = Counter()
     for ordinal, (config, split, row) in enumerate(_interleave(streams)):
         ref = {"_config": config, "_split": split, "_index": ordinal}
+        if spec.family == "helper":
+            # OpenCodeReasoning-2 names some helper rows by their position in the upstream split
+            # (ocr2_questions.py): record it as streamed, unreadable rows included.
+            ref[SPLIT_POSITION] = positions[(config, split)]
+        positions[(config, split)] += 1
         if "__unreadable__" in row:
             quarantined["unreadable_row"] += 1
             quarantine.append({**ref, "reason": "unreadable_row", "detail": row["__unreadable__"],

@@ -53,7 +53,7 @@ def iter_raw_rows(store: ObjectStore, source: str) -> tuple[str, Iterator[dict]]
 
 
 def load_helper_questions(store: ObjectStore, helpers: list[SourceSpec]) -> Callable[[str, str, int], str | None]:
-    """Index the helper mirrors (TACO, APPS, ...) for OpenCodeReasoning-2's question rebuild."""
+    """Index the helper mirrors (TACO, APPS, ...) by each row's id for OpenCodeReasoning-2's rebuild."""
     from .ocr2_questions import build_question_index
 
     by_dataset: dict[str, list[dict]] = {}
@@ -61,6 +61,7 @@ def load_helper_questions(store: ObjectStore, helpers: list[SourceSpec]) -> Call
         _, rows = iter_raw_rows(store, h.name)
         by_dataset[h.hf_id] = list(rows)
     index = build_question_index(by_dataset)
+    # None: no helper row has that id; "": the row exists without a statement.
     return lambda dataset, split, i: index.get((dataset, split, i))
 
 

@@ -2,32 +2,59 @@
 
 OCR-2 ships every ``question`` as the placeholder ``"-"``; each row names its problem by
 ``dataset`` (taco | apps | code_contests | open-r1/codeforces), ``split`` and ``index`` (a string
-holding the row's position within that split). The statement has to be looked up in a mirror of
-the helper dataset (SOURCES.md §2.2). ``index`` is positional, so a helper split must be mirrored
-whole and read in its published order; a capped or shuffled helper mirror resolves the wrong
-problems silently. Pure functions, no Dagster.
+holding an integer). The statement has to be looked up in a mirror of the helper dataset
+(SOURCES.md §2.2), keyed by the helper row's own id:
+
+- APPS (``codeparrot/apps``, parquet at refs/pr/5): the native ``problem_id`` column.
+- TACO (``ALL/{train,test}-*.parquet``), code_contests and open-r1/codeforces have no native
+  column holding OCR-2's integer (codeforces' ``id`` is "1700/A", code_contests' ``name`` a
+  title): their id is the row's position in its split at the pinned revision, which the mirror
+  records per row as ``_split_index`` while streaming upstream (an unreadable row keeps its
+  position, so no later row shifts).
+
+An OCR-2 row whose id is not in the index is quarantined by the adapter with a reason naming
+the helper. Pure functions, no Dagster.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
-# OCR-2 `dataset` value -> (HF repo of the helper, config dir in the offline mirror, splits)
-HELPER_DATASETS: dict[str, tuple[str, str, tuple[str, ...]]] = {
-    "taco": ("BAAI/TACO", "default", ("train", "test")),
-    "apps": ("codeparrot/apps", "default", ("train", "test")),
-    "code_contests": ("deepmind/code_contests", "default", ("train", "valid", "test")),
-    "open-r1/codeforces": ("open-r1/codeforces", "default", ("train", "test")),
+
+@dataclass(frozen=True)
+class HelperLayout:
+    """Where one helper lives and which field holds the id OCR-2's ``index`` refers to."""
+
+    repo: str
+    config: str  # config dir in the offline mirror
+    splits: tuple[str, ...]
+    id_field: str | None  # native id column; None: the row's position in its split
+
+
+HELPER_DATASETS: dict[str, HelperLayout] = {
+    "taco": HelperLayout("BAAI/TACO", "default", ("train", "test"), None),
+    "apps": HelperLayout("codeparrot/apps", "default", ("train", "test"), "problem_id"),
+    "code_contests": HelperLayout("deepmind/code_contests", "default", ("train", "valid", "test"), None),
+    "open-r1/codeforces": HelperLayout("open-r1/codeforces", "default", ("train", "test"), None),
 }
 
 # HF repo id -> OCR-2 `dataset` value, so callers may key their rows either way.
-_BY_REPO = {repo: name for name, (repo, _, _) in HELPER_DATASETS.items()}
+_BY_REPO = {layout.repo: name for name, layout in HELPER_DATASETS.items()}
 
-# Key under which a flat row stream says which split a row belongs to: the mirror tags every row
-# with it (sources/mirror.py). None of the four helpers has a native column of that name.
+# Keys under which a flat row stream says which split a row belongs to and where it sat in that
+# split upstream: the mirror tags every helper row with both (sources/mirror.py). None of the four
+# helpers has a native column of either name.
 SPLIT_KEY = "_split"
+POSITION_KEY = "_split_index"
+
+
+def helper_short_name(dataset: str) -> str:
+    """`open-r1/codeforces` -> `codeforces`: the helper's name inside quarantine reasons."""
+    return str(dataset).rsplit("/", 1)[-1]
+
 
 QuestionKey = tuple[str, str, int]
 
@@ -73,36 +100,55 @@ def question_from_row(dataset: str, row: Mapping[str, Any]) -> str | None:
     raise ValueError(f"unknown OCR-2 helper dataset {dataset!r}; expected one of {sorted(HELPER_DATASETS)}")
 
 
+def _row_id(layout: HelperLayout, row: Mapping[str, Any], position: int) -> int | None:
+    """The id OCR-2's ``index`` refers to: the native id column, else the split position."""
+    if layout.id_field is None:
+        return position
+    value = row.get(layout.id_field)
+    if isinstance(value, bool):
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
 def _rows_by_split(rows: Iterable[dict] | Mapping[str, Iterable[dict]]) -> Iterator[tuple[str, int, dict]]:
-    """(split, position within split, row) from either {split: rows} or a flat `_split`-tagged stream."""
+    """(split, position within split, row) from {split: rows} or a flat `_split`/`_split_index` stream.
+
+    A ``{split: rows}`` value is a whole split in its published order (a file of the offline
+    mirror), so positions are counted. A flat stream must carry each row's recorded position:
+    counting rows there would shift every id after a row the mirror could not read.
+    """
     if isinstance(rows, Mapping):
         for split, split_rows in rows.items():
             for i, row in enumerate(split_rows):
                 yield split, i, row
         return
-    positions: dict[str, int] = {}
     for row in rows:
-        split = row.get(SPLIT_KEY)
+        split, position = row.get(SPLIT_KEY), row.get(POSITION_KEY)
         if not isinstance(split, str):
             raise ValueError(f"helper row without a {SPLIT_KEY!r} string; pass {{split: rows}} instead")
-        i = positions.get(split, 0)
-        positions[split] = i + 1
-        yield split, i, row
+        if isinstance(position, bool) or not isinstance(position, int):
+            raise ValueError(f"helper row without an integer {POSITION_KEY!r} (its position upstream); "
+                             "re-mirror the helper, or pass {split: rows} in published order")
+        yield split, position, row
 
 
 def build_question_index(
     helper_rows_by_dataset: Mapping[str, Iterable[dict] | Mapping[str, Iterable[dict]]],
     wanted: set[QuestionKey] | None = None,
 ) -> dict[QuestionKey, str]:
-    """Map (dataset, split, index) -> problem statement for every helper row that has one.
+    """Map (dataset, split, id) -> problem statement ("" when the helper row has none).
 
     ``helper_rows_by_dataset`` is keyed by the OCR-2 ``dataset`` value (``taco``) or the helper's
     HF repo id (``BAAI/TACO``). Each value is either ``{split: rows_in_published_order}`` or one
-    flat iterable whose rows carry their split under ``SPLIT_KEY`` (as the mirror and
-    :func:`helper_rows_from_mirror` yield them); a row's index is its position among the rows of
-    its split in iteration order. The mirror's own ``_index`` is not used: it counts across all
-    splits. ``wanted`` limits the index to the keys the OCR-2 rows actually reference, which keeps
-    memory small on the full helpers.
+    flat iterable whose rows carry ``SPLIT_KEY`` and ``POSITION_KEY`` (as the mirror and
+    :func:`helper_rows_from_mirror` yield them). The id is the helper's id field
+    (HELPER_DATASETS), or the row's position in its split where the helper has none; a row
+    without a usable id is left out, and of two rows with one id the first is kept. ``wanted``
+    limits the index to the keys the OCR-2 rows actually reference, which keeps memory small on
+    the full helpers.
     """
     index: dict[QuestionKey, str] = {}
     for key, rows in helper_rows_by_dataset.items():
@@ -110,13 +156,15 @@ def build_question_index(
         if dataset is None:
             raise ValueError(f"unknown OCR-2 helper dataset {key!r}; expected one of "
                              f"{sorted(HELPER_DATASETS)} or {sorted(_BY_REPO)}")
-        for split, i, row in _rows_by_split(rows):
-            key = (dataset, split, i)
-            if wanted is not None and key not in wanted:
+        layout = HELPER_DATASETS[dataset]
+        for split, position, row in _rows_by_split(rows):
+            row_id = _row_id(layout, row, position)
+            if row_id is None:
                 continue
-            text = question_from_row(dataset, row)
-            if text is not None:
-                index[key] = text
+            qkey = (dataset, split, row_id)
+            if qkey in index or (wanted is not None and qkey not in wanted):
+                continue
+            index[qkey] = question_from_row(dataset, row) or ""
     return index
 
 
@@ -137,14 +185,18 @@ def helper_rows_from_mirror(datasets_root: Path) -> dict[str, dict[str, Iterator
     repo that is missing altogether is an error, because every OCR-2 row would then be unresolved.
     """
     out: dict[str, dict[str, Iterator[dict]]] = {}
-    for dataset, (repo, config, splits) in HELPER_DATASETS.items():
-        base = Path(datasets_root) / repo / config
+    for dataset, layout in HELPER_DATASETS.items():
+        base = Path(datasets_root) / layout.repo / layout.config
         if not base.is_dir():
-            raise FileNotFoundError(f"OCR-2 helper {repo} not mirrored at {base}")
-        out[dataset] = {s: _read_jsonl(base / f"{s}.jsonl") for s in splits if (base / f"{s}.jsonl").is_file()}
+            raise FileNotFoundError(f"OCR-2 helper {layout.repo} not mirrored at {base}")
+        out[dataset] = {s: _read_jsonl(base / f"{s}.jsonl") for s in layout.splits
+                        if (base / f"{s}.jsonl").is_file()}
     return out
 
 
 def question_lookup(index: Mapping[QuestionKey, str]):
-    """Adapt an index to ``AdapterContext.helper_questions``: (dataset, split, index) -> str | None."""
+    """Adapt an index to ``AdapterContext.helper_questions``: (dataset, split, id) -> str | None.
+
+    None: no helper row has that id; "": the row exists but has no statement.
+    """
     return lambda dataset, split, i: index.get((dataset, split, int(i)))

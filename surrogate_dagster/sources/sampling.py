@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-MIRROR_TAGS = ("_config", "_split", "_index")  # added by the mirror, not upstream content
+MIRROR_TAGS = ("_config", "_split", "_index", "_split_index")  # added by the mirror, not upstream
 
 
 @dataclass(frozen=True)

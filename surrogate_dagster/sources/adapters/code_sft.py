@@ -12,6 +12,7 @@ import math
 import re
 from typing import Any, Callable
 
+from ..ocr2_questions import HELPER_DATASETS, helper_short_name
 from .base import AdapterContext, Quarantine, content_id, sft_row
 
 _FENCE = re.compile(r"^\s*```[ \t]*([A-Za-z0-9_+#.-]*)", re.MULTILINE)
@@ -143,9 +144,17 @@ def adapt_opencodereasoning_2(row: dict, ctx: AdapterContext) -> dict:
             pos = int(index)
         except (TypeError, ValueError) as exc:
             raise Quarantine("bad_index", f"index {index!r}") from exc
+        if str(dataset) not in HELPER_DATASETS:
+            raise Quarantine("ocr2_unknown_helper", f"dataset {dataset!r}")
+        # The lookup is keyed by the helper row's own id (ocr2_questions.py); None: no such id.
         question = ctx.helper_questions(str(dataset), str(split), pos)
-        if not question:
-            raise Quarantine("ocr2_question_unresolved", f"{dataset}/{split}/{pos}")
+        helper = helper_short_name(dataset)
+        if question is None:
+            raise Quarantine(f"ocr2_id_not_found_{helper}",
+                             f"{HELPER_DATASETS[str(dataset)].repo} split {split!r} has no row with id {pos}")
+        if not question.strip():
+            raise Quarantine(f"ocr2_question_empty_{helper}",
+                             f"{HELPER_DATASETS[str(dataset)].repo} split {split!r} id {pos} has no statement")
     elif not isinstance(question, str) or not question.strip():
         raise Quarantine("empty_question", repr(question)[:40])
     # The language is the OCR-2 split (python | cpp); the lead passes it as options["split"].
