@@ -13,7 +13,6 @@ tests/test_axolotl_reader.py checks the two agree.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 from surrogate_dagster.curation.mixtures import to_jsonl, to_mixture_row
@@ -53,13 +52,16 @@ def code_sft() -> list[dict]:
     return [
         _sft("rstar_coder", "rstar-1", [
             _u("Read n; print YES if 3 divides n."),
-            _a("<think>\nCheck n % 3.\n</think>\n\n```python\nn = int(input())\nprint(\"YES\" if n % 3 == 0 else \"NO\")\n```")]),
+            _a("<think>\nCheck n % 3.\n</think>\n\n"
+               "```python\nn = int(input())\nprint(\"YES\" if n % 3 == 0 else \"NO\")\n```")]),
         _sft("opencodereasoning_2", "ocr2-1", [
             _u("Can w kilos split into two even parts?"),
-            _a("<think>\nOkay, w must be even and above 2.\n</think>\n\n```python\nw = int(input())\nprint(\"YES\" if w % 2 == 0 and w > 2 else \"NO\")\n```")]),
+            _a("<think>\nOkay, w must be even and above 2.\n</think>\n\n"
+               "```python\nw = int(input())\nprint(\"YES\" if w % 2 == 0 and w > 2 else \"NO\")\n```")]),
         _sft("opencodeinstruct", "oci-1", [
             _u("Implement `second_largest(nums)`."),
-            _a("```python\ndef second_largest(nums):\n    d = sorted(set(nums))\n    return d[-2] if len(d) > 1 else None\n```")]),
+            _a("```python\ndef second_largest(nums):\n    d = sorted(set(nums))\n"
+               "    return d[-2] if len(d) > 1 else None\n```")]),
         # Ling-Coder carries its own system turn and several rounds: each assistant turn is trained.
         _sft("ling_coder_sft", "ling-1", [
             {"role": "system", "content": "You are a careful Python programmer."},
@@ -75,7 +77,8 @@ def code_sft() -> list[dict]:
             _a("Here is the code to solve this problem: \n```python\ndef max_of(xs):\n    return max(xs)\n```")]),
         _sft("self_oss_instruct", "oss-1", [
             _u("Write `add(a, b)`."),
-            _a("[Reasoning]\nAdd the two numbers.\n\n[Implementation]\n```python\ndef add(a, b):\n    return a + b\n```")]),
+            _a("[Reasoning]\nAdd the two numbers.\n\n"
+               "[Implementation]\n```python\ndef add(a, b):\n    return a + b\n```")]),
         _sft("codefeedback_filtered", "cf-1", [
             _u("Merge two sorted lists in Python."),
             _a("Use heapq:\n\n```python\nimport heapq\nmerged = list(heapq.merge([1, 3], [2, 4]))\n```")]),
@@ -115,18 +118,21 @@ def tool_sft() -> list[dict]:
         _sft("toolmind", "tm-1", [
             _sys(flights), _u("A flight from SFO to JFK?"),
             _a('<think>\nSearch first.\n</think>\n'
-               '<tool_call>\n{"name": "search_flights", "arguments": {"origin": "SFO", "destination": "JFK"}}\n</tool_call>'),
+               '<tool_call>\n{"name": "search_flights", "arguments": {"origin": "SFO", "destination": "JFK"}}\n'
+               '</tool_call>'),
             _t('{"flights": [{"id": "UA123", "price": 289}]}'),
             _a("UA123 at $289.")], tools=flights),
         _sft("nemotron_swe", "nswe-1", [
             _sys(bash), _u("<uploaded_files>\n/testbed\n</uploaded_files>\nFix the failing test."),
-            _a('Run the tests first.\n<tool_call>\n{"name": "execute_bash", "arguments": {"command": "pytest -q"}}\n</tool_call>'),
+            _a('Run the tests first.\n'
+               '<tool_call>\n{"name": "execute_bash", "arguments": {"command": "pytest -q"}}\n</tool_call>'),
             _t("1 passed in 0.01s"),
             _a('Done.\n<tool_call>\n{"name": "finish", "arguments": {}}\n</tool_call>')], tools=bash),
         # OpenHands: multi-line results, a user nudge between assistant turns.
         _sft("swe_gym_openhands", "oh-1", [
             _sys(editor), _u("<uploaded_files>\n/workspace/repo\n</uploaded_files>\nFix the bug."),
-            _a('<tool_call>\n{"name": "str_replace_editor", "arguments": {"command": "view", "path": "/workspace/repo/a.py"}}\n</tool_call>'),
+            _a('<tool_call>\n{"name": "str_replace_editor", "arguments": '
+               '{"command": "view", "path": "/workspace/repo/a.py"}}\n</tool_call>'),
             _t("     1\tx = 1\n     2\ty = 2"),
             _a("The file is fine."),
             _u("Please continue working on the task."),
@@ -165,8 +171,10 @@ def agent_sft() -> list[dict]:
             _sys(spawn, extra="Decision rules:\n- If task has 3+ independent steps -> spawn subagents"),
             _u("Lint and test the repo."),
             _a('Two independent steps.\n'
-               '<tool_call>\n{"name": "spawn_subagent", "arguments": {"role": "linter", "prompt": "Run ruff."}}\n</tool_call>\n'
-               '<tool_call>\n{"name": "spawn_subagent", "arguments": {"role": "tester", "prompt": "Run pytest."}}\n</tool_call>'),
+               '<tool_call>\n{"name": "spawn_subagent", "arguments": {"role": "linter", "prompt": "Run ruff."}}\n'
+               '</tool_call>\n'
+               '<tool_call>\n{"name": "spawn_subagent", "arguments": {"role": "tester", "prompt": "Run pytest."}}\n'
+               '</tool_call>'),
             _t('{"subagent_id": "s1", "status": "done", "result": "clean"}'),
             _t('{"subagent_id": "s2", "status": "done", "result": "3 passed"}'),
             _a("Lint is clean and 3 tests pass.")], tools=spawn),
@@ -177,7 +185,8 @@ def code_dpo() -> list[dict]:
     return [
         dpo_row(AdapterContext(source="code_preference_pairs"), "cpp-1",
                 [_u("Write `is_prime(n)`.")],
-                "```python\ndef is_prime(n):\n    return n > 1 and all(n % i for i in range(2, int(n ** 0.5) + 1))\n```",
+                "```python\ndef is_prime(n):\n"
+                "    return n > 1 and all(n % i for i in range(2, int(n ** 0.5) + 1))\n```",
                 "```python\ndef is_prime(n):\n    return all(n % i for i in range(2, n))\n```"),
         # Capybara: multi-turn prompts (an earlier assistant turn is context, not a trained span).
         dpo_row(AdapterContext(source="capybara_dpo"), "capy-1",
@@ -227,5 +236,4 @@ def write_fixtures() -> None:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     write_fixtures()
