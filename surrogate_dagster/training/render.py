@@ -30,7 +30,7 @@ OVERRIDABLE = frozenset({
     "lora_mlp_kernel", "lora_qkv_kernel", "lora_o_kernel", "gradient_checkpointing", "sample_packing",
     "pad_to_sequence_len", "sequence_len", "micro_batch_size", "gradient_accumulation_steps",
     "max_steps", "save_steps", "logging_steps", "optimizer", "dataloader_num_workers",
-    "dataset_processes", "torch_compile", "warmup_steps",
+    "dataset_num_proc", "torch_compile", "warmup_steps",
 })
 # Precision changes an executor may make to `adapter`: QLoRA's 4-bit base is a GPU memory trick.
 ADAPTER_SWAPS = {("qlora", "lora")}
