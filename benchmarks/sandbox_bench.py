@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -24,7 +23,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from surrogate_dagster.sandbox import Sandbox, SandboxLimits  # noqa: E402
-from surrogate_dagster.sandbox.runners import ASSERT_HARNESS, run_python_asserts  # noqa: E402
+from surrogate_dagster.sandbox.judge import judge  # noqa: E402
+from surrogate_dagster.sandbox.runners import ASSERT_HARNESS, assert_files, plan_tests, run_python_asserts  # noqa: E402
 from surrogate_dagster.synth.graders import Grader, GradingTask  # noqa: E402
 
 SOLUTIONS = [  # (completion, expected to pass)
@@ -52,15 +52,15 @@ def paired_ms(bare, boxed, n: int) -> tuple[list[float], list[float]]:
 
 
 def bare_harness(code: str, tests: list[str]) -> dict:
-    """The assert harness without any isolation: files in a temp dir, plain subprocess."""
-    spec = {"solution_file": "solution.py", "setup": "", "tests": tests, "per_test_s": 5.0, "solution_s": 10.0}
+    """The assert harness without any isolation: files in a temp dir, plain subprocess; the same
+    host-side planning and verdicts as in the sandbox."""
+    plans, parse_errors = plan_tests(code, tests)
     with tempfile.TemporaryDirectory() as d:
-        Path(d, "solution.py").write_text(code)
-        Path(d, "__sbx_spec__.json").write_text(json.dumps(spec))
+        for name, text in assert_files(code, plans).items():
+            Path(d, name).write_text(text)
         Path(d, "main.py").write_text(ASSERT_HARNESS)
         out = subprocess.run([sys.executable, "main.py"], cwd=d, capture_output=True, text=True, timeout=60)
-    line = [x for x in out.stdout.splitlines() if x.startswith("__SBX_RESULT__")][-1]
-    return json.loads(line[len("__SBX_RESULT__"):])
+    return judge(plans, parse_errors, out.stdout, None)
 
 
 def main() -> None:

@@ -1,13 +1,18 @@
-"""Harnesses that run inside the sandbox and report per-check results as one JSON line.
+"""Harnesses that run inside the sandbox, and the host side that turns their reports into results.
 
-- ``run_python_asserts``: exec a solution, then each test snippet separately (one process), with a
-  per-test timer; counts passes. Used by the code graders and reusable by the evals.
+- ``run_python_asserts``: exec a solution, then each test snippet (one process, a per-test timer).
+  The tests are rewritten first (``sealed.py``): inside, only the values the assertions need from
+  the candidate's code are computed and reported; the assertions themselves, with their expected
+  values, are evaluated on the host (``judge.py``) over plain data. The candidate shares its
+  interpreter with the probes, so it can lie about values or stop early, but it never sees what
+  the values must be and no report from inside can say "passed".
 - ``run_doc_checks``: parse a Dockerfile / Kubernetes YAML / Terraform text (schema-validate K8s
   with kubernetes-validate, parse HCL with python-hcl2) and evaluate trusted assertion
-  expressions over the parsed document.
+  expressions over the parsed document. No candidate code runs there (the document is only parsed),
+  so its one-line JSON report (tagged ``RESULT_MARK``) is the harness' own.
 
-The solution's own stdout goes to /dev/null inside the harness; results travel on a dup of the
-original stdout, tagged with ``RESULT_MARK``, so a chatty solution cannot push them past the cap.
+The solution's own stdout goes to /dev/null inside the harness; reports travel on a dup of the
+original stdout, so a chatty solution cannot push them past the cap.
 """
 
 from __future__ import annotations
@@ -17,6 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from surrogate_dagster.sandbox.core import Sandbox, SandboxLimits, SandboxResult
+from surrogate_dagster.sandbox.judge import judge
+from surrogate_dagster.sandbox.plain import ENCODER_SOURCE
+from surrogate_dagster.sandbox.sealed import TestPlan, plan_test, top_level_names
 
 RESULT_MARK = "__SBX_RESULT__"
 
@@ -50,26 +58,70 @@ def _emit(obj):
     os._exit(0)
 '''
 
-ASSERT_HARNESS = _PRELUDE + r'''
+# The candidate's code and the probes run in one interpreter: everything that comes out of it is
+# untrusted. It reports probe values and how each test ended; verdicts are made on the host
+# (``judge``) against expected values that never enter the sandbox (``sealed.py``).
+ASSERT_HARNESS = r'''
+import json, os, signal, sys
+sys.set_int_max_str_digits(0)
+''' + ENCODER_SOURCE + r'''
+_out = os.fdopen(os.dup(1), "w")
+_null = os.open(os.devnull, os.O_WRONLY)
+os.dup2(_null, 1)
+_dumps, _write, _flush, _setitimer = json.dumps, _out.write, _out.flush, signal.setitimer
+class _TestTimeout(BaseException):
+    pass
+class _ProbeStop(BaseException):
+    pass
+def _alarm(signum, frame):
+    raise _TestTimeout()
+signal.signal(signal.SIGALRM, _alarm)
+SPEC = json.load(open("__sbx_spec__.json"))
+def _evt(obj):
+    _write("__SBX_EVT__" + _dumps(obj) + "\n")
+    _flush()
+def _fmt(e):
+    return (type(e).__name__ + ": " + str(e))[:300] if str(e) else type(e).__name__
+_cur = [None]
+def __sbx_probe__(k, thunks):
+    vals = []
+    for f in thunks:
+        try:
+            vals.append(_sbx_encode(f()))
+        except _TestTimeout:
+            _evt({"t": _cur[0], "a": k, "err": "timeout"})
+            raise _ProbeStop("timeout")
+        except BaseException as e:
+            _evt({"t": _cur[0], "a": k, "err": _fmt(e)})
+            raise _ProbeStop(_fmt(e))
+    _evt({"t": _cur[0], "a": k, "v": vals})
+def _run(code, name, g, seconds):
+    _setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        exec(compile(code, name, "exec"), g)
+        return None
+    except _TestTimeout:
+        return "timeout"
+    except _ProbeStop as e:
+        return str(e)
+    except BaseException as e:
+        return _fmt(e)
+    finally:
+        _setitimer(signal.ITIMER_REAL, 0)
 g = {"__name__": "solution", "__builtins__": __builtins__}
 sys.path.insert(0, os.getcwd())
 per = SPEC["per_test_s"]
 sol_err = _run(open(SPEC["solution_file"]).read(), SPEC["solution_file"], g, SPEC["solution_s"])
+_evt({"sol": sol_err})
 setup_err = None if sol_err or not SPEC["setup"] else _run(SPEC["setup"], "setup", g, per)
-errors = []
+_evt({"setup": setup_err})
+g["__sbx_probe__"] = __sbx_probe__
 for i, test in enumerate(SPEC["tests"]):
     if sol_err or setup_err:
-        errors.append("solution_error" if sol_err else "setup_error")
-        continue
-    before = {k for k in g if k.startswith("test_")}
-    err = _run(test, "test_%d" % i, g, per)
-    if err is None:  # pytest-style snippets: call the test functions they define
-        for name in sorted(k for k in g if k.startswith("test_") and k not in before and callable(g[k])):
-            err = _run(name + "()", name, g, per)
-            if err:
-                break
-    errors.append(err)
-_emit({"solution_error": sol_err, "setup_error": setup_err, "errors": errors})
+        break
+    _cur[0] = i
+    _evt({"t": i, "end": _run(test, "test_%d" % i, g, per)})
+os._exit(0)
 '''
 
 DOC_HARNESS = _PRELUDE + r'''
@@ -203,15 +255,50 @@ def _parse_report(result: SandboxResult) -> HarnessRun:
     return HarnessRun(None, result, problem=result.killed_reason or "no_result")
 
 
+def plan_tests(code: str, tests: Sequence[str]) -> tuple[list[TestPlan | None], list[str | None]]:
+    """Each test rewritten for the sandbox (None, with the reason, when it does not parse)."""
+    names = top_level_names(code)
+    plans: list[TestPlan | None] = []
+    errors: list[str | None] = []
+    first = 0
+    for t in tests:
+        try:
+            p = plan_test(t, names, first)
+        except (SyntaxError, ValueError) as e:
+            plans.append(None)
+            errors.append(f"{type(e).__name__}: {e}"[:300])
+            continue
+        plans.append(p)
+        errors.append(None)
+        first += len(p.asserts)
+    return plans, errors
+
+
+def assert_files(code: str, plans: list[TestPlan | None], setup: str = "", *, per_test_s: float = 5.0,
+                 solution_s: float = 10.0) -> dict[str, str]:
+    """The files the assert harness reads; they hold no expected value of a sealed assertion."""
+    spec = {"solution_file": "solution.py", "setup": setup, "per_test_s": per_test_s, "solution_s": solution_s,
+            "tests": [p.child_source if p else "raise SyntaxError('test does not parse')" for p in plans]}
+    return {"solution.py": code, "__sbx_spec__.json": json.dumps(spec)}
+
+
 def run_python_asserts(sandbox: Sandbox, code: str, tests: Sequence[str], setup: str = "", *,
                        per_test_s: float = 5.0, solution_s: float = 10.0,
                        limits: SandboxLimits | None = None,
-                       extra_files: dict[str, str] | None = None) -> HarnessRun:
-    """Exec ``code`` as module ``solution`` then each test in order; report per-test errors."""
-    spec = {"solution_file": "solution.py", "setup": setup, "tests": list(tests),
-            "per_test_s": per_test_s, "solution_s": solution_s}
-    files = {**(extra_files or {}), "solution.py": code, "__sbx_spec__.json": json.dumps(spec)}
-    return _parse_report(sandbox.run(ASSERT_HARNESS, files=files, limits=limits))
+                       extra_files: dict[str, str] | None = None,
+                       trust_unsealed: bool = True) -> HarnessRun:
+    """Exec ``code`` as module ``solution``, then each test in order; the report's ``errors`` hold
+    one entry per test (None = passed), decided on the host from the probe values.
+
+    ``report["unsealed"]`` lists the tests whose verdict rests on the sandbox reporting honestly
+    (see ``sealed.py``); with ``trust_unsealed=False`` they fail instead."""
+    plans, parse_errors = plan_tests(code, tests)
+    files = {**(extra_files or {}), **assert_files(code, plans, setup, per_test_s=per_test_s,
+                                                   solution_s=solution_s)}
+    result = sandbox.run(ASSERT_HARNESS, files=files, limits=limits)
+    report = judge(plans, parse_errors, result.stdout, result.killed_reason, trust_unsealed)
+    problem = report["solution_error"] if report["solution_error"] in (result.killed_reason, "no_result") else None
+    return HarnessRun(report, result, problem=problem)
 
 
 def run_doc_checks(sandbox: Sandbox, kind: str, text: str, asserts: Sequence[str], *,
