@@ -112,23 +112,29 @@ def test_interrupted_write_leaves_nothing(store: LocalObjectStore) -> None:
     assert _all_files(store.root) == []  # the temp file was removed as well
 
 
-def test_interrupted_rename_keeps_old_version_unlisted(store: LocalObjectStore, monkeypatch) -> None:
+def test_interrupted_rename_keeps_old_version_readable(store: LocalObjectStore, monkeypatch) -> None:
     store.put_bytes("k.bin", b"old")
+    real_replace = os.replace
 
     def boom(src, dst):
-        raise OSError("simulated crash before rename")
+        if Path(dst).name == "k.bin":
+            raise OSError("simulated crash before rename")
+        return real_replace(src, dst)
 
     monkeypatch.setattr(os, "replace", boom)
     with pytest.raises(OSError, match="simulated crash"):
         store.put_bytes("k.bin", b"new")
     monkeypatch.undo()
-    # The new bytes never appeared under the key; the old manifest was withdrawn first, so the
-    # key reads as absent rather than as a mismatched object.
+    # The new bytes never appeared under the key; the sidecar already names the new version but
+    # keeps the old one as `previous`, so the old object still reads, verified.
     assert (store.root / "k.bin").read_bytes() == b"old"
-    assert store.list() == []
-    with pytest.raises(MissingObject):
-        store.get_bytes("k.bin")
+    assert store.list() == ["k.bin"] and store.get_bytes("k.bin") == b"old"
+    assert json.loads((store.root / f"k.bin{MANIFEST_SUFFIX}").read_text())["previous"]["size"] == 3
     assert [f for f in _all_files(store.root) if TMP_PREFIX in f] == []
+    # The next write resolves which version is on disk and commits cleanly.
+    store.put_bytes("k.bin", b"newer")
+    assert store.get_bytes("k.bin") == b"newer"
+    assert "previous" not in json.loads((store.root / f"k.bin{MANIFEST_SUFFIX}").read_text())
 
 
 def test_temp_names_never_listed(store: LocalObjectStore) -> None:

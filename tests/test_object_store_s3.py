@@ -86,26 +86,38 @@ def test_multipart_round_trip(moto_s3, s3_bucket, tmp_path: Path) -> None:
     assert out.read_bytes() == src.read_bytes()
 
 
-def test_interrupted_multipart_leaves_nothing(moto_s3, s3_bucket) -> None:
+def test_interrupted_multipart_keeps_old_version(moto_s3, s3_bucket, tmp_path: Path) -> None:
     store = make_object_store(moto_s3.store_config(
         s3_bucket, multipart_threshold=5 * MiB, multipart_chunksize=5 * MiB, max_concurrency=2))
+    old = store.put_bytes("big/shard.bin", b"old version")
     calls = _calls(store)
 
     def chunks():
         for _ in range(3):
-            yield os.urandom(4 * MiB)  # 12 MiB > threshold: multipart, parts are sent...
-        raise ConnectionError("source died mid-upload")  # ...then the source fails
+            yield os.urandom(4 * MiB)
+        raise ConnectionError("source died mid-stream")
 
-    with pytest.raises(ConnectionError, match="mid-upload"):
+    # A failing source stops before anything is sent (the stream is hashed first).
+    with pytest.raises(ConnectionError, match="mid-stream"):
         store.put_chunks("big/shard.bin", chunks())
-    assert "CreateMultipartUpload" in calls and "UploadPart" in calls
-    assert "AbortMultipartUpload" in calls and "CompleteMultipartUpload" not in calls
+    assert calls == []
+
+    # A part that fails mid-upload: s3transfer aborts the upload; the old object stays.
+    def fail_second_part(params, **kw):
+        if params.get("PartNumber") == 2:
+            raise ConnectionError("part upload died")
+
+    store.client.meta.events.register("before-parameter-build.s3.UploadPart", fail_second_part)
+    src = tmp_path / "big.bin"
+    src.write_bytes(os.urandom(12 * MiB))
+    with pytest.raises(ConnectionError, match="part upload died"):
+        store.put_file("big/shard.bin", src)
+    assert "CreateMultipartUpload" in calls and "AbortMultipartUpload" in calls
+    assert "CompleteMultipartUpload" not in calls
     raw = moto_s3.raw_client()
-    with pytest.raises(ClientError) as exc:
-        raw.head_object(Bucket=s3_bucket, Key="big/shard.bin")
-    assert exc.value.response["Error"]["Code"] in ("404", "NoSuchKey")
     assert raw.list_multipart_uploads(Bucket=s3_bucket).get("Uploads", []) == []
-    assert store.list() == [] and not store.exists("big/shard.bin")
+    assert store.get_bytes("big/shard.bin") == b"old version" and store.info("big/shard.bin") == old
+    assert store.list() == ["big/shard.bin"]
 
 
 def test_wasabi_like_proxy_works_with_store_config(moto_s3, s3_bucket, wasabi_proxy, tmp_path: Path) -> None:

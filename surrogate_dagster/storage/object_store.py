@@ -1,14 +1,16 @@
 """Object store abstraction with a per-object SHA-256 manifest.
 
-Every object ``K`` has a sidecar ``K.sha256.json`` holding its sha256 and size. The sidecar is
-the commit marker: it is removed before an object is (re)written and written only after the
-object is fully stored, so a reader never trusts a half-finished write. Reads verify the bytes
-against the sidecar, because S3 multipart ETags are not MD5 and the S3 client runs with
-checksums off for Wasabi (see PITFALLS "Storage, APIs, sandboxes").
+Every object ``K`` has a sidecar ``K.sha256.json`` = {key, sha256, size, content_type}. The
+sidecar is the commit marker (``exists``/``list`` see a key only with both present) and what
+reads verify the bytes against, because S3 multipart ETags are not MD5 and the S3 client runs
+with checksums off for Wasabi (see PITFALLS "Storage, APIs, sandboxes").
 
-Concurrency model: one writer per key. Two writers racing on the same key can leave the object
-of one and the manifest of the other; that is reported as an IntegrityError on read, never
-silently returned.
+Overwrites never lose the old object: the new bytes are stored in full (a temp file, or an S3
+upload) before anything the old version needs is touched, and while a replacement is in flight
+the sidecar may list the old version under ``previous``; a read accepts the bytes when they match
+either version. A writer killed at any moment therefore leaves the old or the new version, whole.
+How each backend orders the steps, and why concurrent writers end with exactly one writer's
+object, is in local_store.py and s3_store.py.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
@@ -128,24 +131,54 @@ class _HashingIter:
         return self._h.hexdigest()
 
 
+# A read whose bytes match no listed version is retried this many times in all: a concurrent
+# overwrite can swap the object between the manifest read and the object read.
+READ_ATTEMPTS = 3
+
+
+def manifest_bytes(info: ObjectInfo, content_type: str | None, previous: ObjectInfo | None = None) -> bytes:
+    """The sidecar document of ``info``; ``previous`` names the version it may still be replacing."""
+    doc: dict = {"key": info.key, "sha256": info.sha256, "size": info.size, "content_type": content_type}
+    if previous is not None:
+        doc["previous"] = {"sha256": previous.sha256, "size": previous.size}
+    return json.dumps(doc).encode()
+
+
+def manifest_versions(key: str, doc: dict) -> list[ObjectInfo]:
+    """The versions a sidecar accepts: its own first, then ``previous`` when present."""
+    try:
+        out = [ObjectInfo(key=key, sha256=str(doc["sha256"]), size=int(doc["size"]))]
+        prev = doc.get("previous")
+        if prev is not None:
+            out.append(ObjectInfo(key=key, sha256=str(prev["sha256"]), size=int(prev["size"])))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise IntegrityError(key, "a valid manifest", f"unparseable manifest ({exc})") from None
+    return out
+
+
 class ObjectStore(ABC):
     """Key/value blob store with SHA-256 verification on every read.
 
-    Subclasses implement the raw primitives (``_put_raw_stream``, ``_open_raw``, ...); the
-    manifest protocol lives here so local and S3 behave identically.
+    Subclasses implement the raw primitives (``_replace``, ``_open_raw``, ...); manifest
+    parsing and read verification live here so local and S3 behave identically.
     """
 
-    # ---- raw primitives (no manifest logic) -------------------------------------------------
+    # ---- raw primitives ---------------------------------------------------------------------
     @abstractmethod
-    def _put_raw_stream(self, key: str, chunks: Iterable[bytes], content_type: str | None) -> None:
-        """Store the chunks under ``key`` atomically: all or nothing visible under the key."""
+    def _replace(self, key: str, chunks: Iterable[bytes], content_type: str | None) -> ObjectInfo:
+        """Store the chunks as the new version of ``key``, sidecar included.
 
-    def _put_raw_bytes(self, key: str, data: bytes, content_type: str | None) -> None:
-        self._put_raw_stream(key, [data], content_type)
+        At every moment (the writer may be killed at any point) a reader sees the old version
+        or the new one, whole; if the chunks iterator raises, the old version stays.
+        """
 
     @abstractmethod
     def _open_raw(self, key: str) -> BinaryIO:
         """Open the raw object for reading; raise MissingObject if absent."""
+
+    def _open_raw_claimed(self, key: str) -> tuple[BinaryIO, str | None]:
+        """The raw object and the sha256 it carries itself (S3 metadata), if any."""
+        return self._open_raw(key), None
 
     @abstractmethod
     def _exists_raw(self, key: str) -> bool: ...
@@ -162,33 +195,24 @@ class ObjectStore(ABC):
     def uri(self, key: str) -> str:
         """A URI for the key: file:///... or s3://bucket/prefix/key."""
 
-    def _download_raw(self, key: str, dest: Path) -> str | None:
-        """Copy the raw object to ``dest``; return its sha256 if computed on the way, else None."""
+    def _download_raw(self, key: str, dest: Path) -> tuple[str | None, str | None]:
+        """Copy the raw object to ``dest``; return (sha256 if computed on the way, sha256 the
+        object claims itself); either may be None."""
         h = hashlib.sha256()
-        with self._open_raw(key) as src, open(dest, "wb") as out:
+        stream, claimed = self._open_raw_claimed(key)
+        with stream as src, open(dest, "wb") as out:
             while chunk := src.read(CHUNK_SIZE):
                 h.update(chunk)
                 out.write(chunk)
-        return h.hexdigest()
+        return h.hexdigest(), claimed
 
     # ---- manifest protocol ------------------------------------------------------------------
     @staticmethod
     def manifest_key(key: str) -> str:
         return key + MANIFEST_SUFFIX
 
-    def _commit(self, info: ObjectInfo, content_type: str | None) -> ObjectInfo:
-        doc = {"key": info.key, "sha256": info.sha256, "size": info.size, "content_type": content_type}
-        self._put_raw_bytes(self.manifest_key(info.key), json.dumps(doc).encode(), "application/json")
-        return info
-
-    def _uncommit(self, key: str) -> None:
-        # Removing the sidecar first means a crash during the rewrite leaves "no object" rather
-        # than a new object paired with the old manifest.
-        self._delete_raw(self.manifest_key(key))
-
-    def info(self, key: str) -> ObjectInfo:
-        """Manifest entry for ``key`` (no read of the object itself)."""
-        validate_key(key)
+    def _manifest_doc(self, key: str) -> dict:
+        """The parsed sidecar of ``key``; MissingObject when there is none."""
         try:
             with self._open_raw(self.manifest_key(key)) as fh:
                 raw = fh.read()
@@ -199,70 +223,106 @@ class ObjectStore(ABC):
             raise MissingObject(key, detail) from None
         try:
             doc = json.loads(raw)
-            info = ObjectInfo(key=doc["key"], sha256=doc["sha256"], size=int(doc["size"]))
-        except (ValueError, KeyError, TypeError) as exc:
+        except ValueError as exc:
             raise IntegrityError(key, "a valid manifest", f"unparseable manifest ({exc})") from None
-        if info.key != key:
-            raise IntegrityError(key, f"manifest for {key!r}", f"manifest for {info.key!r}")
-        return info
+        if not isinstance(doc, dict):
+            raise IntegrityError(key, "a valid manifest", "a manifest that is not a JSON object")
+        if doc.get("key") != key:
+            raise IntegrityError(key, f"manifest for {key!r}", f"manifest for {doc.get('key')!r}")
+        manifest_versions(key, doc)  # raises on a malformed document
+        return doc
+
+    @staticmethod
+    def _match(key: str, doc: dict, actual: str, size: int, claimed: str | None) -> ObjectInfo:
+        """The version the bytes (``actual``, ``size``) are, or IntegrityError.
+
+        Bytes that carry their own sha256 (``claimed``) are checked against it alone: it was
+        stored atomically with them, while the sidecar may name a concurrent writer's version.
+        """
+        if claimed is not None:
+            if claimed == actual:
+                return ObjectInfo(key, actual, size)
+            raise IntegrityError(key, claimed, actual)
+        for version in manifest_versions(key, doc):
+            if version.sha256 == actual and version.size == size:
+                return version
+        raise IntegrityError(key, str(doc["sha256"]), actual)
+
+    def info(self, key: str) -> ObjectInfo:
+        """Manifest entry for ``key`` (no read of the object itself)."""
+        validate_key(key)
+        return manifest_versions(key, self._manifest_doc(key))[0]
 
     # ---- public API -------------------------------------------------------------------------
     def put_bytes(self, key: str, data: bytes, content_type: str | None = None) -> ObjectInfo:
         """Store ``data`` under ``key`` and record its sha256/size in the manifest sidecar."""
         validate_key(key)
-        data = bytes(data)
-        info = ObjectInfo(key, hashlib.sha256(data).hexdigest(), len(data))
-        self._uncommit(key)
-        self._put_raw_bytes(key, data, content_type)
-        return self._commit(info, content_type)
+        return self._replace(key, [bytes(data)], content_type)
 
     def put_chunks(self, key: str, chunks: Iterable[bytes], content_type: str | None = None) -> ObjectInfo:
-        """Stream chunks into ``key`` (hashing on the way); if the iterator raises, nothing is stored."""
+        """Stream chunks into ``key`` (hashing on the way); if the iterator raises, nothing changes."""
         validate_key(key)
-        hashed = _HashingIter(chunks)
-        self._uncommit(key)
-        self._put_raw_stream(key, hashed, content_type)
-        return self._commit(ObjectInfo(key, hashed.hexdigest, hashed.size), content_type)
+        return self._replace(key, chunks, content_type)
 
     def put_file(self, key: str, path: str | os.PathLike[str], content_type: str | None = None) -> ObjectInfo:
         """Store a local file under ``key`` in bounded memory."""
         return self.put_chunks(key, iter_file_chunks(path), content_type)
+
+    def _read_verified(self, key: str, fetch) -> tuple[object, ObjectInfo]:
+        """``fetch(doc)`` -> (payload, info), read again while it fails verification and the
+        manifest moved on meanwhile (a concurrent overwrite), at most READ_ATTEMPTS times."""
+        validate_key(key)
+        doc = self._manifest_doc(key)
+        for attempt in range(READ_ATTEMPTS):
+            try:
+                return fetch(doc)
+            except (IntegrityError, MissingObject):
+                if attempt == READ_ATTEMPTS - 1:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
+                doc = self._manifest_doc(key)
+        raise AssertionError("unreachable")
 
     def get_bytes(self, key: str) -> bytes:
         """Return the object's bytes after verifying them against the manifest.
 
         Raises MissingObject when there is no committed object, IntegrityError on mismatch.
         """
-        info = self.info(key)
-        try:
-            with self._open_raw(key) as fh:
-                data = fh.read()
-        except MissingObject:
-            raise MissingObject(key, "manifest present but the object is gone") from None
-        actual = hashlib.sha256(data).hexdigest()
-        if actual != info.sha256 or len(data) != info.size:
-            raise IntegrityError(key, info.sha256, actual)
-        return data
+
+        def fetch(doc: dict) -> tuple[bytes, ObjectInfo]:
+            try:
+                stream, claimed = self._open_raw_claimed(key)
+                with stream as fh:
+                    data = fh.read()
+            except MissingObject:
+                raise MissingObject(key, "manifest present but the object is gone") from None
+            return data, self._match(key, doc, hashlib.sha256(data).hexdigest(), len(data), claimed)
+
+        data, _ = self._read_verified(key, fetch)
+        return data  # type: ignore[return-value]
 
     def get_file(self, key: str, path: str | os.PathLike[str]) -> ObjectInfo:
         """Download ``key`` to ``path`` (via a temp file beside it); ``path`` only appears if verified."""
-        info = self.info(key)
         dest = Path(path)
         dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dest.parent / f"{TMP_PREFIX}{uuid.uuid4().hex}"
-        try:
+
+        def fetch(doc: dict) -> tuple[None, ObjectInfo]:
+            tmp = dest.parent / f"{TMP_PREFIX}{uuid.uuid4().hex}"
             try:
-                actual = self._download_raw(key, tmp)
-            except MissingObject:
-                raise MissingObject(key, "manifest present but the object is gone") from None
-            size = tmp.stat().st_size
-            if actual is None:
-                actual, size = sha256_file(tmp)
-            if actual != info.sha256 or size != info.size:
-                raise IntegrityError(key, info.sha256, actual)
-            os.replace(tmp, dest)
-        finally:
-            tmp.unlink(missing_ok=True)
+                try:
+                    actual, claimed = self._download_raw(key, tmp)
+                except MissingObject:
+                    raise MissingObject(key, "manifest present but the object is gone") from None
+                size = tmp.stat().st_size
+                if actual is None:
+                    actual, size = sha256_file(tmp)
+                info = self._match(key, doc, actual, size, claimed)
+                os.replace(tmp, dest)
+            finally:
+                tmp.unlink(missing_ok=True)
+            return None, info
+
+        _, info = self._read_verified(key, fetch)
         return info
 
     def exists(self, key: str) -> bool:
@@ -278,5 +338,6 @@ class ObjectStore(ABC):
     def delete(self, key: str) -> None:
         """Remove ``key`` and its manifest; deleting an absent key is not an error."""
         validate_key(key)
-        self._uncommit(key)
+        # Sidecar first: a crash in between leaves an uncommitted object, never a dangling manifest.
+        self._delete_raw(self.manifest_key(key))
         self._delete_raw(key)

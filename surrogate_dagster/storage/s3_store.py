@@ -7,6 +7,15 @@ therefore runs with ``request_checksum_calculation="when_required"`` and
 (verified on every read) plus Content-MD5 on single-part PUTs.
 Operations that *require* a checksum (DeleteObjects) are avoided on purpose.
 
+Overwrites: a PUT, and the CompleteMultipartUpload of a multipart upload, replace an object
+atomically, so the object itself is always an old or a new version, whole. Every object carries
+its own sha256 as user metadata (``x-amz-meta-sha256``), stored atomically with its bytes; reads
+verify the bytes against it, and fall back to the sidecar only for objects without it (written
+by other tools). The sidecar is written after the object and nothing is deleted first, so a
+writer killed at any moment leaves a readable key, and of concurrent writers the one whose
+upload completed last wins, whole, whatever order their sidecars land in. A killed multipart
+upload leaves parts behind: s3_maintenance.py aborts them (lifecycle rule or a sweep).
+
 Credentials are read only from the environment variables NAMED by the config and are never
 logged or kept in repr().
 """
@@ -17,6 +26,7 @@ import base64
 import hashlib
 import io
 import os
+import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -27,15 +37,18 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from .object_store import (
-    ObjectInfo,
     MissingObject,
+    ObjectInfo,
     ObjectStore,
+    manifest_bytes,
+    manifest_versions,
     sha256_file,
     validate_key,
     validate_raw_key,
 )
 
 MiB = 1024 * 1024
+SHA256_META = "sha256"  # user metadata key: sent as x-amz-meta-sha256
 _NOT_FOUND = {"404", "NoSuchKey", "NotFound"}
 
 
@@ -55,33 +68,12 @@ def _env_secret(var_name: str | None, role: str) -> str:
     return value
 
 
-class _IterReader(io.RawIOBase):
-    """Non-seekable file-like view of a chunk iterator, for s3transfer's upload_fileobj."""
-
-    def __init__(self, chunks: Iterable[bytes]) -> None:
-        self._it: Iterator[bytes] = iter(chunks)
-        self._buf = b""
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b: Any) -> int:
-        while not self._buf:
-            nxt = next(self._it, None)
-            if nxt is None:
-                return 0
-            self._buf = nxt
-        n = min(len(b), len(self._buf))
-        b[:n] = self._buf[:n]
-        self._buf = self._buf[n:]
-        return n
-
-
 class S3ObjectStore(ObjectStore):
     """Objects live at ``s3://bucket/prefix/key``.
 
     Uploads above ``multipart_threshold`` go through s3transfer's multipart upload, which aborts
     the upload on failure, so nothing appears under the final key; single-part PUTs are atomic.
+    Every object carries its sha256 as user metadata; the sidecar follows the object.
     """
 
     def __init__(
@@ -154,45 +146,77 @@ class S3ObjectStore(ObjectStore):
         return {"ContentType": content_type} if content_type else {}
 
     # ---- raw primitives ---------------------------------------------------------------------
-    def _put_raw_bytes(self, key: str, data: bytes, content_type: str | None) -> None:
+    def _put_raw_bytes(self, key: str, data: bytes, content_type: str | None,
+                       metadata: dict[str, str] | None = None) -> None:
+        extra = {**self._extra(content_type), **({"Metadata": metadata} if metadata else {})}
         if len(data) >= self.transfer_config.multipart_threshold:
-            self._put_raw_stream(key, [data], content_type)
+            self._upload_fileobj(key, io.BytesIO(data), extra)
             return
         md5 = base64.b64encode(hashlib.md5(data, usedforsecurity=False).digest()).decode()
-        self.client.put_object(
-            Bucket=self.bucket, Key=self._full(key), Body=data, ContentMD5=md5, **self._extra(content_type)
-        )
+        self.client.put_object(Bucket=self.bucket, Key=self._full(key), Body=data, ContentMD5=md5, **extra)
 
-    def _put_raw_stream(self, key: str, chunks: Iterable[bytes], content_type: str | None) -> None:
-        # s3transfer reads up to multipart_threshold first: below it this is one atomic PUT,
-        # above it a multipart upload that s3transfer aborts if the source or a part fails.
-        # BufferedReader makes read(n) return n bytes unless at EOF: s3transfer takes a short
-        # first read as "small object" and would then buffer the whole stream for one PUT.
-        self.client.upload_fileobj(
-            io.BufferedReader(_IterReader(chunks), buffer_size=1024 * 1024),
-            self.bucket,
-            self._full(key),
-            ExtraArgs=self._extra(content_type) or None,
-            Config=self.transfer_config,
-        )
+    def _upload_fileobj(self, key: str, fileobj: BinaryIO, extra: dict[str, Any]) -> None:
+        # Below multipart_threshold one atomic PUT; above it a multipart upload that s3transfer
+        # aborts if a part fails (a killed process leaves the parts: see s3_maintenance.py).
+        self.client.upload_fileobj(fileobj, self.bucket, self._full(key), ExtraArgs=extra or None,
+                                   Config=self.transfer_config)
+
+    def _write_manifest(self, info: ObjectInfo, content_type: str | None) -> None:
+        self._put_raw_bytes(self.manifest_key(info.key), manifest_bytes(info, content_type), "application/json")
+
+    def _replace(self, key: str, chunks: Iterable[bytes], content_type: str | None) -> ObjectInfo:
+        # The sha256 goes into the object's metadata, which S3 takes before the first byte: the
+        # stream is spooled (memory up to the multipart threshold, then a temp file) and hashed
+        # first. A failing iterator therefore stops before anything is sent.
+        with tempfile.SpooledTemporaryFile(max_size=self.transfer_config.multipart_threshold) as spool:
+            h, size = hashlib.sha256(), 0
+            for chunk in chunks:
+                chunk = bytes(chunk)
+                h.update(chunk)
+                size += len(chunk)
+                spool.write(chunk)
+            info = ObjectInfo(key, h.hexdigest(), size)
+            spool.seek(0)
+            if size < self.transfer_config.multipart_threshold:
+                self._put_raw_bytes(key, spool.read(), content_type, {SHA256_META: info.sha256})
+            else:
+                self._upload_fileobj(key, spool, {**self._extra(content_type),
+                                                  "Metadata": {SHA256_META: info.sha256}})
+        self._write_manifest(info, content_type)
+        return info
 
     def _open_raw(self, key: str) -> BinaryIO:
+        return self._open_raw_claimed(key)[0]
+
+    def _open_raw_claimed(self, key: str) -> tuple[BinaryIO, str | None]:
         try:
-            return self.client.get_object(Bucket=self.bucket, Key=self._full(key))["Body"]
+            resp = self.client.get_object(Bucket=self.bucket, Key=self._full(key))
+        except ClientError as exc:
+            if self._is_not_found(exc):
+                raise MissingObject(key) from None
+            raise
+        return resp["Body"], resp.get("Metadata", {}).get(SHA256_META)
+
+    def _head(self, key: str) -> dict[str, Any]:
+        try:
+            return self.client.head_object(Bucket=self.bucket, Key=self._full(key))
         except ClientError as exc:
             if self._is_not_found(exc):
                 raise MissingObject(key) from None
             raise
 
-    def _download_raw(self, key: str, dest: Path) -> str | None:
+    def _download_raw(self, key: str, dest: Path) -> tuple[str | None, str | None]:
         # s3transfer does ranged, parallel, retried GETs: better than one stream for checkpoints.
+        # Its ranges could straddle a concurrent overwrite; the hash check then fails and the
+        # read is retried (ObjectStore._read_verified).
+        claimed = self._head(key).get("Metadata", {}).get(SHA256_META)
         try:
             self.client.download_file(self.bucket, self._full(key), str(dest), Config=self.transfer_config)
         except ClientError as exc:
             if self._is_not_found(exc):
                 raise MissingObject(key) from None
             raise
-        return None
+        return None, claimed
 
     def _exists_raw(self, key: str) -> bool:
         try:
@@ -218,13 +242,36 @@ class S3ObjectStore(ObjectStore):
         return f"s3://{self.bucket}/{self._full(validate_key(key))}"
 
     # ---- overrides --------------------------------------------------------------------------
+    def info(self, key: str) -> ObjectInfo:
+        """The version under ``key`` now: the object's own sha256 when it carries one (the sidecar
+        can trail it by one write), else the sidecar's entry."""
+        validate_key(key)
+        doc = self._manifest_doc(key)
+        try:
+            head = self._head(key)
+        except MissingObject:
+            raise MissingObject(key, "manifest present but the object is gone") from None
+        claimed = head.get("Metadata", {}).get(SHA256_META)
+        if claimed is not None:
+            return ObjectInfo(key, claimed, int(head["ContentLength"]))
+        return manifest_versions(key, doc)[0]
+
+    def put_bytes(self, key: str, data: bytes, content_type: str | None = None) -> ObjectInfo:
+        """Store ``data`` (sha256 in its metadata), then its sidecar."""
+        validate_key(key)
+        data = bytes(data)
+        info = ObjectInfo(key, hashlib.sha256(data).hexdigest(), len(data))
+        self._put_raw_bytes(key, data, content_type, {SHA256_META: info.sha256})
+        self._write_manifest(info, content_type)
+        return info
+
     def put_file(self, key: str, path: str | os.PathLike[str], content_type: str | None = None) -> ObjectInfo:
-        """Hash the file, then upload it with s3transfer (parallel multipart for big files)."""
+        """Hash the file, upload it with s3transfer (parallel multipart for big files), then its sidecar."""
         validate_key(key)
         sha, size = sha256_file(path)
-        self._uncommit(key)
-        self.client.upload_file(
-            str(path), self.bucket, self._full(key), ExtraArgs=self._extra(content_type) or None,
-            Config=self.transfer_config,
-        )
-        return self._commit(ObjectInfo(key, sha, size), content_type)
+        extra = {**self._extra(content_type), "Metadata": {SHA256_META: sha}}
+        self.client.upload_file(str(path), self.bucket, self._full(key), ExtraArgs=extra,
+                                Config=self.transfer_config)
+        info = ObjectInfo(key, sha, size)
+        self._write_manifest(info, content_type)
+        return info
