@@ -13,12 +13,14 @@ import os
 import random
 import signal
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from surrogate_dagster.storage import LocalObjectStore, make_object_store
 from surrogate_dagster.storage.object_store import TMP_PREFIX
+from surrogate_dagster.storage.s3_maintenance import abort_stale_uploads
 
 try:  # `python -m pytest` from the repo root
     from tests.s3_server import moto_s3, s3_bucket
@@ -134,6 +136,7 @@ def test_local_sigkill_during_overwrite_never_loses(tmp_path: Path) -> None:
     assert result["lost"] == 0, result
     # Killed writers leave temp files; a store opened later sweeps those past the grace period.
     root = tmp_path / "store"
+    print(f"local: {len(_temp_files(root))} temp file(s) left by the kills")
     for p in _temp_files(root):
         os.utime(p, (time.time() - 7200, time.time() - 7200))
     LocalObjectStore(root).sweep_temp_files(older_than_s=3600)
@@ -154,8 +157,15 @@ def test_s3_sigkill_during_overwrite_never_loses(moto_s3, s3_bucket) -> None:
     config = moto_s3.store_config(s3_bucket, prefix="p", multipart_threshold=5 * MiB,
                                   multipart_chunksize=5 * MiB, max_concurrency=2)
     result = kill_rounds(config, "runs/big.bin", 6 * MiB, KILLS, max_delay_s=0.3, seed=11)
-    print(f"s3: lost {result['lost']} of {KILLS}; versions read {result['versions']}")
+    raw = moto_s3.raw_client()
+    open_uploads = raw.list_multipart_uploads(Bucket=s3_bucket).get("Uploads", [])
+    print(f"s3: lost {result['lost']} of {KILLS}; {len(open_uploads)} open multipart upload(s) left; "
+          f"versions read {result['versions']}")
     assert result["lost"] == 0, result
+    # Killed multipart uploads stay open until swept (or the lifecycle rule aborts them).
+    store = make_object_store(config, prepare=False)
+    abort_stale_uploads(store.client, s3_bucket, "p/", older_than=timedelta(0))
+    assert raw.list_multipart_uploads(Bucket=s3_bucket).get("Uploads", []) == []
 
 
 def test_s3_concurrent_writers_last_one_wins_whole(moto_s3, s3_bucket) -> None:

@@ -20,11 +20,13 @@ _SECRET_KEYS = {
 }
 
 
-def make_object_store(config: dict[str, Any]) -> ObjectStore:
+def make_object_store(config: dict[str, Any], *, prepare: bool = True) -> ObjectStore:
     """Return a LocalObjectStore (``kind: local``, needs ``root``) or S3ObjectStore (``kind: s3``).
 
     Unknown keys are an error (typos otherwise silently fall back to defaults). Error messages
-    name keys only, never values.
+    name keys only, never values. With ``prepare`` an S3 bucket gets, once per process, the
+    abort-incomplete-multipart lifecycle rule and a sweep of stale uploads (s3_maintenance.py);
+    a local store sweeps stale temp files when it is opened.
     """
     if not isinstance(config, dict):
         raise ValueError(f"object store config must be a dict, got {type(config).__name__}")
@@ -53,4 +55,9 @@ def make_object_store(config: dict[str, Any]) -> ObjectStore:
         raise ValueError("s3 object store config needs 'bucket'")
     from .s3_store import S3ObjectStore  # boto3 import only when S3 is actually used
 
-    return S3ObjectStore(**params)
+    store = S3ObjectStore(**params)
+    if prepare:
+        from .s3_maintenance import prepare_bucket
+
+        prepare_bucket(store)
+    return store
