@@ -19,10 +19,17 @@ What contains what:
   called setsid() included, and the outer bwrap reaps it. If our process dies,
   ``--die-with-parent`` does the same. When the program exits, the namespace goes with it.
 - output: stdout/stderr are read up to a cap; past it the run is killed ("output_limit").
+- total memory and process count (``cgroups.py``): each run gets its own memory + pids cgroup
+  (``total_memory_mb``, ``nproc``), which charges everything the run holds: every process, memfds,
+  tmpfs pages and the slab of its files' inodes/dentries. The cgroup's OOM killer ends a run past
+  the cap ("memory"); its peak use is reported (``memory_peak_mb``). Where no cgroup can be made
+  the sandbox warns and says ``memory_cap="per-process only"``: the bound is then rlimits only
+  (``nproc x memory_mb`` plus what memfds and the tmpfs mounts hold).
 
 Not contained: the kernel's syscall surface (no seccomp filter) and CPU time of a fork bomb beyond
-``nproc x cpu_s`` until the wall clock fires. A tmpfs counts against the host's memory, bounded by
-``tmpfs_mb`` per mount.
+``nproc x cpu_s`` until the wall clock fires. bubblewrap 0.8 sizes its tmpfs mounts (``--size``)
+but has no inode-count option: the number of files is bounded by the cgroup's memory cap (each
+empty file costs about 1 KB of slab), not per mount.
 """
 
 from __future__ import annotations
@@ -35,10 +42,12 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Mapping, Sequence
 
+from surrogate_dagster.sandbox import cgroups
 from surrogate_dagster.sandbox.host import (
     SandboxError,
     count_uid_processes,
@@ -78,6 +87,15 @@ class SandboxLimits:
     stderr_bytes: int = 64 << 10
     nofile: int = 256
     tmpfs_mb: int = 64  # size of each private tmpfs (/sandbox, /tmp, /dev/shm)
+    # the whole run (cgroup): None = one process' memory_mb (4096 when unset) + the three tmpfs + 64
+    total_memory_mb: int | None = None
+
+    @property
+    def total_mb(self) -> int:
+        """The run's memory cap in MB (what the cgroup gets)."""
+        if self.total_memory_mb is not None:
+            return self.total_memory_mb
+        return (self.memory_mb or 4096) + 3 * self.tmpfs_mb + 64
 
 
 @dataclass
@@ -96,6 +114,8 @@ class SandboxResult:
     uid: int = -1
     leaked_pids: tuple[int, ...] = field(default=())  # processes found (and killed) after a kill
     cpu_ms: float = float("nan")  # user+system CPU of the program (and children it waited for)
+    memory_cap: str = "per-process only"  # "cgroup v1" / "cgroup v2": the whole run was capped
+    memory_peak_mb: float | None = None  # the run's peak memory (cgroup), all processes together
 
     @property
     def ok(self) -> bool:
@@ -108,17 +128,24 @@ class Sandbox:
 
     def __init__(self, limits: SandboxLimits | None = None, *, python: str | None = None,
                  extra_ro_binds: Sequence[str] = (), uid_base: int = DEFAULT_UID_BASE,
-                 uid_count: int = DEFAULT_UID_COUNT) -> None:
+                 uid_count: int = DEFAULT_UID_COUNT, cgroup: bool = True) -> None:
         self.limits = limits or SandboxLimits()
         self.python = python or sys.executable
         self.bwrap = shutil.which("bwrap")
         self.prlimit = shutil.which("prlimit")
+        self.bash = shutil.which("bash") or "/bin/bash"  # the cgroup gate (dash only knows fds 0-9)
         if not self.bwrap or not self.prlimit:
             raise SandboxError("bubblewrap and prlimit are required: run scripts/install_system_deps.sh")
         self._py_args, self._py_data = interpreter_layout(self.python)
         self.ro_binds = [os.path.abspath(p) for p in extra_ro_binds]
         self.uid_base, self.uid_count = uid_base, uid_count
         self.as_root = os.geteuid() == 0
+        self.cgroup_hierarchy, why = cgroups.probe() if cgroup else (None, "disabled by the caller")
+        self.memory_cap = f"cgroup v{self.cgroup_hierarchy.version}" if self.cgroup_hierarchy else "per-process only"
+        self.memory_cap_reason = why
+        if self.cgroup_hierarchy is None:
+            warnings.warn(f"sandbox: no cgroup ({why}); memory is capped per process only, not per run",
+                          RuntimeWarning, stacklevel=2)
         self._root_links = []
         for p in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
             if os.path.islink(p):
@@ -220,8 +247,15 @@ class Sandbox:
         fds: list[int] = []
         info_r, info_w = os.pipe2(os.O_CLOEXEC)  # bwrap reports the namespace init's host pid here
         fds.append(info_w)
+        cg = gate_w = None
         try:
             cmd = self._command(argv, files, lim, uid, env, fds, info_w)
+            if self.cgroup_hierarchy is not None:
+                # pids: the program's nproc plus the outer bwrap, as for RLIMIT_NPROC
+                cg = cgroups.create(self.cgroup_hierarchy, lim.total_mb << 20, lim.nproc + 2)
+                gate_r, gate_w = os.pipe2(os.O_CLOEXEC)
+                fds.append(gate_r)
+                cmd = [self.bash, "-c", cgroups.GATE_SCRIPT, str(gate_r), *cmd]
             user_kw = {"user": uid, "group": uid, "extra_groups": []} if lease else {}
             t0 = time.monotonic()
             proc = subprocess.Popen(cmd, stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
@@ -230,13 +264,38 @@ class Sandbox:
             for fd in fds:  # the child has its copies; ours would only pin memory
                 os.close(fd)
             fds.clear()
-            return self._supervise(proc, stdin, lim, t0, uid, bool(lease), info_r)
+            if cg is not None:
+                try:
+                    cg.join(proc.pid)
+                    os.write(gate_w, b"\n")  # in the cgroup: let it exec bwrap
+                finally:
+                    os.close(gate_w)  # without the newline the launcher exits 125, running nothing
+                    gate_w = None
+            result = self._supervise(proc, stdin, lim, t0, uid, bool(lease), info_r)
+            if cg is not None:
+                self._cgroup_verdict(result, cg)
+            return result
         finally:
             os.close(info_r)
             for fd in fds:
                 os.close(fd)
+            if gate_w is not None:
+                os.close(gate_w)
+            if cg is not None:
+                cg.remove()
             if lease:
                 lease.release()
+
+    def _cgroup_verdict(self, result: SandboxResult, cg: cgroups.RunCgroup) -> None:
+        """Peak memory and the cgroup OOM killer's doing, into the result."""
+        result.memory_cap = self.memory_cap
+        peak = cg.peak_bytes()
+        result.memory_peak_mb = None if peak is None else round(peak / 2**20, 1)
+        if cg.oom_kills() > 0:
+            if "memory" not in result.limit_hits:
+                result.limit_hits = ("memory", *result.limit_hits)
+            if result.killed_reason is None or result.killed_reason.startswith("signal_"):
+                result.killed_reason = "memory" if result.exit_code != 0 else result.killed_reason
 
     @staticmethod
     def _kill(proc: subprocess.Popen, info: bytes, uid: int) -> None:
