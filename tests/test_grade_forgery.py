@@ -114,7 +114,8 @@ FORGERIES = {
                                 "            txt = open(os.path.join(root, n)).read()\n"
                                 "        except Exception:\n"
                                 "            continue\n"
-                                "        for a, b, want in re.findall(r'add\\((-?\\d+), (-?\\d+)\\) == (-?\\d+)', txt):\n"
+                                "        pat = r'add\\((-?\\d+), (-?\\d+)\\) == (-?\\d+)'\n"
+                                "        for a, b, want in re.findall(pat, txt):\n"
                                 "            ANS[(int(a), int(b))] = int(want)\n"
                                 "def add(a, b):\n    return ANS.get((a, b), a * b + 1)\n",
 }

@@ -47,7 +47,8 @@ def test_common_test_shapes_grade_as_python_would(sb: Sandbox) -> None:
             "def is_even(n):\n    return n % 2 == 0\n"
             "def nothing():\n    return None\n"
             "class Stack:\n    def __init__(self):\n        self.items = []\n"
-            "    def push(self, x):\n        self.items.append(x)\n    def size(self):\n        return len(self.items)\n")
+            "    def push(self, x):\n        self.items.append(x)\n"
+            "    def size(self):\n        return len(self.items)\n")
     tests = ["assert abs(area(2.0) - 12.566370614359172) < 1e-9",
              "assert evens([1, 2, 3, 4]) == [2, 4]",
              "assert sorted(evens([4, 2])) == [2, 4]",

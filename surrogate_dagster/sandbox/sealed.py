@@ -195,10 +195,15 @@ class _Splitter:
             if isinstance(value, ast.expr):
                 setattr(new, name, self.split(value))
             elif isinstance(value, list):
-                setattr(new, name, [self.split(v) if isinstance(v, ast.expr) else
-                                    (ast.keyword(arg=v.arg, value=self.split(v.value)) if isinstance(v, ast.keyword) else v)
-                                    for v in value])
+                setattr(new, name, [self._split_item(v) for v in value])
         return new
+
+    def _split_item(self, v: object) -> object:
+        if isinstance(v, ast.expr):
+            return self.split(v)
+        if isinstance(v, ast.keyword):
+            return ast.keyword(arg=v.arg, value=self.split(v.value))
+        return v
 
 
 def _seals(host: ast.expr, probes: list[ast.expr]) -> bool:

@@ -3,8 +3,10 @@
 Task kinds and their checks (role: gate / functional / lint):
 
 - ``python`` (OpenCodeInstruct ``unit_tests``, opc-sft-stage2 educational_instruct ``testcase``):
-  syntax (gate: ``ast.parse`` on the host, nothing executed), tests (functional: each assert run
-  separately in one sandboxed process, score = pass fraction), semgrep (lint).
+  syntax (gate: ``ast.parse`` on the host, nothing executed), tests (functional: each test run
+  in one sandboxed process, its assertions judged on the host over the plain values the
+  candidate's code returned, with typed comparison: ``sandbox/sealed.py``; score = pass
+  fraction), semgrep (lint).
 - ``dockerfile``: own parser (gate), asserts (functional), hadolint + semgrep (lint).
 - ``bash``: ``bash -n`` (gate), cases executed in the sandbox (functional), shellcheck + semgrep (lint).
 - ``terraform``: python-hcl2 parse (gate), asserts (functional), semgrep (lint).
@@ -273,8 +275,11 @@ class Grader:
                     checks.append(_fraction_check("tests", [run.problem] * len(task.tests),
                                                   {"sandbox": run.sandbox.killed_reason}))
                 else:
+                    # unsealed: tests whose verdict rests on the sandbox reporting honestly
                     checks.append(_fraction_check("tests", run.report["errors"],
-                                                  {"solution_error": run.report["solution_error"]}))
+                                                  {"solution_error": run.report["solution_error"],
+                                                   "unsealed": len(run.report.get("unsealed", [])),
+                                                   "tampered": run.report.get("tampered")}))
                 checks.append(_lint_check("semgrep", lint["semgrep"]))
         elif task.kind == "bash":
             checks += self._grade_bash(task, code)
