@@ -1,6 +1,8 @@
 """Per-source intermediate tables of the curation chain, versioned in the object store.
 
 Layout: curation/<step>/<source>/<version>/{rows,dropped}.parquet and curation/<step>/<source>/_latest.json.
+The tables are written before the pointer, so the pointer always names stored tables; a read
+checks the table's row count against the pointer's.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ import hashlib
 import json
 
 from ..storage import ObjectStore
+from ..storage.markers import IncompleteData
 from ..storage.parquet_io import parquet_bytes_to_rows, rows_to_parquet_bytes
 
 
@@ -19,6 +22,14 @@ SYNTH_STEP = "curated_synth"
 
 def curated_synth_asset(name: str) -> str:
     return f"curated_{name}"
+
+
+# Per-source assets whose output is one step's table (the planner checks the table is still there).
+STEP_OF_ASSET = {"sanitized_rows": "sanitized", "filtered_rows": "filtered", "curated_rows": "curated"}
+
+
+def pointer_key(step: str, source: str) -> str:
+    return f"curation/{step}/{source}/_latest.json"
 
 
 def version_of(*parts: object) -> str:
@@ -35,7 +46,7 @@ def write_step(store: ObjectStore, step: str, source: str, version: str, rows: l
     if dropped:
         dkey = prefix + "dropped.parquet"
         store.put_bytes(dkey, rows_to_parquet_bytes(dropped))
-    store.put_bytes(f"curation/{step}/{source}/_latest.json", json.dumps(
+    store.put_bytes(pointer_key(step, source), json.dumps(
         {"version": version, "key": key, "dropped_key": dkey, "rows": len(rows),
          "summary": summary or {}}).encode())
     return key
@@ -43,18 +54,44 @@ def write_step(store: ObjectStore, step: str, source: str, version: str, rows: l
 
 def read_pointer(store: ObjectStore, step: str, source: str) -> dict:
     """The latest pointer of one step's output for one source (version, counts), without the rows."""
-    latest_key = f"curation/{step}/{source}/_latest.json"
+    latest_key = pointer_key(step, source)
     if not store.exists(latest_key):
         raise FileNotFoundError(f"curation step {step!r} has no output for {source!r} yet ({latest_key})")
     return json.loads(store.get_bytes(latest_key))
 
 
 def read_step(store: ObjectStore, step: str, source: str) -> tuple[dict, list[dict]]:
-    """(latest pointer, rows) of one step's output for one source."""
+    """(latest pointer, rows) of one step's output for one source.
+
+    Raises IncompleteData (naming the table's key) when the table holds another number of rows
+    than the pointer recorded.
+    """
     latest = read_pointer(store, step, source)
     data = store.get_bytes(latest["key"])
     rows = parquet_bytes_to_rows(data) if latest["rows"] else []
+    if latest["rows"] and len(rows) != latest["rows"]:
+        raise IncompleteData(latest["key"], f"{latest['rows']} rows (per {pointer_key(step, source)})",
+                             f"{len(rows)} rows")
     return latest, rows
+
+
+def step_output_keys(store: ObjectStore, step: str, source: str) -> list[str]:
+    """The pointer of one step's output for one source and the tables it names."""
+    key = pointer_key(step, source)
+    if not store.exists(key):
+        return [key]
+    latest = json.loads(store.get_bytes(key))
+    return [key, latest["key"], *([latest["dropped_key"]] if latest.get("dropped_key") else [])]
+
+
+def asset_output_keys(store: ObjectStore, asset: str, partition: str | None) -> list[str] | None:
+    """What a per-source step asset's partition stored (pointer and tables), or None when the
+    asset is not a stage_io step (its outputs are then known only from its metadata)."""
+    if partition is None:
+        return None
+    if asset in STEP_OF_ASSET:
+        return step_output_keys(store, STEP_OF_ASSET[asset], partition)
+    return None
 
 
 def _empty_rows() -> bytes:

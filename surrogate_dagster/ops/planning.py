@@ -6,6 +6,10 @@ by source, all partitions across an unpartitioned step), restricted to the asset
 (e.g. the sources and curation groups), so one changed source re-runs its own chain, the
 cross-source steps and the mixtures, and nothing else. `execute_plan` runs a plan in-process in
 dependency order (the laptop path); the sensor hands the same plan to Dagster as a backfill.
+
+`stale_plan` also plans a partition whose latest materialization looks fresh to Dagster but whose
+output is gone from the object store (a run killed while rewriting it, a deleted object): the
+event log alone cannot tell.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from dagster import AssetKey, DagsterInstance, materialize
+from dagster import AssetKey, AssetRecordsFilter, DagsterInstance, materialize
 from dagster._core.definitions.assets.graph.asset_graph_subset import AssetGraphSubset
 from dagster._core.definitions.data_version import CachingStaleStatusResolver, StaleStatus
 from dagster._core.definitions.events import AssetKeyPartitionKey
@@ -72,21 +76,74 @@ def describe(plan: Plan) -> dict[str, Any]:
             for k, ps in sorted(plan.items(), key=lambda kv: kv[0].to_user_string())}
 
 
-def stale_plan(asset_graph, instance: DagsterInstance, keys: Iterable[AssetKey] | None = None) -> Plan:
-    """Every (asset, partition) whose status is MISSING or STALE (code, data or upstream changed)."""
+def recorded_output_keys(store, asset: AssetKey, partition: str | None, metadata: dict) -> list[str]:
+    """Store keys an (asset, partition)'s materialization stored: every metadata value that is a
+    URI inside ``store`` (a key, or a prefix ending in '/'), plus a per-source curation step's
+    pointer and tables (those record no URI)."""
+    from ..curation.stage_io import asset_output_keys
+    from ..storage.markers import uri_key
+
+    keys = []
+    for value in metadata.values():
+        text = getattr(value, "value", value)  # UrlMetadataValue / TextMetadataValue or a plain str
+        key = uri_key(store, text) if isinstance(text, str) else None
+        if key is not None:
+            keys.append(key)
+    return keys + (asset_output_keys(store, asset.to_user_string(), partition) or [])
+
+
+def missing_output_plan(asset_graph, instance: DagsterInstance, store, keys: Iterable[AssetKey],
+                        skip: Plan | None = None) -> Plan:
+    """(asset, partition)s whose latest materialization names store outputs that are not there."""
+    from ..storage.markers import missing_outputs
+
+    skip = skip or {}
+    plan: Plan = {}
+    for key in keys:
+        pdef = asset_graph.get(key).partitions_def
+        parts = pdef.get_partition_keys(dynamic_partitions_store=instance) if pdef else [None]
+        for part in parts:
+            if part in skip.get(key, ()):
+                continue
+            flt = AssetRecordsFilter(asset_key=key, asset_partitions=[part] if part is not None else None)
+            records = instance.fetch_materializations(flt, limit=1).records
+            if not records or records[0].asset_materialization is None:
+                continue  # never materialized: already MISSING to Dagster
+            outputs = recorded_output_keys(store, key, part, dict(records[0].asset_materialization.metadata))
+            if outputs and missing_outputs(store, outputs):
+                plan.setdefault(key, set()).add(part)
+    return plan
+
+
+def default_store():
+    """The object store of the active profile (SURROGATE_PROFILE), as `make run` uses it."""
+    from ..catalog.loader import load_profile
+    from ..resources.core import resources_for_profile
+
+    return resources_for_profile(load_profile())["object_store"].get_store()
+
+
+def stale_plan(asset_graph, instance: DagsterInstance, keys: Iterable[AssetKey] | None = None,
+               store=None) -> Plan:
+    """Every (asset, partition) whose status is MISSING or STALE (code, data or upstream changed),
+    or whose recorded output is missing from ``store`` (default: the active profile's store)."""
     from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
     from dagster._time import get_current_datetime
 
     view = AssetGraphView(temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None),
                           instance=instance, asset_graph=asset_graph)
     resolver = CachingStaleStatusResolver(instance=instance, asset_graph=asset_graph, loading_context=view)
+    keys = list(keys if keys is not None else asset_graph.materializable_asset_keys)
     plan: Plan = {}
-    for key in keys if keys is not None else asset_graph.materializable_asset_keys:
+    for key in keys:
         pdef = asset_graph.get(key).partitions_def
         parts = pdef.get_partition_keys(dynamic_partitions_store=instance) if pdef else [None]
         todo = {p for p in parts if resolver.get_status(key, p) in (StaleStatus.MISSING, StaleStatus.STALE)}
         if todo:
             plan[key] = todo
+    gone = missing_output_plan(asset_graph, instance, store if store is not None else default_store(), keys, plan)
+    for key, parts in gone.items():
+        plan.setdefault(key, set()).update(parts)
     return plan
 
 
