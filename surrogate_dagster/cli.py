@@ -3,6 +3,9 @@
 Runs every asset, partition by partition, in dependency order, on a persistent Dagster instance
 under var/dagster_home, so `make ui` afterwards shows every materialization with its metadata.
 A failed partition is reported and its downstream partitions are skipped; the rest keeps going.
+Before the first run, runs left STARTED by a process that died are marked failed and their pool
+slots freed (ops/run_recovery.py); SIGINT/SIGTERM stop the command after the current run, or at
+once when that run waits for a pool slot (ops/run_interrupts.py).
 """
 
 from __future__ import annotations
@@ -18,16 +21,39 @@ from .paths import REPO_ROOT
 DAGSTER_HOME = REPO_ROOT / "var" / "dagster_home"
 
 
-def ensure_instance_home(home: Path = DAGSTER_HOME) -> Path:
-    """A Dagster instance directory with concurrency pools configured (one GPU run at a time)."""
+INSTANCE_YAML = """\
+# Written by surrogate_dagster.cli (rewritten while this line is here; delete it to keep edits).
+telemetry:
+  enabled: false
+concurrency:
+  pools:
+    default_limit: 1      # every pool (llm, gpu) runs one step at a time
+    granularity: op       # enforced per step, also for the CLI's in-process runs
+# Read by the daemon `make ui` starts. With the local (default) run launcher it fails runs that
+# never start and frees slots of ended runs; a run whose process died is found by `make run`'s
+# recovery (surrogate_dagster/ops/run_recovery.py), which checks the recorded pid.
+run_monitoring:
+  enabled: true
+  start_timeout_seconds: 180
+  max_resume_run_attempts: 0
+  poll_interval_seconds: 30
+  free_slots_after_run_end_seconds: 60
+"""
+# What earlier versions of this command wrote: upgraded in place (no user edits to keep).
+_OLD_INSTANCE_YAMLS = ("telemetry:\n  enabled: false\nconcurrency:\n  pools:\n    default_limit: 1\n",)
+
+
+def ensure_instance_home(home: Path = DAGSTER_HOME, set_env: bool = True) -> Path:
+    """A Dagster instance directory whose dagster.yaml is :data:`INSTANCE_YAML` (pools, run
+    monitoring); a dagster.yaml someone edited (marker line removed) is left as it is."""
     home.mkdir(parents=True, exist_ok=True)
     cfg = home / "dagster.yaml"
-    if not cfg.exists():
-        cfg.write_text(
-            "telemetry:\n  enabled: false\n"
-            "concurrency:\n  pools:\n    default_limit: 1\n"
-        )
-    os.environ.setdefault("DAGSTER_HOME", str(home))
+    current = cfg.read_text() if cfg.exists() else None
+    if current != INSTANCE_YAML and (current is None or current in _OLD_INSTANCE_YAMLS
+                                     or current.startswith(INSTANCE_YAML.splitlines()[0])):
+        cfg.write_text(INSTANCE_YAML)
+    if set_env:
+        os.environ.setdefault("DAGSTER_HOME", str(home))
     return home
 
 
@@ -81,6 +107,13 @@ def _groups(ordered, graph):
     return groups
 
 
+def owner_tags() -> dict[str, str]:
+    """This process's pid and host, on every run it starts (read by run recovery)."""
+    from .ops.run_recovery import owner_tags as tags
+
+    return tags()
+
+
 def _observe_revisions(defs, instance, log_level: str) -> set[str]:
     """Ask the hub for each source's current revision first, so a source whose upstream changed
     shows as stale below (the weekly schedule and the sensor do the same in a deployment)."""
@@ -90,7 +123,7 @@ def _observe_revisions(defs, instance, log_level: str) -> set[str]:
     run_config = {"loggers": {"console": {"config": {"log_level": log_level}}}}
     keys = job.partitions_def.get_partition_keys() if job.partitions_def else [None]
     t0 = time.monotonic()
-    bad = [pk for pk in keys if not job.execute_in_process(partition_key=pk, instance=instance,
+    bad = [pk for pk in keys if not job.execute_in_process(partition_key=pk, instance=instance, tags=owner_tags(),
                                                            run_config=run_config, raise_on_error=False).success]
     print(f"[hf_revisions] observed {len(keys) - len(bad)}/{len(keys)} sources in "
           f"{time.monotonic() - t0:.1f}s" + (f"; FAILED: {', '.join(bad)}" if bad else ""), flush=True)
@@ -115,10 +148,32 @@ def _needs_run(graph, instance, keys, pdef) -> set:
     return out
 
 
+def recover_instance(instance) -> list:
+    """Before any run: runs whose process died (SIGKILL, OOM) are marked failed and their pool
+    slots freed, so a step in the same pool does not wait for them forever."""
+    from .ops.run_recovery import recover_dead_runs
+
+    return recover_dead_runs(instance, log=lambda line: print(line, flush=True))
+
+
 def run_all(select: list[str] | None = None, fail_fast: bool = False, log_level: str = "WARNING",
             everything: bool = False) -> int:
     ensure_instance_home()
-    from dagster import DagsterInstance, materialize
+    from dagster import DagsterInstance
+
+    from .ops.run_interrupts import InterruptGuard
+
+    instance = DagsterInstance.get()
+    recover_instance(instance)
+    # SIGINT/SIGTERM stop after the current run, or at once when it waits on a pool slot.
+    with InterruptGuard(instance, log=lambda line: print(line, flush=True)) as guard:
+        code = _run_all(instance, guard, select, fail_fast, log_level, everything)
+    return 128 + guard.requested if guard.requested else code
+
+
+def _run_all(instance, guard, select: list[str] | None, fail_fast: bool, log_level: str,
+             everything: bool) -> int:
+    from dagster import materialize
 
     from . import definitions
 
@@ -127,7 +182,6 @@ def run_all(select: list[str] | None = None, fail_fast: bool = False, log_level:
     defs = definitions.defs
     # Checks ride along with the assets they target (gates run in the same run as their report).
     all_assets = [*(defs.assets or []), *(defs.asset_checks or [])]
-    instance = DagsterInstance.get()
     ordered, graph = _ordered_asset_defs(defs)
     if select:
         ordered = [(k, ad) for k, ad in ordered if k.to_user_string() in select]
@@ -148,6 +202,9 @@ def run_all(select: list[str] | None = None, fail_fast: bool = False, log_level:
         if fresh:
             print(f"  fresh {len(fresh)} partition(s): nothing changed upstream, not re-run", flush=True)
         for pk in [p for p in pkeys if p in todo]:
+            if guard.requested:
+                print(f"  stop: interrupted; {n_runs} run(s) done", flush=True)
+                return 1
             label = pk or "-"
             bad_parents = [p for k in keys for p in graph.get(k).parent_keys
                            if p in failed and (pk in failed[p] or None in failed[p] or
@@ -160,7 +217,8 @@ def run_all(select: list[str] | None = None, fail_fast: bool = False, log_level:
                 continue
             t0 = time.monotonic()
             result = materialize(all_assets, selection=keys, partition_key=pk, instance=instance,
-                                 resources=defs.resources, raise_on_error=False, run_config=run_config)
+                                 resources=defs.resources, raise_on_error=False, run_config=run_config,
+                                 tags=owner_tags())
             n_runs += 1
             dt = time.monotonic() - t0
             if result.success:
@@ -224,7 +282,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--catalog", help="the sources file (default: assets/sources.yaml)")
     args = ap.parse_args(argv)
     if args.cmd == "run":
-        return run_all(args.select, args.fail_fast, args.log_level, args.all)
+        try:
+            return run_all(args.select, args.fail_fast, args.log_level, args.all)
+        except KeyboardInterrupt:
+            print("\ninterrupted", file=sys.stderr)
+            return 130
     if args.cmd == "pin-revisions":
         return pin_revisions(args.sources, args.ref, args.catalog)
     return 2

@@ -66,9 +66,11 @@ def instance_yaml(s: K8sSettings) -> str:
     """dagster.yaml for the cluster: K8s run launcher, run monitoring + retries, one GPU at a time."""
     doc = {
         "run_launcher": {"module": "dagster_k8s", "class": "K8sRunLauncher", "config": run_launcher_config(s)},
-        # A run worker that dies (OOM, node loss, kill) is detected and the run marked failed ...
+        # A run worker that dies (OOM, node loss, kill) is detected and the run marked failed, and
+        # the pool slots an ended run still holds are freed: Dagster does not free them when a
+        # worker dies, and with a pool limit of 1 one leaked slot blocks that pool for good ...
         "run_monitoring": {"enabled": True, "start_timeout_seconds": 600, "max_resume_run_attempts": 0,
-                           "poll_interval_seconds": 60},
+                           "poll_interval_seconds": 60, "free_slots_after_run_end_seconds": 300},
         # ... then re-executed from the failed step: finished partitions are not redone.
         "run_retries": {"enabled": True, "max_retries": s.max_retries, "retry_on_asset_or_op_failure": False},
         "concurrency": {"pools": {"default_limit": s.gpu_pool_limit}},
