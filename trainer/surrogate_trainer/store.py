@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 MANIFEST_SUFFIX = ".sha256.json"
+SHA256_META = "sha256"  # S3 user metadata (x-amz-meta-sha256): the pipeline's store reads it too
 TMP_PREFIX = ".~tmp-"
 CHUNK = 8 * 1024 * 1024
 
@@ -80,7 +81,7 @@ class TrainerStore:
     def _local(self, key: str) -> Path:
         return self.root.joinpath(*key.split("/"))
 
-    def _raw_put_file(self, key: str, src: Path) -> None:
+    def _raw_put_file(self, key: str, src: Path, sha: str | None = None) -> None:
         if self.kind == "local":
             dest = self._local(key)
             dest.parent.mkdir(parents=True, exist_ok=True)
@@ -95,17 +96,33 @@ class TrainerStore:
             finally:
                 tmp.unlink(missing_ok=True)
         else:
-            self.client.upload_file(str(src), self.bucket, self._full(key), Config=self.transfer)
+            extra = {"Metadata": {SHA256_META: sha}} if sha else None
+            self.client.upload_file(str(src), self.bucket, self._full(key), Config=self.transfer,
+                                    ExtraArgs=extra)
 
-    def _raw_put_bytes(self, key: str, data: bytes) -> None:
+    def _raw_put_bytes(self, key: str, data: bytes, sha: str | None = None) -> None:
         if self.kind == "local":
             dest = self._local(key)
             dest.parent.mkdir(parents=True, exist_ok=True)
             tmp = dest.parent / f"{TMP_PREFIX}{uuid.uuid4().hex}"
-            tmp.write_bytes(data)
+            with open(tmp, "xb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
             os.replace(tmp, dest)
         else:
-            self.client.put_object(Bucket=self.bucket, Key=self._full(key), Body=data)
+            extra = {"Metadata": {SHA256_META: sha}} if sha else {}
+            self.client.put_object(Bucket=self.bucket, Key=self._full(key), Body=data, **extra)
+
+    def _raw_sha_claim(self, key: str) -> str | None:
+        """The sha256 an S3 object carries in its own metadata (written in the same PUT as its
+        bytes, so it always describes them); None for local objects or objects without one."""
+        if self.kind == "local":
+            return None
+        try:
+            return self.client.head_object(Bucket=self.bucket, Key=self._full(key)).get("Metadata", {}).get(SHA256_META)
+        except self.client.exceptions.ClientError:
+            return None
 
     def _raw_get_bytes(self, key: str) -> bytes | None:
         if self.kind == "local":
@@ -151,23 +168,51 @@ class TrainerStore:
         return keys
 
     # ---- manifest protocol -----------------------------------------------------------------
-    def _commit(self, key: str, sha: str, size: int, content_type: str | None) -> None:
+    # An overwrite never leaves the key unreadable: the sidecar first names the new version with
+    # the current one as ``previous``, then the bytes are replaced (atomically: rename or one S3
+    # PUT), then the sidecar drops ``previous``. A reader accepts bytes matching either version,
+    # so a writer killed at any point leaves the old or the new object, whole. The pipeline's
+    # object store writes the same sidecar format.
+    def _commit(self, key: str, sha: str, size: int, content_type: str | None,
+                previous: dict | None = None) -> None:
         doc = {"key": key, "sha256": sha, "size": size, "content_type": content_type}
+        if previous is not None:
+            doc["previous"] = previous
         self._raw_put_bytes(key + MANIFEST_SUFFIX, json.dumps(doc).encode())
+
+    def _begin(self, key: str, sha: str, size: int, content_type: str | None) -> None:
+        """Announce the new version before its bytes land, keeping the current one acceptable."""
+        current = self._manifest(key)
+        if current is not None and (current["sha256"], current["size"]) != (sha, size):
+            self._commit(key, sha, size, content_type,
+                         previous={"sha256": current["sha256"], "size": current["size"]})
+
+    @staticmethod
+    def _accepted(man: dict) -> list[tuple[str, int]]:
+        out = [(man["sha256"], man["size"])]
+        if man.get("previous"):
+            out.append((man["previous"]["sha256"], man["previous"]["size"]))
+        return out
+
+    def _verify(self, key: str, man: dict, sha: str, size: int) -> None:
+        if (sha, size) in self._accepted(man) or self._raw_sha_claim(key) == sha:
+            return
+        raise StoreError(f"object {key!r}: sha256 {sha} does not match its manifest {man['sha256']}")
 
     def put_file(self, key: str, path: str | os.PathLike[str], content_type: str | None = None) -> dict:
         """Upload one file under ``key``; returns its manifest entry."""
         sha, size = _sha256_file(Path(path))
-        self._raw_delete(key + MANIFEST_SUFFIX)
-        self._raw_put_file(key, Path(path))
+        self._begin(key, sha, size, content_type)
+        self._raw_put_file(key, Path(path), sha)
         self._commit(key, sha, size, content_type)
         return {"key": key, "sha256": sha, "size": size}
 
     def put_json(self, key: str, doc: Any) -> None:
         data = json.dumps(doc, indent=1, sort_keys=True).encode()
-        self._raw_delete(key + MANIFEST_SUFFIX)
-        self._raw_put_bytes(key, data)
-        self._commit(key, hashlib.sha256(data).hexdigest(), len(data), "application/json")
+        sha = hashlib.sha256(data).hexdigest()
+        self._begin(key, sha, len(data), "application/json")
+        self._raw_put_bytes(key, data, sha)
+        self._commit(key, sha, len(data), "application/json")
 
     def _manifest(self, key: str) -> dict | None:
         raw = self._raw_get_bytes(key + MANIFEST_SUFFIX)
@@ -181,8 +226,9 @@ class TrainerStore:
         if man is None:
             raise StoreError(f"no object under key {key!r}")
         data = self._raw_get_bytes(key)
-        if data is None or hashlib.sha256(data).hexdigest() != man["sha256"]:
-            raise StoreError(f"object {key!r} does not match its manifest")
+        if data is None:
+            raise StoreError(f"object {key!r} has a manifest but no bytes")
+        self._verify(key, man, hashlib.sha256(data).hexdigest(), len(data))
         return json.loads(data)
 
     def get_file(self, key: str, dest: str | os.PathLike[str]) -> None:
@@ -195,9 +241,7 @@ class TrainerStore:
         tmp = dest.parent / f"{TMP_PREFIX}{uuid.uuid4().hex}"
         try:
             self._raw_get_file(key, tmp)
-            sha, size = _sha256_file(tmp)
-            if sha != man["sha256"] or size != man["size"]:
-                raise StoreError(f"object {key!r}: sha256 {sha} does not match its manifest {man['sha256']}")
+            self._verify(key, man, *_sha256_file(tmp))
             os.replace(tmp, dest)
         finally:
             tmp.unlink(missing_ok=True)
