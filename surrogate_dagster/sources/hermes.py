@@ -33,13 +33,16 @@ from __future__ import annotations
 import ast
 import json
 import re
+from collections import Counter
 from typing import Any
+
+from .adapters.limits import MAX_DEPTH, TooDeep, check_depth, loads_json
 
 __all__ = [
     "HERMES_SYSTEM_TEMPLATE", "map_role", "normalize_json_schema", "normalize_tool", "normalize_tools",
     "hermes_system_prompt", "format_tool_call", "format_tool_calls", "parse_tool_calls",
     "rewrite_tool_calls", "format_tool_response", "parse_tool_responses", "toolcall_tag_to_hermes",
-    "strip_template_tokens", "with_reasoning", "to_template_messages",
+    "strip_template_tokens", "with_reasoning", "to_template_messages", "tag_blocks",
 ]
 
 # --------------------------------------------------------------------------------------------- roles
@@ -82,12 +85,17 @@ _SCHEMA_MAP_KEYS = ("properties", "patternProperties", "definitions", "$defs")
 _SCHEMA_LIST_KEYS = ("anyOf", "oneOf", "allOf", "prefixItems")
 
 
-def _drop_none(value: Any) -> Any:
-    """Recursively drop dict keys whose value is None (Arrow struct unification adds them)."""
+def _drop_none(value: Any, depth: int = 0) -> Any:
+    """Recursively drop dict keys whose value is None (Arrow struct unification adds them).
+
+    Raises TooDeep past ``MAX_DEPTH`` levels (as every recursive walker here does).
+    """
+    if depth > MAX_DEPTH and isinstance(value, (dict, list)):
+        raise TooDeep("tool schema")
     if isinstance(value, dict):
-        return {k: _drop_none(v) for k, v in value.items() if v is not None}
+        return {k: _drop_none(v, depth + 1) for k, v in value.items() if v is not None}
     if isinstance(value, list):
-        return [_drop_none(v) for v in value]
+        return [_drop_none(v, depth + 1) for v in value]
     return value
 
 
@@ -129,19 +137,21 @@ def _parse_type_string(text: str) -> tuple[dict, bool]:
     return frag, optional or opt2
 
 
-def _parse_type_expr(expr: str) -> tuple[dict, bool]:
-    """Parse one type expression (no trailing ``, optional``)."""
+def _parse_type_expr(expr: str, depth: int = 0) -> tuple[dict, bool]:
+    """Parse one type expression (no trailing ``, optional``); nesting is bounded by MAX_DEPTH."""
+    if depth > MAX_DEPTH:
+        raise TooDeep("type string")
     expr = expr.strip()
     if "|" in expr and "[" not in expr:
-        return _union([_parse_type_expr(p)[0] for p in expr.split("|")])
+        return _union([_parse_type_expr(p, depth + 1)[0] for p in expr.split("|")])
     m = re.fullmatch(r"([A-Za-z_.]+)\s*\[(.*)\]", expr, flags=re.S)
     if m:
         head, inner = m.group(1).lower().split(".")[-1], m.group(2)
         args = _split_top(inner, ",")
         if head == "optional":
-            return _parse_type_expr(inner)[0], True
+            return _parse_type_expr(inner, depth + 1)[0], True
         if head == "union":
-            frags = [_parse_type_expr(a)[0] for a in args if a.lower() not in ("none", "nonetype")]
+            frags = [_parse_type_expr(a, depth + 1)[0] for a in args if a.lower() not in ("none", "nonetype")]
             return _union(frags)[0], len(frags) < len(args)
         if head == "literal":
             try:
@@ -151,11 +161,11 @@ def _parse_type_expr(expr: str) -> tuple[dict, bool]:
             return {"enum": values}, False
         mapped = _TYPE_MAP.get(head, "?")
         if mapped == "array":
-            items = _parse_type_expr(args[0])[0] if args and args[0] else {}
+            items = _parse_type_expr(args[0], depth + 1)[0] if args and args[0] else {}
             return ({"type": "array", "items": items} if items else {"type": "array"}), False
         if mapped == "object":
             if len(args) == 2 and args[1]:
-                values = _parse_type_expr(args[1])[0]
+                values = _parse_type_expr(args[1], depth + 1)[0]
                 if values:
                     return {"type": "object", "additionalProperties": values}, False
             return {"type": "object"}, False
@@ -178,10 +188,15 @@ def _union(frags: list[dict]) -> tuple[dict, bool]:
     return {"anyOf": frags}, False
 
 
-def _normalize_node(node: Any) -> tuple[Any, bool]:
-    """Normalize one schema node; returns (node, optional-flag parsed from its type string)."""
+def _normalize_node(node: Any, depth: int = 0) -> tuple[Any, bool]:
+    """Normalize one schema node; returns (node, optional-flag parsed from its type string).
+
+    Raises TooDeep for schemas nested more than ``MAX_DEPTH`` nodes deep.
+    """
     if not isinstance(node, dict):
         return node, False
+    if depth > MAX_DEPTH:
+        raise TooDeep("tool schema")
     out: dict[str, Any] = {}
     optional = False
     for key, value in node.items():
@@ -204,11 +219,11 @@ def _normalize_node(node: Any) -> tuple[Any, bool]:
         elif key in _SCHEMA_MAP_KEYS and isinstance(value, dict):
             out[key] = {}
             for pname, pschema in value.items():
-                out[key][pname], _ = _normalize_node(pschema)
+                out[key][pname], _ = _normalize_node(pschema, depth + 1)
         elif key in _SCHEMA_LIST_KEYS and isinstance(value, list):
-            out[key] = [_normalize_node(v)[0] for v in value]
+            out[key] = [_normalize_node(v, depth + 1)[0] for v in value]
         elif key in ("items", "additionalProperties", "not") and isinstance(value, dict):
-            out[key] = _normalize_node(value)[0]
+            out[key] = _normalize_node(value, depth + 1)[0]
         elif key == "required" and isinstance(value, bool):
             out["__required_flag__"] = value  # xLAM-style per-parameter flag, lifted by the parent
         else:
@@ -242,10 +257,11 @@ def normalize_json_schema(schema: Any) -> dict:
     (``dict``, ``str``, ``int``, ``float``, ``bool``, ``list``, ``List[int]``, ``float, optional``,
     ``any``...) to JSON Schema types, and keeps ``enum``/``default``/``description``. A type string
     marked optional removes the property from its parent's ``required``; a per-parameter
-    ``"required": true`` adds it. Raises ValueError for a type it cannot map.
+    ``"required": true`` adds it. Raises ValueError for a type it cannot map, and TooDeep (a
+    ValueError too) for nesting beyond ``MAX_DEPTH``.
     """
     if isinstance(schema, str):
-        schema = json.loads(schema)
+        schema = loads_json(schema, "tool schema")
     if not isinstance(schema, dict):
         raise ValueError(f"schema must be an object, got {type(schema).__name__}")
     out, _ = _normalize_node(_drop_none(schema))
@@ -281,7 +297,7 @@ def _xlam_params(params: dict) -> dict:
         flag = spec.pop("required", None)
         if isinstance(flag, str):  # "true"/"false" strings seen in scraped API specs
             flag = flag.strip().lower() == "true"
-        node, optional = _normalize_node(spec)
+        node, optional = _normalize_node(spec, 1)
         node.pop("__optional__", None)
         node.pop("__required_flag__", None)
         properties[pname] = node
@@ -299,13 +315,13 @@ def normalize_tool(tool: Any) -> dict:
     ``input_schema`` in place of ``parameters``, and JSON strings of any of these.
     """
     if isinstance(tool, str):
-        tool = json.loads(tool)
+        tool = loads_json(tool, "tool")
     if not isinstance(tool, dict):
         raise ValueError(f"tool must be an object, got {type(tool).__name__}")
     tool = _drop_none(tool)
     inner = tool.get("function", tool)
     if isinstance(inner, str):
-        inner = json.loads(inner)
+        inner = loads_json(inner, "tool function")
     if not isinstance(inner, dict):
         raise ValueError("tool 'function' must be an object")
     name = inner.get("name")
@@ -320,7 +336,7 @@ def normalize_tool(tool: Any) -> dict:
             params = inner[key]
             break
     if isinstance(params, str):
-        params = json.loads(params) if params.strip() else {}
+        params = loads_json(params, "tool parameters") if params.strip() else {}
     if not isinstance(params, dict):
         raise ValueError(f"tool {name!r}: parameters must be an object")
     if not params:
@@ -349,15 +365,16 @@ def normalize_tools(tools: Any) -> list[dict]:
     if isinstance(tools, str):
         if not tools.strip():
             return []
-        tools = json.loads(tools)
+        tools = loads_json(tools, "tools")
     if isinstance(tools, dict):
         tools = [tools]
     if not isinstance(tools, list):
         raise ValueError(f"tools must be a list, got {type(tools).__name__}")
     out = [normalize_tool(t) for t in tools]
-    names = [t["function"]["name"] for t in out]
-    if len(set(names)) != len(names):
-        raise ValueError(f"duplicate tool names: {sorted(n for n in set(names) if names.count(n) > 1)}")
+    counts = Counter(t["function"]["name"] for t in out)
+    if len(counts) != len(out):
+        dups = sorted(n for n, c in counts.items() if c > 1)
+        raise ValueError(f"duplicate tool names: {dups[:20]}{' ...' if len(dups) > 20 else ''}")
     return out
 
 
@@ -394,8 +411,44 @@ def hermes_system_prompt(tools: Any, extra: str = "") -> str:
 
 # ------------------------------------------------------------------------------------ tool calls
 
-_TOOL_CALL_RE = re.compile(r"<tool_call>(.*?)</tool_call>", re.S)
-_TOOL_RESPONSE_RE = re.compile(r"<tool_response>\n?(.*?)\n?</tool_response>", re.S)
+# Tagged blocks are found with str.find, never a lazy ``<tag>(.*?)</tag>`` regex: on text with
+# many opening tags and no closing one, such a regex rescans the rest of the text from every
+# opening tag (quadratic: seconds on 100 KB); the scan below reads the text once.
+
+
+def tag_blocks(text: str, open_tag: str, close_tag: str) -> tuple[list[tuple[int, int, str]], str]:
+    """The ``open_tag ... close_tag`` blocks of ``text``, in one left-to-right pass.
+
+    Returns ``([(start, end, body), ...], rest)``: each block runs from an opening tag to the
+    first closing tag after it (as ``<tag>(.*?)</tag>`` would match), and ``rest`` is the text
+    outside the blocks (where a leftover tag means the tags are unbalanced).
+    """
+    blocks: list[tuple[int, int, str]] = []
+    rest: list[str] = []
+    pos = 0
+    while True:
+        start = text.find(open_tag, pos)
+        if start < 0:
+            break
+        close = text.find(close_tag, start + len(open_tag))
+        if close < 0:
+            break
+        end = close + len(close_tag)
+        blocks.append((start, end, text[start + len(open_tag):close]))
+        rest.append(text[pos:start])
+        pos = end
+    rest.append(text[pos:])
+    return blocks, "".join(rest)
+
+
+def _replace_blocks(text: str, blocks: list[tuple[int, int, str]], render) -> str:
+    """``text`` with each block replaced by ``render(body)``."""
+    out, pos = [], 0
+    for start, end, body in blocks:
+        out += [text[pos:start], render(body)]
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def _strict_json(value: Any, what: str) -> str:
@@ -415,7 +468,7 @@ def format_tool_call(name: str, arguments: Any) -> str:
         raise ValueError(f"tool call name must be a non-empty string, got {name!r}")
     if isinstance(arguments, str):
         try:
-            arguments = json.loads(arguments) if arguments.strip() else {}
+            arguments = loads_json(arguments, f"tool call {name!r} arguments") if arguments.strip() else {}
         except json.JSONDecodeError as exc:
             raise ValueError(f"tool call {name!r}: arguments string is not JSON: {exc}") from exc
     if arguments is None:
@@ -435,13 +488,15 @@ def _parse_call_body(body: str) -> dict:
     """Parse one call body: JSON first, then a Python literal (Hermes data has single quotes)."""
     body = body.strip()
     try:
-        obj = json.loads(body)
+        obj = loads_json(body, "tool call")
     except json.JSONDecodeError as json_exc:
         try:
             obj = ast.literal_eval(body)
-        except (ValueError, SyntaxError, MemoryError, RecursionError) as exc:
+        # TypeError: an unhashable literal key ({[1]: 2}); the others: not a literal, or too big
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError) as exc:
             raise ValueError(f"tool call body is neither JSON nor a Python literal: {json_exc}; {exc}: "
                              f"{body[:120]!r}") from exc
+        check_depth(obj, "tool call")
     if not isinstance(obj, dict):
         raise ValueError(f"tool call body is a {type(obj).__name__}, not an object: {body[:120]!r}")
     extra = set(obj) - {"name", "arguments"}
@@ -452,7 +507,7 @@ def _parse_call_body(body: str) -> dict:
         raise ValueError(f"tool call without a name: {body[:120]!r}")
     if isinstance(arguments, str):  # an OpenAI-style JSON string inside the call
         try:
-            arguments = json.loads(arguments)
+            arguments = loads_json(arguments, f"tool call {name!r} arguments")
         except json.JSONDecodeError as exc:
             raise ValueError(f"tool call {name!r}: arguments string is not JSON") from exc
     if not isinstance(arguments, dict):
@@ -469,8 +524,8 @@ def parse_tool_calls(text: str) -> list[dict]:
     """
     if not isinstance(text, str):
         raise ValueError(f"expected text, got {type(text).__name__}")
-    calls = [_parse_call_body(m.group(1)) for m in _TOOL_CALL_RE.finditer(text)]
-    rest = _TOOL_CALL_RE.sub("", text)
+    blocks, rest = tag_blocks(text, "<tool_call>", "</tool_call>")
+    calls = [_parse_call_body(body) for _, _, body in blocks]
     if "<tool_call>" in rest or "</tool_call>" in rest:
         raise ValueError("unbalanced <tool_call> tag")
     return calls
@@ -479,18 +534,17 @@ def parse_tool_calls(text: str) -> list[dict]:
 def rewrite_tool_calls(text: str) -> str:
     """Re-emit every ``<tool_call>`` block of ``text`` as strict JSON, keeping the text around it."""
     parse_tool_calls(text)  # validates tag balance and every body first
-    return _TOOL_CALL_RE.sub(lambda m: format_tool_call(**_parse_call_body(m.group(1))), text)
+    blocks, _ = tag_blocks(text, "<tool_call>", "</tool_call>")
+    return _replace_blocks(text, blocks, lambda body: format_tool_call(**_parse_call_body(body)))
 
 
 def toolcall_tag_to_hermes(text: str) -> str:
     """Rewrite When2Call's ``<TOOLCALL>[{"name", "arguments"}, ...]</TOOLCALL>`` as Hermes blocks."""
-    pattern = re.compile(r"<TOOLCALL>(.*?)</TOOLCALL>", re.S)
-
-    def repl(m: re.Match) -> str:
+    def repl(body: str) -> str:
         try:
-            calls = json.loads(m.group(1))
+            calls = loads_json(body, "<TOOLCALL> body")
         except json.JSONDecodeError as exc:
-            raise ValueError(f"<TOOLCALL> body is not JSON: {m.group(1)[:120]!r}") from exc
+            raise ValueError(f"<TOOLCALL> body is not JSON: {body[:120]!r}") from exc
         if isinstance(calls, dict):
             calls = [calls]
         if not isinstance(calls, list) or not calls or not all(isinstance(c, dict) for c in calls):
@@ -500,7 +554,8 @@ def toolcall_tag_to_hermes(text: str) -> str:
                 raise ValueError(f"<TOOLCALL> call has unexpected keys {sorted(set(c) - {'name', 'arguments'})}")
         return format_tool_calls(calls)
 
-    out = pattern.sub(repl, text)
+    blocks, _ = tag_blocks(text, "<TOOLCALL>", "</TOOLCALL>")
+    out = _replace_blocks(text, blocks, repl)
     if "<TOOLCALL>" in out or "</TOOLCALL>" in out:
         raise ValueError("unbalanced <TOOLCALL> tag")
     return out
@@ -514,8 +569,14 @@ def format_tool_response(content: Any) -> str:
 
 
 def parse_tool_responses(text: str) -> list[str]:
-    """The contents of the ``<tool_response>`` blocks in ``text`` (inverse of the wrapper)."""
-    return [m.group(1) for m in _TOOL_RESPONSE_RE.finditer(text)]
+    """The contents of the ``<tool_response>`` blocks in ``text`` (inverse of the wrapper): one
+    newline after the opening tag and one before the closing tag belong to the wrapper."""
+    blocks, _ = tag_blocks(text, "<tool_response>", "</tool_response>")
+    bodies = []
+    for _, _, body in blocks:
+        body = body[1:] if body.startswith("\n") else body
+        bodies.append(body[:-1] if body.endswith("\n") else body)
+    return bodies
 
 
 # ---------------------------------------------------------------------------- text clean-ups
@@ -531,7 +592,12 @@ def strip_template_tokens(text: str) -> str:
     The whole ``<|im_system|>tool_declare<|im_middle|>[...]<|im_end|>`` block goes (the tool list
     is rebuilt from ``available_tools``), then role headers and any other ``<|token|>``.
     """
-    text = _KIMI_TOOL_DECLARE.sub("", text)
+    # Only the text up to the last <|im_end|> can hold a whole declaration. Without that bound the
+    # lazy ``.*?`` rescans the tail from every unterminated declaration (quadratic).
+    cut = text.rfind("<|im_end|>")
+    if cut >= 0:
+        cut += len("<|im_end|>")
+        text = _KIMI_TOOL_DECLARE.sub("", text[:cut]) + text[cut:]
     text = _KIMI_ROLE_HEADER.sub("", text)
     return _SPECIAL_TOKEN.sub("", text).strip()
 

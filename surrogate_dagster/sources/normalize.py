@@ -2,7 +2,9 @@
 
 Pure logic (no Dagster): the `normalized_rows` asset calls `normalize_source`. Output goes to
 normalized/<source>/<revision>/{rows,quarantine}.parquet; the quarantine table keeps the native
-row (as JSON) and the reason, so nothing is lost.
+row (as JSON) and the reason, so nothing is lost. Each row goes through adapters/guard.py, so a
+row that crashes, hangs or nests too deep is one quarantine row, never a failed partition; only a
+catalog mistake (`CatalogError`) fails it.
 """
 
 from __future__ import annotations
@@ -18,9 +20,11 @@ from ..catalog.models import SourceSpec
 from ..storage.object_store import ObjectStore
 from ..storage.parquet_io import parquet_bytes_to_rows, rows_to_parquet_bytes
 from .adapters import AdapterContext, Quarantine, registry
+from .adapters.base import NORMALIZED_COLUMNS
+from .adapters.guard import ROW_BUDGET_S, convert_row
 from .mirror import read_latest
 
-NORMALIZED_COLUMNS = ("id", "source", "kind", "messages", "prompt", "chosen", "rejected", "tools", "meta")
+__all__ = ["NORMALIZED_COLUMNS", "NormalizeReport", "normalize_source", "read_normalized"]
 
 
 @dataclass
@@ -67,8 +71,11 @@ def load_helper_questions(store: ObjectStore, helpers: list[SourceSpec]) -> Call
 
 def normalize_source(spec: SourceSpec, store: ObjectStore, ctx_options: dict | None = None,
                      helper_questions: Callable[[str, str, int], str | None] | None = None,
-                     log: Callable[[str], Any] = print) -> NormalizeReport:
-    """Run `spec.adapter` over the mirrored rows; write rows and quarantine tables."""
+                     log: Callable[[str], Any] = print, row_budget_s: float = ROW_BUDGET_S) -> NormalizeReport:
+    """Run `spec.adapter` over the mirrored rows; write rows and quarantine tables.
+
+    Every row gets at most `row_budget_s` seconds of adapter time (over it: `adapter_timeout`).
+    """
     t0 = time.monotonic()
     adapters = registry()
     if spec.adapter not in adapters:
@@ -91,22 +98,18 @@ def normalize_source(spec: SourceSpec, store: ObjectStore, ctx_options: dict | N
         if helper_questions is not None:
             ctx.helper_questions = helper_questions
         try:
-            norm = adapt(row, ctx)
-            missing = [c for c in NORMALIZED_COLUMNS if c not in norm]
-            if missing:
-                raise Quarantine("adapter_incomplete", f"missing {missing}")
+            norm = convert_row(adapt, row, ctx, row_budget_s)
         except Quarantine as q:
-            reasons[q.reason] += 1
-            quarantine.append({"source": spec.name, "config": config, "split": split, "index": index,
-                               "reason": q.reason, "detail": q.detail[:500],
-                               "row_json": json.dumps(row, default=str, ensure_ascii=False)})
+            record = _quarantine_record(spec.name, config, split, index, q, row)
+            reasons[record["reason"]] += 1
+            quarantine.append(record)
             continue
         # Ids must be unique within a partition: later steps key on (source, id).
         if norm["id"] in seen_ids:
             dup_ids += 1
             norm["id"] = f"{norm['id']}#{index}"
         seen_ids.add(norm["id"])
-        out.append({c: norm[c] for c in NORMALIZED_COLUMNS})
+        out.append(norm)
     key = normalized_key(spec.name, revision)
     store.put_bytes(key, rows_to_parquet_bytes(out) if out else _empty_table())
     qkey = None
@@ -119,6 +122,67 @@ def normalize_source(spec: SourceSpec, store: ObjectStore, ctx_options: dict | N
     store.put_bytes(f"normalized/{spec.name}/_latest.json", json.dumps(asdict(report)).encode())
     log(f"{spec.name}: {n_in} rows in, {len(out)} out, {sum(reasons.values())} quarantined {dict(reasons)}")
     return report
+
+
+def _quarantine_record(source: str, config: Any, split: Any, index: Any, q: Quarantine, row: dict) -> dict:
+    """One quarantine-table row: where the row came from, why, and the raw row as JSON.
+
+    Reason and detail come from arbitrary input (an exception message may quote the row), so
+    they are made writable: a lone surrogate becomes its ``\\udXXX`` escape.
+    """
+    return {"source": source, "config": config, "split": split, "index": index,
+            "reason": _writable(str(q.reason))[:200], "detail": _writable(str(q.detail))[:500],
+            "row_json": _row_json(row)}
+
+
+def _writable(text: str) -> str:
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _row_json(row: dict) -> str:
+    """The raw row as JSON text Parquet can store, losslessly.
+
+    Non-ASCII stays readable; a row holding lone surrogates is written with ASCII escapes (valid
+    JSON that decodes back to the same string). A row nested past the encoder's recursion limit
+    is encoded iteratively.
+    """
+    for ascii_only in (False, True):
+        try:
+            text = json.dumps(row, default=str, ensure_ascii=ascii_only)
+        except RecursionError:
+            text = _dumps_iterative(row, ensure_ascii=ascii_only)
+        if ascii_only or _writable(text) == text:
+            return text
+    raise AssertionError("unreachable")
+
+
+def _dumps_iterative(value: Any, ensure_ascii: bool) -> str:
+    """``json.dumps(value, default=str)`` with an explicit stack instead of recursion."""
+    out: list[str] = []
+    stack: list[Any] = [value]
+    close = object()  # marks a literal piece of text on the stack
+    while stack:
+        item = stack.pop()
+        if isinstance(item, tuple) and item and item[0] is close:
+            out.append(item[1])
+        elif isinstance(item, dict):
+            parts: list[Any] = [(close, "}")]
+            for i, (k, v) in enumerate(reversed(list(item.items()))):
+                key = k if isinstance(k, str) else json.dumps(k, default=str)
+                parts += [v, (close, json.dumps(str(key), ensure_ascii=ensure_ascii) + ": ")]
+                if i < len(item) - 1:
+                    parts.append((close, ", "))
+            stack += parts + [(close, "{")]
+        elif isinstance(item, (list, tuple)):
+            parts = [(close, "]")]
+            for i, v in enumerate(reversed(item)):
+                parts.append(v)
+                if i < len(item) - 1:
+                    parts.append((close, ", "))
+            stack += parts + [(close, "[")]
+        else:
+            out.append(json.dumps(item, default=str, ensure_ascii=ensure_ascii))
+    return "".join(out)
 
 
 def _empty_table() -> bytes:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 ROLES = ("system", "user", "assistant", "tool")
+NORMALIZED_COLUMNS = ("id", "source", "kind", "messages", "prompt", "chosen", "rejected", "tools", "meta")
 
 
 class Quarantine(Exception):
@@ -34,6 +35,14 @@ class Quarantine(Exception):
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason = reason
         self.detail = detail
+
+
+class CatalogError(ValueError):
+    """The catalog asks an adapter for something it does not handle (an unknown config).
+
+    Not a property of one row: it fails the whole partition, loudly, instead of quarantining
+    every row of it.
+    """
 
 
 @dataclass
@@ -48,10 +57,18 @@ class AdapterContext:
 
 
 def content_id(*parts: Any) -> str:
-    """A stable id from row content, for sources without a native id."""
+    """A stable id from row content, for sources without a native id.
+
+    Text with a lone UTF-16 surrogate (``"\\ud800"``) has no UTF-8 form to hash: the row is
+    quarantined as ``lone_surrogate`` (see adapters/guard.py for why such rows are not repaired).
+    """
     h = hashlib.sha256()
     for p in parts:
-        h.update(json.dumps(p, sort_keys=True, ensure_ascii=False, default=str).encode())
+        text = json.dumps(p, sort_keys=True, ensure_ascii=False, default=str)
+        try:
+            h.update(text.encode())
+        except UnicodeEncodeError as exc:
+            raise Quarantine("lone_surrogate", f"{exc.object[exc.start:exc.end]!a} in the id's content") from None
         h.update(b"\x00")
     return h.hexdigest()[:24]
 

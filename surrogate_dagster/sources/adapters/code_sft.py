@@ -13,9 +13,12 @@ import re
 from typing import Any, Callable
 
 from ..ocr2_questions import HELPER_DATASETS, helper_short_name
-from .base import AdapterContext, Quarantine, content_id, sft_row
+from .base import AdapterContext, CatalogError, Quarantine, content_id, sft_row
+from .limits import loads_json
 
-_FENCE = re.compile(r"^\s*```[ \t]*([A-Za-z0-9_+#.-]*)", re.MULTILINE)
+# Leading whitespace of the fence's own line only: `^\s*` would let every line start of a long
+# blank run rescan the rest of the run (quadratic: seconds on 100 KB of " \n").
+_FENCE = re.compile(r"^[^\S\n]*```[ \t]*([A-Za-z0-9_+#.-]*)", re.MULTILINE)
 
 # Fence info strings -> one language name, so curation can pick its AST parser.
 _LANG_ALIASES = {"py": "python", "python3": "python", "c++": "cpp", "cxx": "cpp", "cc": "cpp",
@@ -58,7 +61,7 @@ def json_list(value: Any, key: str) -> list:
     if not isinstance(value, str):
         raise Quarantine("wrong_type", f"{key}: {type(value).__name__}")
     try:
-        decoded = json.loads(value)
+        decoded = loads_json(value, key)
     except json.JSONDecodeError as exc:
         raise Quarantine("malformed_json", f"{key}: {exc.msg}") from exc
     if not isinstance(decoded, list):
@@ -72,7 +75,7 @@ def to_float(value: Any) -> float | None:
         return None
     try:
         f = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: an int beyond float range
         return None
     return None if math.isnan(f) else f
 
@@ -98,7 +101,7 @@ def _single_turn(ctx: AdapterContext, row_id: str, user: str, assistant: str, me
 def _check_config(ctx: AdapterContext, allowed: tuple[str, ...]) -> None:
     # A wrong config is a catalog error, not a bad row: fail the partition loudly.
     if ctx.config not in allowed:
-        raise ValueError(f"{ctx.source}: config {ctx.config!r} not in {allowed}")
+        raise CatalogError(f"{ctx.source}: config {ctx.config!r} not in {allowed}")
 
 
 # --- microsoft/rStar-Coder ------------------------------------------------------------------------
@@ -142,7 +145,7 @@ def adapt_opencodereasoning_2(row: dict, ctx: AdapterContext) -> dict:
     if question == "-" or question is None:
         try:
             pos = int(index)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: int(float("inf"))
             raise Quarantine("bad_index", f"index {index!r}") from exc
         if str(dataset) not in HELPER_DATASETS:
             raise Quarantine("ocr2_unknown_helper", f"dataset {dataset!r}")
@@ -186,7 +189,7 @@ def adapt_opencodeinstruct(row: dict, ctx: AdapterContext) -> dict:
     if isinstance(judgement, str):
         # encoding unconfirmed (SOURCES §2.3): keep the raw string when it is not JSON
         try:
-            judgement = json.loads(judgement)
+            judgement = loads_json(judgement, "llm_judgement")
         except json.JSONDecodeError:
             pass
     meta = {"id": row.get("id"), "domain": row.get("domain"),

@@ -1,13 +1,18 @@
-"""DPO adapters: native preference rows -> normalized ``prompt/chosen/rejected`` rows (SOURCES.md §5)."""
+"""DPO adapters: native preference rows -> normalized ``prompt/chosen/rejected`` rows (SOURCES.md §5).
+
+Tool-calling pairs (When2Call) hold both answers to the rule SFT tool rows follow: every call is
+well formed (``bad_tool_call``) and names a tool the prompt declares (``undeclared_tool``).
+"""
 
 from __future__ import annotations
 
-import json
 from typing import Any, Callable
 
 from ..hermes import hermes_system_prompt, normalize_tools, toolcall_tag_to_hermes
 from .base import AdapterContext, Quarantine, content_id, dpo_row
+from .limits import TooDeep
 from .code_sft import fence_language, text_field
+from .tools import calls_in
 
 # --- Vezora/Code-Preference-Pairs -----------------------------------------------------------------
 
@@ -81,6 +86,8 @@ def _when2call_answer(value: Any, key: str) -> tuple[str, str]:
         raise Quarantine("non_text_answer", key)
     try:
         text = toolcall_tag_to_hermes(content)
+    except TooDeep:
+        raise
     except ValueError as exc:
         raise Quarantine("malformed_toolcall", f"{key}: {exc}") from exc
     return text, "tool_call" if text != content else "text"
@@ -90,7 +97,9 @@ def adapt_when2call_pref(row: dict, ctx: AdapterContext) -> dict:
     """tools (xLAM-style) -> Hermes system prompt; one user turn; responses with Hermes calls."""
     try:
         tools = normalize_tools(row.get("tools"))
-    except (ValueError, json.JSONDecodeError) as exc:
+    except TooDeep:
+        raise
+    except (ValueError, TypeError) as exc:
         raise Quarantine("bad_tool_schema", str(exc)[:200]) from exc
     messages = row.get("messages")
     if (not isinstance(messages, list) or len(messages) != 1 or not isinstance(messages[0], dict)
@@ -98,6 +107,11 @@ def adapt_when2call_pref(row: dict, ctx: AdapterContext) -> dict:
         raise Quarantine("bad_prompt_turn", "expected exactly one user message")
     chosen, chosen_kind = _when2call_answer(row.get("chosen_response"), "chosen_response")
     rejected, rejected_kind = _when2call_answer(row.get("rejected_response"), "rejected_response")
+    # A pair whose answers call tools the prompt never offered would teach (or reward) inventing
+    # tools; the rejected side too, since DPO trains on its tokens as much as on the chosen ones.
+    declared = {t["function"]["name"] for t in tools}
+    calls_in(chosen, declared, "chosen_response")
+    calls_in(rejected, declared, "rejected_response")
     prompt = [{"role": "user", "content": messages[0]["content"]}]
     if tools:  # no tools offered: no function-calling system prompt to show either
         prompt.insert(0, {"role": "system", "content": hermes_system_prompt(tools)})

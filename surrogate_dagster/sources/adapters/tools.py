@@ -8,7 +8,8 @@ holds the same normalized list. Schemas and gotchas per source: ../shared/resear
 Quarantine reasons used here (stable codes, counted by the normalized asset):
 ``bad_json`` (a JSON-in-string column does not parse), ``bad_tools`` (a tool schema cannot be
 normalized), ``bad_tool_call`` (a call body is not an object with a name and object arguments),
-``undeclared_tool`` (a call names a tool the row does not declare), ``bad_role``,
+``undeclared_tool`` (a call names a tool the row does not declare), ``bad_role``, ``too_deep``
+(nesting beyond limits.MAX_DEPTH),
 ``empty_conversation``, ``no_tool_call`` (a tool-call source row without any call),
 ``when2call_bare_tool_call`` (the upstream cannot_answer bug, see :func:`when2call_sft`), plus the
 generic ones of ``sft_row``.
@@ -17,13 +18,13 @@ generic ones of ``sft_row``.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Iterable
 
 from ..hermes import (format_tool_call, format_tool_response, hermes_system_prompt, map_role,
                       normalize_tools, parse_tool_calls, parse_tool_responses, rewrite_tool_calls,
-                      strip_template_tokens, toolcall_tag_to_hermes, with_reasoning)
+                      strip_template_tokens, tag_blocks, toolcall_tag_to_hermes, with_reasoning)
 from .base import AdapterContext, Quarantine, content_id, sft_row
+from .limits import MAX_DEPTH, TooDeep, loads_json
 
 # ------------------------------------------------------------------------------ shared helpers
 
@@ -33,7 +34,7 @@ def loads_column(value: Any, column: str) -> Any:
     if not isinstance(value, str):
         return value
     try:
-        return json.loads(value)
+        return loads_json(value, column)
     except json.JSONDecodeError as exc:
         raise Quarantine("bad_json", f"{column}: {exc}") from exc
 
@@ -70,6 +71,24 @@ def join_parts(*parts: str) -> str:
     return "\n".join(p for p in (x.strip("\n") for x in parts) if p.strip())
 
 
+def calls_in(text: str, declared: set[str], where: str) -> list[dict]:
+    """The Hermes calls in one answer, each naming a declared tool.
+
+    ``bad_tool_call`` for a malformed body or unbalanced tag, ``undeclared_tool`` for a call of a
+    tool outside ``declared``. Used for SFT assistant turns and DPO answers alike.
+    """
+    try:
+        calls = parse_tool_calls(text)
+    except TooDeep:
+        raise
+    except ValueError as exc:
+        raise Quarantine("bad_tool_call", f"{where}: {exc}") from exc
+    for c in calls:
+        if c["name"] not in declared:
+            raise Quarantine("undeclared_tool", f"{where}: {c['name']!r}")
+    return calls
+
+
 def finish(ctx: AdapterContext, row_id: Any, messages: list[dict], tools: list[dict],
            meta: dict | None = None, *, require_call: bool = False) -> dict:
     """Validate every assistant tool call (parse + declared) and build the SFT row.
@@ -84,14 +103,7 @@ def finish(ctx: AdapterContext, row_id: Any, messages: list[dict], tools: list[d
     for i, m in enumerate(messages):
         if m.get("role") != "assistant" or not isinstance(m.get("content"), str):
             continue
-        try:
-            calls = parse_tool_calls(m["content"])
-        except ValueError as exc:
-            raise Quarantine("bad_tool_call", f"turn {i}: {exc}") from exc
-        for c in calls:
-            if c["name"] not in declared:
-                raise Quarantine("undeclared_tool", f"turn {i}: {c['name']!r}")
-        n_calls += len(calls)
+        n_calls += len(calls_in(m["content"], declared, f"turn {i}"))
     if require_call and n_calls == 0:
         raise Quarantine("no_tool_call")
     if row_id is None:
@@ -161,22 +173,22 @@ def sharegpt_messages(turns: Any, tools: list[dict], *, keep_system: str = "rebu
     return out
 
 
-_TOOLS_BLOCK = re.compile(r"<tools>(.*?)</tools>", re.S)
-
-
 def _tools_block_matches(system: str, tools: list[dict]) -> bool:
     """True when the system prompt's ``<tools>`` listing is JSON (a list, or one tool per line) and
     names exactly the row's tools. Prompts often say "within <tools> </tools> XML tags" before the
     real block, so empty spans are skipped."""
-    bodies = [b.strip() for b in _TOOLS_BLOCK.findall(system) if b.strip()]
+    blocks, _ = tag_blocks(system, "<tools>", "</tools>")
+    bodies = [b.strip() for _, _, b in blocks if b.strip()]
     if len(bodies) != 1:
         return False
     try:
-        listed = json.loads(bodies[0])
+        listed = loads_json(bodies[0], "<tools> block")
+    except TooDeep:
+        return False
     except json.JSONDecodeError:
         try:
-            listed = [json.loads(line) for line in bodies[0].splitlines() if line.strip()]
-        except json.JSONDecodeError:
+            listed = [loads_json(line, "<tools> block") for line in bodies[0].splitlines() if line.strip()]
+        except (json.JSONDecodeError, TooDeep):
             return False
     listed = listed if isinstance(listed, list) else [listed]
     try:
@@ -231,12 +243,14 @@ def openai_messages(msgs: Any, tools: list[dict], *, strip_prefix: str = "") -> 
     return out
 
 
-def _drop_null_args(value: Any) -> Any:
+def _drop_null_args(value: Any, depth: int = 0) -> Any:
     """Drop ``None``-valued argument keys (Arrow null-unifies argument structs across rows)."""
+    if depth > MAX_DEPTH and isinstance(value, (dict, list)):
+        raise TooDeep("call arguments")
     if isinstance(value, dict):
-        return {k: _drop_null_args(v) for k, v in value.items() if v is not None}
+        return {k: _drop_null_args(v, depth + 1) for k, v in value.items() if v is not None}
     if isinstance(value, list):
-        return [_drop_null_args(v) for v in value]
+        return [_drop_null_args(v, depth + 1) for v in value]
     return value
 
 
@@ -306,7 +320,7 @@ def toucan_kimi_k2(row: dict, ctx: AdapterContext) -> dict:
                 if not isinstance(fc, dict):
                     raise Quarantine("bad_tool_call", f"turn {i}: function_call is not an object")
                 part = join_parts(part, call_block(fc.get("name"), fc.get("arguments"), f"turn {i}"))
-            if out[-1]["role"] == "assistant" and (fc or not parse_tool_calls(out[-1]["content"])):
+            if out[-1]["role"] == "assistant" and (fc or not _has_calls(out[-1]["content"], f"turn {i}")):
                 out[-1]["content"] = join_parts(out[-1]["content"], part)  # merge the parallel run
             else:
                 out.append({"role": "assistant", "content": part})
@@ -320,6 +334,16 @@ def toucan_kimi_k2(row: dict, ctx: AdapterContext) -> dict:
             "target_tools": [t.strip() for t in target.split(",") if t.strip()] if isinstance(target, str) else [],
             "response_overall_score": quality.get("overall_score") if isinstance(quality, dict) else None}
     return finish(ctx, row.get("uuid") or None, out, tools, meta)
+
+
+def _has_calls(text: str, where: str) -> bool:
+    """Whether ``text`` holds a Hermes call (``bad_tool_call`` when it holds a malformed one)."""
+    try:
+        return bool(parse_tool_calls(text))
+    except TooDeep:
+        raise
+    except ValueError as exc:
+        raise Quarantine("bad_tool_call", f"{where}: {exc}") from exc
 
 
 def when2call_sft(row: dict, ctx: AdapterContext) -> dict:
@@ -347,7 +371,7 @@ def when2call_sft(row: dict, ctx: AdapterContext) -> dict:
             except ValueError as exc:
                 raise Quarantine("bad_tool_call", f"turn {i}: {exc}") from exc
         out.append({"role": role, "content": content})
-    calls = sum(len(parse_tool_calls(m["content"])) for m in out if m["role"] == "assistant")
+    calls = any(_has_calls(m["content"], f"turn {i}") for i, m in enumerate(out) if m["role"] == "assistant")
     meta = {"answer_kind": "tool_call" if calls else "text"}
     return finish(ctx, None, out, tools, meta)
 
@@ -362,8 +386,8 @@ def _is_bare_call(content: Any) -> bool:
     if not text.startswith(("{", "[")):
         return False
     try:
-        obj = json.loads(text)
-    except json.JSONDecodeError:
+        obj = loads_json(text, "assistant content")
+    except (json.JSONDecodeError, TooDeep):
         return False
     objs = obj if isinstance(obj, list) else [obj]
     return bool(objs) and all(isinstance(o, dict) and "name" in o for o in objs)
