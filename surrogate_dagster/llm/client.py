@@ -14,7 +14,10 @@ idempotency key, so a retried POST can be billed twice).
 
 The same code talks to the local stand-in server (``base_url=http://127.0.0.1:PORT``) in the
 local profile. The API key is read from the environment variable NAMED by ``api_key_env``; it is
-never logged.
+never logged. Text from the server (error bodies, unusable replies, connection errors) passes
+:func:`scrub` before it reaches an exception, a log line or the breaker: a gateway that echoes the
+request headers must not put the key into Dagster's event log. Errors are raised outside the
+``except`` that caught the SDK's exception, so no exception chain carries the raw body either.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import logging
 import math
 import os
 import random
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -41,6 +45,75 @@ __all__ = ["LLMClient", "LLMResponse", "LLMError", "MalformedReply", "RetriesExh
 
 RETRYABLE_STATUS = {408, 409, 429}  # plus every status >= 500 (529 "overloaded" included)
 LOCAL_KEY = "local-stand-in-no-key"  # sent to a local server only; the stand-in needs no secret
+
+
+# A credential after an auth scheme or in an auth header, as text, JSON or a Python repr:
+# ``Bearer X``, ``x-api-key: X``, ``"authorization": "Basic X"``, ``'api_key': 'X'``.
+_HEADER_SECRET = re.compile(
+    r"(?i)(\b(?:bearer|basic)\s+"
+    r"|\b(?:x-api-key|api[-_]?key|(?:proxy-)?authorization|cookie|set-cookie)[\"']?\s*[:=]\s*[\"']?"
+    r"(?:(?:bearer|basic)\s+)?)"
+    r"([^\s\"'<>,;}\]]+)")
+KEY_WINDOW = 16  # a run of this many characters of the key anywhere in the text is redacted
+_secret_sanitizer = None
+
+
+def _sanitizer():
+    # The curation sanitizer's secret rules (cloud, VCS, SaaS keys, private keys, JWTs, passwords);
+    # no NER. Built on first use: most runs never see an error body.
+    global _secret_sanitizer
+    if _secret_sanitizer is None:
+        from ..curation.sanitize import SECRET_CATEGORIES, Sanitizer, SanitizerConfig
+
+        _secret_sanitizer = Sanitizer(SanitizerConfig(categories=SECRET_CATEGORIES, ner_model=None))
+    return _secret_sanitizer
+
+
+def _redact_key(text: str, key: str) -> str:
+    """Every run of ``KEY_WINDOW``+ characters of ``key`` in ``text`` (the whole key, or a cut or
+    truncated piece of it) becomes ``<REDACTED_API_KEY>``."""
+    width = min(KEY_WINDOW, len(key))
+    if not width:
+        return text
+    hit = bytearray(len(text))
+    for i in range(len(key) - width + 1):
+        window, at = key[i:i + width], text.find(key[i:i + width])
+        while at != -1:
+            hit[at:at + width] = b"\x01" * width
+            at = text.find(window, at + 1)
+    if not any(hit):
+        return text
+    out, i = [], 0
+    while i < len(text):
+        if hit[i]:
+            while i < len(text) and hit[i]:
+                i += 1
+            out.append("<REDACTED_API_KEY>")
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def scrub(text: str, secrets: tuple[str, ...] = ()) -> str:
+    """``text`` with the given secret values (any 16-character piece of them), credentials after
+    ``Bearer``/``Basic`` and in auth headers, and whatever the sanitizer's secret rules find
+    replaced by placeholders. Used on all server-provided text before it is kept anywhere."""
+    for secret in secrets:
+        if secret:
+            text = _redact_key(text, secret)
+    # A bare scheme word is what is left when the credential after it is already a placeholder.
+    text = _HEADER_SECRET.sub(lambda m: m.group(0) if m.group(2).lower() in ("bearer", "basic")
+                              else m.group(1) + "<REDACTED>", text)
+    return _sanitizer().sanitize(text).text
+
+
+def _status_error_text(exc: Any) -> str:
+    """The raw error body of an SDK status error (its ``message`` repeats it as a parsed dict)."""
+    try:
+        return exc.response.text
+    except Exception:
+        return str(getattr(exc, "message", "") or "")
 
 
 class LLMError(RuntimeError):
@@ -143,6 +216,8 @@ class LLMClient:
         self._key_locks_guard = threading.Lock()
         self.base_url = base_url
         api_key = self._resolve_key(api_key_env, base_url)
+        # Redacted from every server-provided text this client keeps (see :func:`scrub`).
+        self._secrets = (api_key,) if api_key != LOCAL_KEY else ()
         # max_retries=0: the SDK must not retry behind our back (no idempotency key, no ledger).
         import anthropic  # imported here: the SDK costs seconds at definitions load time
 
@@ -234,6 +309,9 @@ class LLMClient:
         step = min(self.backoff_max_s, self.backoff_base_s * (2 ** attempt))
         return step / 2 + self._rng.uniform(0, step / 2)
 
+    def _scrub(self, text: str) -> str:
+        return scrub(text, self._secrets)
+
     def _call_with_retries(self, request: dict, progress: dict | None) -> dict:
         import anthropic
 
@@ -247,32 +325,43 @@ class LLMClient:
             reserved = self.ledger.reserve(model, self.estimate_input_tokens(request),
                                            request["max_tokens"], progress)
             retry_after: float | None = None
+            fatal = malformed = None  # scrubbed messages, raised after the except blocks
+            body = None
             try:
                 raw = self._sdk.messages.with_raw_response.create(**api_kwargs)
                 try:
                     data = json.loads(raw.http_response.text)
                 except ValueError as exc:
-                    raise MalformedReply(f"{model}: reply is not JSON: {exc}") from exc
-                body = normalize_reply(data)
-            except MalformedReply as exc:
-                # Possibly billed, unusable: book the worst case, count it, never cache it.
-                self.ledger.book_uncertain(reserved, model, "malformed")
-                self.ledger.count("malformed")
-                self.breaker.record_failure(f"malformed reply: {exc}")
-                raise
+                    malformed = f"{model}: reply is not JSON: {exc}"
+                else:
+                    try:
+                        body = normalize_reply(data)
+                    except MalformedReply as exc:
+                        malformed = str(exc)
             except anthropic.APIStatusError as exc:
                 self.ledger.release(reserved)  # an error status is not billed
                 status = exc.status_code
+                detail = self._scrub(_status_error_text(exc))
                 if status not in RETRYABLE_STATUS and status < 500:
-                    raise LLMError(f"{model}: HTTP {status} (not retryable): {exc.message[:200]}") from exc
-                last = f"HTTP {status}"
-                retry_after = _retry_after_seconds(exc.response.headers)
+                    fatal = f"{model}: HTTP {status} (not retryable): {detail[:200]}"
+                else:
+                    last = f"HTTP {status}: {detail[:120]}"
+                    retry_after = _retry_after_seconds(exc.response.headers)
             except anthropic.APIConnectionError as exc:
                 # A timeout or dropped connection may have been processed and billed (no idempotency key).
                 self.ledger.book_uncertain(reserved, model, "connection")
-                last = f"{type(exc).__name__}: {exc}"[:200]
+                last = self._scrub(f"{type(exc).__name__}: {exc}")[:200]
                 status = "connection"
-            else:
+            if fatal is not None:
+                raise LLMError(fatal)
+            if malformed is not None:
+                # Possibly billed, unusable: book the worst case, count it, never cache it.
+                malformed = self._scrub(malformed)
+                self.ledger.book_uncertain(reserved, model, "malformed")
+                self.ledger.count("malformed")
+                self.breaker.record_failure(f"malformed reply: {malformed}")
+                raise MalformedReply(malformed)
+            if body is not None:
                 cost = self.ledger.settle(reserved, model, body["usage"]["input_tokens"],
                                           body["usage"]["output_tokens"])
                 self.breaker.record_success()
