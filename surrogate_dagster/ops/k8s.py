@@ -95,7 +95,8 @@ def helm_values(s: K8sSettings) -> str:
         "runLauncher": {"type": "K8sRunLauncher", "config": {"k8sRunLauncher": {
             "jobNamespace": s.namespace, "envSecrets": [{"name": n} for n in s.env_secrets],
             "imagePullPolicy": s.image_pull_policy}}},
-        "dagsterDaemon": {"runMonitoring": {"enabled": True, "startTimeoutSeconds": 600, "pollIntervalSeconds": 60},
+        "dagsterDaemon": {"runMonitoring": {"enabled": True, "startTimeoutSeconds": 600, "pollIntervalSeconds": 60,
+                                            "freeSlotsAfterRunEndSeconds": 300},
                           "runRetries": {"enabled": True, "maxRetries": s.max_retries}},
         "serviceAccount": {"create": True, "name": s.service_account},
     }

@@ -40,18 +40,21 @@ def owner_tags() -> dict[str, str]:
 
 @dataclass
 class Released:
-    """What was done for one run: marked failed (with the reason) and slots freed per pool."""
+    """What was done for one run: marked failed (with the reason), and per pool the claimed slots
+    freed and the waiting steps taken out of the queue."""
 
     run_id: str
     reason: str
     marked_failed: bool
     freed: dict[str, int] = field(default_factory=dict)
+    dequeued: dict[str, int] = field(default_factory=dict)
 
     def describe(self) -> str:
         what = f"marked run {self.run_id} ({self.reason}) failed" if self.marked_failed \
             else f"run {self.run_id} ({self.reason})"
-        pools = "; ".join(f"freed {n} slot(s) in pool {p}" for p, n in sorted(self.freed.items()))
-        return f"{what}; {pools or 'held no pool slots'}"
+        parts = [f"freed {n} slot(s) in pool {p}" for p, n in sorted(self.freed.items())]
+        parts += [f"dropped {n} waiting step(s) from pool {p}" for p, n in sorted(self.dequeued.items())]
+        return f"{what}; {'; '.join(parts) or 'held no pool slots'}"
 
 
 # --- is the process alive? -----------------------------------------------------------------------
@@ -142,25 +145,32 @@ def run_owner(instance, run, local_launcher: bool) -> tuple[int | None, str]:
 
 # --- release -------------------------------------------------------------------------------------
 
-def held_slots(instance) -> dict[str, dict[str, int]]:
-    """run id -> {pool: claimed slots + waiting steps} over every pool of the instance."""
+def held_slots(instance) -> dict[str, dict[str, tuple[int, int]]]:
+    """run id -> {pool: (claimed slots, waiting steps)} over every pool of the instance."""
     storage = instance.event_log_storage
     if not storage.supports_global_concurrency_limits:
         return {}
-    out: dict[str, dict[str, int]] = {}
+    out: dict[str, dict[str, tuple[int, int]]] = {}
     for pool in sorted(storage.get_concurrency_keys()):
         info = storage.get_concurrency_info(pool)
         for slot in info.claimed_slots:
             per = out.setdefault(slot.run_id, {})
-            per[pool] = per.get(pool, 0) + 1
+            claimed, waiting = per.get(pool, (0, 0))
+            per[pool] = (claimed + 1, waiting)
         for step in info.pending_steps:
             if step.assigned_timestamp is None:  # a waiting step; an assigned one is a claimed slot
                 per = out.setdefault(step.run_id, {})
-                per[pool] = per.get(pool, 0) + 1
+                claimed, waiting = per.get(pool, (0, 0))
+                per[pool] = (claimed, waiting + 1)
     return out
 
 
-def release_run(instance, run, reason: str, held: dict[str, int] | None = None) -> Released:
+def _released(run_id: str, reason: str, marked: bool, held: dict[str, tuple[int, int]]) -> Released:
+    return Released(run_id, reason, marked, {p: c for p, (c, _) in held.items() if c},
+                    {p: w for p, (_, w) in held.items() if w})
+
+
+def release_run(instance, run, reason: str, held: dict[str, tuple[int, int]] | None = None) -> Released:
     """Mark ``run`` failed (when unfinished) with ``reason`` and free every slot it holds."""
     marked = run.status.value in _UNFINISHED
     if marked:
@@ -171,7 +181,7 @@ def release_run(instance, run, reason: str, held: dict[str, int] | None = None) 
         held = held_slots(instance).get(run.run_id, {})
     if held:
         instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
-    return Released(run.run_id, reason, marked, dict(held))
+    return _released(run.run_id, reason, marked, held)
 
 
 def recover_dead_runs(instance, log: Callable[[str], None] | None = print) -> list[Released]:
@@ -199,7 +209,7 @@ def recover_dead_runs(instance, log: Callable[[str], None] | None = print) -> li
         run = instance.get_run_by_id(run_id)
         if run is None:
             instance.event_log_storage.free_concurrency_slots_for_run(run_id)
-            released.append(Released(run_id, "run deleted", False, dict(pools)))
+            released.append(_released(run_id, "run deleted", False, pools))
         elif run.status.value in _FINISHED:
             released.append(release_run(instance, run, f"already {run.status.value}", pools))
     if log is not None:
