@@ -230,3 +230,20 @@ def test_k8s_instance_frees_slots_of_ended_runs():
     doc = yaml.safe_load(instance_yaml(settings))
     assert doc["run_monitoring"]["enabled"] is True
     assert doc["run_monitoring"]["free_slots_after_run_end_seconds"] > 0
+
+
+def test_a_forked_workers_sigterm_does_not_stop_the_cli():
+    import multiprocessing
+
+    from surrogate_dagster.ops.run_interrupts import InterruptGuard
+
+    lines: list = []
+    with InterruptGuard(None, log=lines.append, exit=lambda code: lines.append(("exit", code))) as guard:
+        worker = multiprocessing.get_context("fork").Process(target=time.sleep, args=(30,))
+        worker.start()
+        time.sleep(0.3)
+        worker.terminate()  # SIGTERM to the worker only, as a curation pool's shutdown does
+        worker.join(timeout=10)
+        time.sleep(0.3)
+        assert worker.exitcode == -signal.SIGTERM  # the worker died by it, as without the guard
+        assert guard.requested is None and lines == []

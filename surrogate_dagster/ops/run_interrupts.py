@@ -11,6 +11,10 @@ checks :attr:`InterruptGuard.requested` after each run and stops), and a watcher
 the main thread to finish: at once when this process's run is blocked on a pool, after
 ``grace_s`` otherwise, or on a second signal, it marks this process's unfinished runs failed, frees
 their slots and exits with 128 + the signal number.
+
+Processes forked while the guard is active (curation workers) get the wakeup descriptor and the
+SIGTERM handler back as they were: otherwise a worker's own SIGTERM (``terminate()`` at pool
+shutdown) would be written to the parent's descriptor and read as a signal to the CLI.
 """
 
 from __future__ import annotations
@@ -30,6 +34,27 @@ _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 def _raise_keyboard_interrupt(signo, frame):  # noqa: ARG001 - signal handler signature
     raise KeyboardInterrupt(f"signal {signo}")
+
+
+_active: "InterruptGuard | None" = None
+
+
+def _after_fork_in_child() -> None:
+    guard = _active
+    if guard is None or guard._sock is None:
+        return
+    try:
+        signal.set_wakeup_fd(-1)
+        if signal.getsignal(signal.SIGTERM) is _raise_keyboard_interrupt:
+            signal.signal(signal.SIGTERM, guard._prev_term)
+    except ValueError:  # forked from a thread other than the main one: handlers untouched there
+        pass
+    for s in guard._sock:
+        s.close()
+    guard._sock = None
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class InterruptGuard:
@@ -57,12 +82,16 @@ class InterruptGuard:
         self._prev_fd = signal.set_wakeup_fd(w.fileno(), warn_on_full_buffer=False)
         threading.Thread(target=self._read_signals, name="interrupt-reader", daemon=True).start()
         threading.Thread(target=self._watch, name="interrupt-watch", daemon=True).start()
+        global _active
+        _active = self
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
+        global _active
         self._done.set()
         if self._sock is None:
             return
+        _active = None
         signal.set_wakeup_fd(self._prev_fd)
         signal.signal(signal.SIGTERM, self._prev_term)
         for s in self._sock:
@@ -73,7 +102,7 @@ class InterruptGuard:
             self._release(f"CLI pid {os.getpid()} ended by {exc_type.__name__}")
 
     def _read_signals(self) -> None:
-        r = self._sock[0]
+        r = self._sock[0]  # kept: a fork clears self._sock in the child only
         while not self._done.is_set():
             try:
                 data = r.recv(64)
