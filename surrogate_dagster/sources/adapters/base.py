@@ -73,6 +73,12 @@ def content_id(*parts: Any) -> str:
     return h.hexdigest()[:24]
 
 
+def _id_or_hash(row_id: Any, *content: Any) -> str:
+    """The native id as text; an empty one (``""`` upstream) falls back to a content hash."""
+    text = "" if row_id is None else str(row_id)
+    return text if text.strip() else content_id(*content)
+
+
 def sft_row(ctx: AdapterContext, row_id: str, messages: list[dict], tools: list | None = None,
             meta: dict | None = None) -> dict:
     """Build a normalized SFT row, validating roles and contents."""
@@ -89,7 +95,7 @@ def sft_row(ctx: AdapterContext, row_id: str, messages: list[dict], tools: list 
     if not any(m["role"] == "user" and m["content"].strip() for m in clean):
         raise Quarantine("no_user_turn")
     return {
-        "id": str(row_id), "source": ctx.source, "kind": "sft", "messages": clean,
+        "id": _id_or_hash(row_id, clean), "source": ctx.source, "kind": "sft", "messages": clean,
         "prompt": [], "chosen": "", "rejected": "",
         "tools": json.dumps(tools, ensure_ascii=False) if tools else "",
         "meta": json.dumps({"config": ctx.config, **(meta or {})}, ensure_ascii=False, default=str),
@@ -111,7 +117,7 @@ def dpo_row(ctx: AdapterContext, row_id: str, prompt: list[dict], chosen: str, r
     if chosen.strip() == rejected.strip():
         raise Quarantine("chosen_equals_rejected")
     return {
-        "id": str(row_id), "source": ctx.source, "kind": "dpo", "messages": [],
+        "id": _id_or_hash(row_id, prompt, chosen, rejected), "source": ctx.source, "kind": "dpo", "messages": [],
         "prompt": [{"role": m["role"], "content": m["content"]} for m in prompt],
         "chosen": chosen, "rejected": rejected,
         "tools": json.dumps(tools, ensure_ascii=False) if tools else "",

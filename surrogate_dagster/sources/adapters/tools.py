@@ -43,6 +43,8 @@ def tools_of(raw: Any) -> list[dict]:
     """Normalized tools, or ``bad_tools``."""
     try:
         return normalize_tools(raw)
+    except TooDeep:
+        raise
     except (ValueError, TypeError) as exc:
         raise Quarantine("bad_tools", str(exc)[:200]) from exc
 
@@ -62,6 +64,8 @@ def call_block(name: Any, arguments: Any, where: str) -> str:
     """One Hermes block from a structured call; JSON-string arguments are parsed (``bad_tool_call``)."""
     try:
         return format_tool_call(name, arguments)
+    except TooDeep:
+        raise
     except ValueError as exc:
         raise Quarantine("bad_tool_call", f"{where}: {exc}") from exc
 
