@@ -314,3 +314,19 @@ def test_an_outer_alarm_survives_the_row_budget():
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
 
+
+
+def test_tool_turns_are_wrapped_or_refused():
+    # A tool turn must hold <tool_response> blocks: the chat-template bridge refuses anything else.
+    from surrogate_dagster.sources.adapters import agent, tools
+    from surrogate_dagster.sources.hermes import to_template_messages
+
+    row = fixture_row("nvidia/When2Call", "train_sft/train")
+    row["messages"] = [*row["messages"][:1], {"role": "tool", "content": "42"}, *row["messages"][1:]]
+    out = tools.when2call_sft(row, AdapterContext(source="when2call_sft", config="train_sft"))
+    assert to_template_messages(out["messages"])  # renders
+    nebius = fixture_row("nebius/SWE-agent-trajectories", "default/train")
+    nebius["trajectory"][1]["role"] = "function"
+    with pytest.raises(Quarantine) as q:
+        agent.nebius_swe_agent(nebius, AdapterContext(source="nebius_swe_agent"))
+    assert q.value.reason == "bad_role"

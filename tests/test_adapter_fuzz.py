@@ -115,7 +115,7 @@ jsonish = st.recursive(scalars, lambda c: st.lists(c, max_size=4)
 REPEATED = [" \n", "<tool_call>", "<tool_response>", "<TOOLCALL>", "<tools>", "<|im_system|>tool_declare<|im_middle|>",
             "```", "\ud800", "{", "List["]
 huge = st.builds(_huge, st.sampled_from(REPEATED) | st.sampled_from(PIECES + TAGGED),
-                 st.sampled_from([5_000, 50_000, 200_000]) | st.integers(1, 200_000))
+                 st.sampled_from([50_000, 100_000, 200_000]) | st.integers(1, 200_000))
 deep = (st.builds(_nest, st.integers(60, 3000), st.sampled_from(["list", "dict", "schema"]))
         | st.builds(_deep_text, st.integers(60, 5000), st.sampled_from(["list", "dict", "type", "call", "literal"])))
 hostile = st.one_of(huge, deep, scalars, jsonish, jsonish.map(_dumps),

@@ -121,6 +121,9 @@ def normalize_source(spec: SourceSpec, store: ObjectStore, ctx_options: dict | N
                              quarantine_key=qkey, seconds=round(time.monotonic() - t0, 3))
     store.put_bytes(f"normalized/{spec.name}/_latest.json", json.dumps(asdict(report)).encode())
     log(f"{spec.name}: {n_in} rows in, {len(out)} out, {sum(reasons.values())} quarantined {dict(reasons)}")
+    errors = {r: n for r, n in reasons.items() if r.startswith("adapter_")}
+    if errors:  # each is an adapter bug or an input nobody foresaw: worth a look in the table
+        log(f"{spec.name}: adapter failures {errors}; raw rows and messages in {qkey}")
     return report
 
 
@@ -149,7 +152,7 @@ def _row_json(row: dict) -> str:
     for ascii_only in (False, True):
         try:
             text = json.dumps(row, default=str, ensure_ascii=ascii_only)
-        except RecursionError:
+        except (RecursionError, TypeError):  # TypeError: a key json refuses (the iteration str()s it)
             text = _dumps_iterative(row, ensure_ascii=ascii_only)
         if ascii_only or _writable(text) == text:
             return text
@@ -157,7 +160,8 @@ def _row_json(row: dict) -> str:
 
 
 def _dumps_iterative(value: Any, ensure_ascii: bool) -> str:
-    """``json.dumps(value, default=str)`` with an explicit stack instead of recursion."""
+    """``json.dumps(value, default=str)`` with an explicit stack instead of recursion (and any
+    dict key written as text)."""
     out: list[str] = []
     stack: list[Any] = [value]
     close = object()  # marks a literal piece of text on the stack

@@ -44,6 +44,8 @@ def nebius_swe_agent(row: dict, ctx: AdapterContext) -> dict:
         if not isinstance(t, dict):
             raise Quarantine("bad_turn", f"turn {i}")
         role = role_of(t.get("role"), f"turn {i}")
+        if role == "tool":  # SWE-agent observations are user turns; a tool turn has no call to answer
+            raise Quarantine("bad_role", f"turn {i}: tool turn in a source without tool calls")
         raw = t.get("system_prompt") if role == "system" else t.get("text")
         if raw is None:
             raise Quarantine("non_text_content", f"turn {i}: null {'system_prompt' if role == 'system' else 'text'}")

@@ -372,8 +372,13 @@ def when2call_sft(row: dict, ctx: AdapterContext) -> dict:
         if role == "assistant":
             try:
                 content = toolcall_tag_to_hermes(content)
+            except TooDeep:
+                raise
             except ValueError as exc:
                 raise Quarantine("bad_tool_call", f"turn {i}: {exc}") from exc
+        elif role == "tool":
+            out.append(tool_turn(content))  # results wrapped like every other tool source
+            continue
         out.append({"role": role, "content": content})
     calls = any(_has_calls(m["content"], f"turn {i}") for i, m in enumerate(out) if m["role"] == "assistant")
     meta = {"answer_kind": "tool_call" if calls else "text"}
