@@ -135,7 +135,11 @@ def test_release_promotes_when_every_gate_passes(env):
     card = (repo / "README.md").read_text()
     assert "| humaneval_plus | 95.00 | 84" in card and "| swebench_lite | 100.00 | 25" in card
     assert "## Lineage" in card and json.loads((repo / "eval_results.json").read_text())
-    assert (repo / "policy" / "config.json").exists()
+    # loadable at the root, the way a user loads the release
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    assert not (repo / "policy").exists()
+    AutoModelForCausalLM.from_pretrained(repo) and AutoTokenizer.from_pretrained(repo)
     # one checkpoint regressing more than 5% blocks the promotion
     write_report(store, "stage1_6_checkpoint", "bfcl",
                  EvalReport("bfcl", "bfcl test variant", "1", "ok", 80.0, "x", n_items=10, samples=[{"i": 1}]), ckpt)

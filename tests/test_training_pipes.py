@@ -85,7 +85,12 @@ def test_complete_run_materializes_with_lineage_metadata(env):
     repo = env["tmp"] / "pushes/models/axentx/surrogate-1-coder-7b-v2-sft"
     assert md["hub_uri"].startswith("hf-offline://models/axentx/surrogate-1-coder-7b-v2-sft@")
     assert (repo / "private").read_text().strip() == "true"
-    assert (repo / "adapter_model.safetensors").read_bytes() == b"fake adapter weights"
+    # stage 1 is DoRA: served merged (training/serving.py), the adapter beside it under adapter/
+    assert md["served_as"] == "merged"
+    assert (repo / "config.json").is_file()
+    assert (repo / "adapter" / "adapter_model.safetensors").read_bytes() == b"fake adapter weights"
+    adapter_cfg = json.loads((repo / "adapter" / "adapter_config.json").read_text())
+    assert adapter_cfg["base_model_name_or_path"] == "axentx/surrogate-1-tiny-base"
     card = (repo / "README.md").read_text()
     assert "code_sft_mixture` @ `v1`" in card and md["config_hash"] in card and "base_model@b1" in card
     pointer = json.loads(env["store"].get_bytes("training/stage1/_latest.json"))

@@ -66,9 +66,13 @@ def main() -> int:
         prefix = f"{spec.output_prefix}/adapter"
         store.put_file(f"{prefix}/adapter_model.safetensors", work / "adapter_model.safetensors")
         store.put_file(f"{prefix}/adapter_config.json", work / "adapter_config.json")
+        merged_prefix = None
+        if spec.merge:  # as run.py: the merged policy beside the adapter
+            merged_prefix = f"{spec.output_prefix}/merged"
+            store.put_json(f"{merged_prefix}/config.json", {"model_type": "fake"})
         summary = {"stage": spec.stage, "fingerprint": spec.fingerprint, "global_step": 3, "resumed_from_step": None,
                    "final_loss": 2.0 / 3, "tokens": 300, "tokens_per_s": 50.0, "train_s": 6.0, "merge_s": 0.0,
-                   "wall_s": 7.2, "device": "fake", "adapter_prefix": prefix, "merged_prefix": None,
+                   "wall_s": 7.2, "device": "fake", "adapter_prefix": prefix, "merged_prefix": merged_prefix,
                    "reference": None, "reference_probe": None, "progress": progress}
         store.put_json(f"{spec.output_prefix}/result.json", summary)
         pipes.report_custom_message({"type": ARTIFACT, **{k: v for k, v in summary.items() if k != "progress"}})

@@ -1,10 +1,11 @@
 """A checkpoint asset's latest artifact as something inference can load (Dagster-free).
 
 The training phase leaves ``training/<stage>/_latest.json`` in the object store (training/refs.py):
-its run's ``output_prefix`` holds ``adapter/`` and, for merged stages, ``merged/``. A merged policy
-is self-contained; an adapter-only checkpoint (stage 1, 1.5) is served on top of its base, the
-stage file's ``base_model`` (the pinned Hub model in production, the tiny base locally), without
-merging. ``revision`` is the run fingerprint: every report records it.
+its run's ``output_prefix`` holds ``adapter/`` and, when stored, ``merged/``. What is loaded is what
+production serves (training/serving.py): the merged policy when the run stored one (the trainer
+merges every adapter vLLM cannot load as a LoRA module, DoRA among them); otherwise the adapter on
+top of its base, the stage file's ``base_model`` (the pinned Hub model in production, the tiny base
+locally). ``revision`` is the run fingerprint: every report records it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 from pathlib import Path
 
 from ..storage import ObjectStore
+from ..training.serving import ServingLimits, decide, read_adapter_config
 from .inference import ModelRef
 
 
@@ -32,8 +34,10 @@ def checkpoint_revision(store: ObjectStore, asset: str) -> str | None:
     return json.loads(store.get_bytes(key))["data_version"] if store.exists(key) else None
 
 
-def resolve_checkpoint(store: ObjectStore, asset: str, dest_root: Path, base_source: str = "tiny") -> ModelRef:
-    """Download (or reuse) the checkpoint's policy; FileNotFoundError if it was never trained."""
+def resolve_checkpoint(store: ObjectStore, asset: str, dest_root: Path, base_source: str = "tiny",
+                       limits: ServingLimits = ServingLimits()) -> ModelRef:
+    """Download (or reuse) the checkpoint's served form; FileNotFoundError if it was never trained,
+    RuntimeError if only an adapter was stored and the server cannot load it (``limits``)."""
     from ..training.config import load_training_catalog
     from ..training.refs import base_model_resolution, stage_pointer, stage_resolution
     from ..training.render import stage_refs
@@ -52,6 +56,10 @@ def resolve_checkpoint(store: ObjectStore, asset: str, dest_root: Path, base_sou
     res = stage_resolution(store, catalog, asset, "adapter")
     adapter = dest_root / asset / rev / "adapter"
     _download(store, res.value, adapter)
+    serving = decide(read_adapter_config(adapter), limits)
+    if serving.form == "merged":
+        raise RuntimeError(f"{asset}@{rev}: the adapter must be served merged ({serving.reason}) but the run "
+                           "stored no merged policy; re-materialize the stage")
     base_ref = stage_refs(stage.load_config())[0]  # the stage file's base_model
     if base_ref == "base_model":
         base = base_model_resolution(store, catalog, base_source)

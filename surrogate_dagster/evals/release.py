@@ -5,7 +5,10 @@ Gates re-checked here from the stored reports (Dagster's blocking checks only st
 inside one run, PITFALLS): on the release checkpoint every Tier-1 and Tier-2 target; on every
 checkpoint the regression gate against the one before; and every report must be current (computed
 on the checkpoint revision that exists now). Promotion pushes a model card listing every score,
-the datasets with their versions and the lineage, plus ``eval_results.json`` and the policy files.
+the datasets with their versions and the lineage, plus ``eval_results.json`` and the policy at the
+repo root, as it is served (training/publish.py): a merged model loads with
+``AutoModelForCausalLM.from_pretrained(repo)``, an adapter with ``AutoPeftModelForCausalLM``, its
+base named by a loadable repo id.
 """
 
 
@@ -102,6 +105,26 @@ def model_card(repo_id: str, catalog: EvalCatalog, summaries: dict, gates: list[
     return "\n".join(lines)
 
 
+def release_policy_files(ref: Any, client: Any, store: Any, base_source: str) -> dict[str, Any]:
+    """The served form at the repo root: the merged model, or the adapter on a loadable base."""
+    from pathlib import Path
+
+    from ..training.publish import adapter_files, stage_base_repo, tree_files
+
+    if not ref.adapter_dir:
+        return tree_files(Path(ref.model_dir))
+    from ..training.config import load_training_catalog
+    from ..training.refs import base_model_resolution
+
+    catalog = load_training_catalog()
+    base = base_model_resolution(store, catalog, base_source) if ref.model_revision is None else None
+    if ref.model_revision is not None:  # the pinned Hub base: model_dir is its id
+        repo, revision = ref.model_dir, ref.model_revision
+    else:
+        repo, revision = stage_base_repo(catalog, catalog.stage(ref.name), getattr(client, "org", ""), base)
+    return adapter_files(Path(ref.adapter_dir), repo, revision)
+
+
 def build_release_asset(catalog: EvalCatalog, report_assets: list[str]):
     rel_report = report_assets[catalog.checkpoints.index(catalog.release.checkpoint)]
     deps = [AssetDep(AssetKey(a), partition_mapping=AllPartitionMapping()) for a in report_assets]
@@ -140,12 +163,7 @@ def build_release_asset(catalog: EvalCatalog, report_assets: list[str]):
                                                  "revision": revisions.get(catalog.release.checkpoint),
                                                  "gates": [g.as_dict() for g in gates]}, indent=1, default=str).encode()}
             ref = evals.model_ref(store, catalog.release.checkpoint)
-            from pathlib import Path
-
-            policy = Path(ref.adapter_dir or ref.model_dir)
-            for f in sorted(policy.rglob("*")):
-                if f.is_file() and not f.name.startswith(".") and f.name != "README.md":
-                    files[f"policy/{f.relative_to(policy)}"] = f.read_bytes()
+            files.update(release_policy_files(ref, client, store, evals.base_source))
             uri = client.push_files("model", catalog.release.hub_repo, files,
                                     f"Release {catalog.release.checkpoint} @ {revisions.get(catalog.release.checkpoint)}")
             meta.update({"hub_uri": uri, "files_pushed": len(files)})

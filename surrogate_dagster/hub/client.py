@@ -7,7 +7,11 @@ Offline mirror layout (one folder per repo, like the Hub's URL space):
     <mirror>/datasets/<org>/<name>/@<sha>/<config>/...     older revisions kept for a pin (optional)
 
 Pushes on the offline hub land in `<push_dir>/{datasets,models}/<org>/<name>/` with a revision.txt
-holding the content hash, so a push is visible and versioned exactly as on the Hub.
+holding the content hash, so a push is visible and versioned exactly as on the Hub. Under
+`<push_dir>/models/` a pushed model is at its Hub id (`OfflineHub.model_dir`): run from there, a
+repo id given to `from_pretrained` (or an adapter's `base_model_name_or_path`) resolves to it.
+
+`push_files` takes each file as bytes or as a local path (model weights: streamed, not read whole).
 """
 
 from __future__ import annotations
@@ -15,12 +19,25 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from ..paths import resolve_repo_path
+
+FileData = bytes | Path  # a file's content, or a local file holding it
+
+
+def _sha256(data: FileData) -> bytes:
+    if isinstance(data, bytes):
+        return hashlib.sha256(data).digest()
+    digest = hashlib.sha256()
+    with open(data, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.digest()
 
 
 class RevisionNotFound(LookupError):
@@ -38,7 +55,7 @@ class HubClient(ABC):
         """Stream rows of one config/split at an exact revision (never a whole-repo download)."""
 
     @abstractmethod
-    def push_files(self, repo_type: str, repo_name: str, files: dict[str, bytes],
+    def push_files(self, repo_type: str, repo_name: str, files: dict[str, FileData],
                    message: str) -> str:
         """Create (private) or update `<org>/<repo_name>` with `files`; returns a URI with revision."""
 
@@ -100,16 +117,24 @@ class OfflineHub(HubClient):
         repo.mkdir(parents=True, exist_ok=True)
         digest = hashlib.sha1()
         for rel in sorted(files):
-            digest.update(rel.encode() + b"\0" + hashlib.sha256(files[rel]).digest())
+            data = files[rel]
+            digest.update(rel.encode() + b"\0" + _sha256(data))
             target = repo / rel
             target.parent.mkdir(parents=True, exist_ok=True)
             tmp = target.with_name(f".{target.name}.tmp")
-            tmp.write_bytes(files[rel])
+            if isinstance(data, bytes):
+                tmp.write_bytes(data)
+            else:
+                shutil.copyfile(data, tmp)
             os.replace(tmp, target)
         sha = digest.hexdigest()
         (repo / "revision.txt").write_text(sha + "\n")
         (repo / "private").write_text("true\n")  # the Hub pushes are private; mirror that
         return f"hf-offline://{repo_type}s/{self.org}/{repo_name}@{sha}"
+
+    def model_dir(self, repo_id: str) -> Path:
+        """Where a pushed model repo (``org/name``) lies: what ``from_pretrained(repo_id)`` loads."""
+        return self.push_dir / "models" / repo_id
 
 
 class OnlineHub(HubClient):
@@ -149,7 +174,8 @@ class OnlineHub(HubClient):
         api = HfApi(token=token)
         repo_id = f"{self.org}/{repo_name}"
         api.create_repo(repo_id, repo_type=repo_type, private=True, exist_ok=True)
-        ops = [CommitOperationAdd(path_in_repo=k, path_or_fileobj=v) for k, v in files.items()]
+        ops = [CommitOperationAdd(path_in_repo=k, path_or_fileobj=v if isinstance(v, bytes) else str(v))
+               for k, v in files.items()]
         info = api.create_commit(repo_id, ops, commit_message=message, repo_type=repo_type)
         return f"hf://{repo_type}s/{repo_id}@{info.oid}"
 

@@ -124,8 +124,17 @@ def config_hash(stage: StageSpec, catalog: TrainingCatalog, executor: str) -> st
         "executor": executor,
         "checkpoint_every_steps": catalog.checkpoint_every_steps,
         "base_model": catalog.base_model.model_dump(),
-        "merge": stage.merge,
+        "merge": stores_merged(stage, catalog, executor),
     })
+
+
+def stores_merged(stage: StageSpec, catalog: TrainingCatalog, executor: str) -> bool:
+    """Whether the run stores a merged policy: the stage asks for it (the next stage's base), or
+    the adapter it trains cannot be served as a LoRA module (serving.py; DoRA, for one)."""
+    from .serving import decide, expected_adapter_config
+
+    cfg = apply_overrides(stage.load_config(), catalog.executor_overrides.get(executor, {}))
+    return stage.merge or decide(expected_adapter_config(cfg)).form == "merged"
 
 
 def _local_dest(ref: str) -> str:

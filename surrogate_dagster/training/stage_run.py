@@ -19,9 +19,10 @@ from ..storage import ObjectStore
 from .card import model_card
 from .config import StageSpec, TrainingCatalog
 from .refs import resolve_stage, stage_pointer
-from .render import LORA_SHAPE, RenderedStage, config_hash, ref_name, render_stage
+from .render import LORA_SHAPE, RenderedStage, config_hash, ref_name, render_stage, stores_merged
 from .run_inputs import inputs_at_start, mark_finished, record_start
 from .runs import TrainerReport, loss_curve_png, read_run
+from .serving import decide
 
 TRAINER_ENV = {"AXOLOTL_DO_NOT_TRACK": "1", "WANDB_MODE": "disabled", "TOKENIZERS_PARALLELISM": "false",
                "HF_HUB_DISABLE_TELEMETRY": "1"}
@@ -49,11 +50,32 @@ def run_spec(stage: StageSpec, catalog: TrainingCatalog, rendered: RenderedStage
         "inputs": rendered.inputs,
         "checkpoint_prefix": f"{prefix}/checkpoints",
         "output_prefix": prefix,
-        "merge": stage.merge,
+        "merge": stores_merged(stage, catalog, trainer.executor),
         "keep_checkpoints": catalog.keep_checkpoints,
         "expected_reference": rendered.expected_reference,
         "extra_env": {**TRAINER_ENV, **(OFFLINE_ENV if offline else {})},
     }
+
+
+def _push_stage(stage: StageSpec, catalog: TrainingCatalog, store: ObjectStore, hub_client, base_res,
+                adapter_prefix: str, merged_prefix: str | None, extra: dict[str, bytes],
+                message: str) -> str:
+    """Push the stage's repo (publish.py: merged at the root when stored, adapter on a loadable base)."""
+    import tempfile
+    from pathlib import Path
+
+    from .publish import download, policy_files, push_tiny_base, stage_base_repo
+
+    # On this (pipeline) machine: the trainer's work dir may be in another pod.
+    with tempfile.TemporaryDirectory(prefix="surrogate-push-") as tmp:
+        work = Path(tmp)
+        if base_res.kind != "hub" and ref_name(stage.load_config()["base_model"]) == "base_model":
+            push_tiny_base(hub_client, store, base_res, work)
+        base_repo, base_revision = stage_base_repo(catalog, stage, getattr(hub_client, "org", ""), base_res)
+        adapter = download(store, adapter_prefix, work / "adapter")
+        merged = download(store, merged_prefix, work / "merged") if merged_prefix else None
+        files = {**policy_files(adapter, merged, base_repo, base_revision), **extra}
+        return hub_client.push_files("model", stage.hub_repo, files, message)
 
 
 def _ref_label(ref: str, version: str, hub_revision: str | None = None) -> str:
@@ -90,8 +112,13 @@ def materialize_stage(context, stage: StageSpec, catalog: TrainingCatalog, store
     adapter_keys = store.list(adapter_prefix + "/")
     if not any(k.endswith("/adapter_model.safetensors") for k in adapter_keys):
         raise RuntimeError(f"{stage.name}: no adapter_model.safetensors under {adapter_prefix}/")
-    if stage.merge and not summary.get("merged_prefix"):
+    if extras["merge"] and not summary.get("merged_prefix"):
         raise RuntimeError(f"{stage.name}: merge was requested but the run stored no merged policy")
+    # The adapter the run wrote is the one served: it must agree with what the merge was planned on.
+    serving = decide(json.loads(store.get_bytes(f"{adapter_prefix}/adapter_config.json")))
+    if serving.form == "merged" and not summary.get("merged_prefix"):
+        raise RuntimeError(f"{stage.name}: the adapter cannot be served as a LoRA module ({serving.reason}) "
+                           "and the run stored no merged policy")
 
     base_ref = ref_name(stage.load_config()["base_model"])
     base_res = resolutions[base_ref]
@@ -130,15 +157,14 @@ def materialize_stage(context, stage: StageSpec, catalog: TrainingCatalog, store
                 summary=summary, lora=lora, loss=[f"{p['step']}: {p['loss']:.4f}" for p in progress
                                                   if p.get("loss") is not None],
                 artifact_uri=artifact_uri, merged_uri=merged_uri)
-            # debug.log (axolotl's run log, local paths) stays in the store, off the Hub.
-            files = {k[len(adapter_prefix) + 1:]: store.get_bytes(k) for k in adapter_keys
-                     if not k.endswith("/debug.log")}
-            files["README.md"] = card.encode()
-            files["surrogate_training.yaml"] = yaml.safe_dump(
-                {"stage": stage.name, "config_hash": rendered.config_hash, "fingerprint": rendered.fingerprint,
-                 "inputs": rendered.refs, "axolotl_config": rendered.config}, sort_keys=False).encode()
-            hub_uri = hub_client.push_files("model", stage.hub_repo, files,
-                                            f"{stage.title}: run {rendered.fingerprint}")
+            hub_uri = _push_stage(stage, catalog, store, hub_client, base_res, adapter_prefix,
+                                  summary.get("merged_prefix"), {
+                                      "README.md": card.encode(),
+                                      "surrogate_training.yaml": yaml.safe_dump(
+                                          {"stage": stage.name, "config_hash": rendered.config_hash,
+                                           "fingerprint": rendered.fingerprint, "inputs": rendered.refs,
+                                           "axolotl_config": rendered.config}, sort_keys=False).encode()},
+                                  f"{stage.title}: run {rendered.fingerprint}")
             store.put_bytes(hub_key, json.dumps({"uri": hub_uri}).encode())
 
     store.put_bytes(stage_pointer(stage.name), json.dumps({
@@ -170,6 +196,8 @@ def materialize_stage(context, stage: StageSpec, catalog: TrainingCatalog, store
         "device": summary.get("device"),
         "artifact_uri": artifact_uri,
         "merged_policy_uri": merged_uri or "none",
+        "served_as": "merged" if merged_uri else "adapter",
+        "serving_reason": serving.reason,
         "hub_uri": hub_uri or "not pushed",
         "checkpoints_uploaded": len(report.checkpoints) if report else -1,
         "reused_finished_run": reused,
