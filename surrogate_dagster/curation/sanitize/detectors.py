@@ -119,11 +119,20 @@ def _value_ok(value: str, strong: bool, quoted: bool, bare_key: bool = False) ->
     if strong:
         if quoted:
             return len(v) >= 4
-        return len(v) >= 6 and _CODE_REF.match(v) is None and (char_classes(v) >= 2 or len(v) >= 12)
+        return len(v) >= 6 and (_CODE_REF.match(v) is None or _random_case(v)) and (char_classes(v) >= 2 or len(v) >= 12)
     if " " in v or v.lower().startswith(("http://", "https://", "file:")):
         return False
     return (len(v) >= 8 and shannon_entropy(v) >= 3.0 and char_classes(v) >= 2
             and _CODE_REF.match(v) is None)
+
+
+def _random_case(v: str) -> bool:
+    """Letters whose case flips at a third of the positions or more (`tCDyAPYUtVQwTDq`): a random
+    value, where an identifier (`currentUserPassword`, `DB_PASS`) flips at word starts only."""
+    if len(v) < 10 or not v.isalpha():
+        return False
+    flips = sum(1 for a, b in zip(v, v[1:]) if a.isupper() != b.isupper())
+    return flips * 3 >= len(v) and shannon_entropy(v) >= 3.3
 
 
 _NAME_BACK = re.compile(r"[A-Za-z0-9_.-]{0,50}\Z")

@@ -18,21 +18,28 @@ from dataclasses import dataclass, field
 
 from .detectors import (Candidate, detect_assignments, detect_credentials_in_context, detect_high_entropy_strings,
                         detect_private_keys)
+from .cli import detect_cli_credentials
 from .encoded import detect_base64, may_hold_base64
+from .mac import detect_macs
 from .ner import DEFAULT_NER_MODEL, NERBackend, detect_ner, load_ner
 from .patterns import CATEGORIES, PII_CATEGORIES, RULES, SECRET_CATEGORIES, Rule
 from .pii import detect_emails, detect_ids, detect_ips, detect_phones
 from .placeholders import PlaceholderAllocator, placeholder_spans
 from .validators import has_token_run, shannon_entropy
+from .vendors import GENERIC_PREFIXED, VENDOR_RULES
+from .wallets import detect_wallets
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _CONTEXT_DETECTORS = (detect_private_keys, detect_assignments, detect_credentials_in_context,
-                      detect_high_entropy_strings)
-_PII_DETECTORS = (detect_emails, detect_phones, detect_ips, detect_ids)
+                      detect_high_entropy_strings, detect_cli_credentials)
+_PII_DETECTORS = (detect_emails, detect_phones, detect_ips, detect_ids, detect_wallets, detect_macs)
+# the core provider rules, then the wider vendor catalogue, then the generic prefixed-token rule
+# (last: rule order breaks ties in `_resolve`)
+_ALL_RULES: tuple[Rule, ...] = RULES + VENDOR_RULES + (GENERIC_PREFIXED,)
 # Detectors whose decision reads context at a distance (a keyword up to 60 characters before,
 # `version`/`public` look-behinds, `-H "` before a header): a replacement elsewhere can change it.
 _CONTEXT_SENSITIVE = (detect_phones, detect_ids, detect_ips, detect_high_entropy_strings,
-                      detect_credentials_in_context)
+                      detect_credentials_in_context, detect_cli_credentials, detect_wallets)
 
 
 @dataclass(frozen=True)
@@ -89,7 +96,7 @@ class Sanitizer:
         self._cats = frozenset(self.config.categories)
         # every category the regex detectors can yield is wanted: no per-candidate filter
         self._all_regex_cats = self._cats.issuperset(SECRET_CATEGORIES + PII_CATEGORIES)
-        self._rules: tuple[Rule, ...] = tuple(r for r in RULES if r.category in self._cats)
+        self._rules: tuple[Rule, ...] = tuple(r for r in _ALL_RULES if r.category in self._cats)
         self._keywords = _KeywordScan(k for r in self._rules for k in r.keywords)
         # rule indices per keyword: the rules to run are those with a keyword present, in order
         self._rules_by_kw: dict[str, tuple[int, ...]] = {}

@@ -132,13 +132,16 @@ _PLACEHOLDER_WORDS = re.compile(  # matched on the lower-cased value
 def looks_like_placeholder(value: str) -> bool:
     """Template variables, obvious dummies and code references are not secrets."""
     v = value.strip()
-    if not v or v[0] in "$%{<" or v.startswith(("{{", "ENC[", "env.", "process.env", "os.environ")):
+    if not v or v[0] in "${<" or v.startswith(("{{", "ENC[", "env.", "process.env", "os.environ")):
         return True
+    if v[0] == "%" and _PERCENT_FIELD.match(v):
+        return True  # %(name)s, %{name}, %VAR% (a literal value may start with `%` too)
     if len(set(v)) <= 2 or _TEMPLATE_FIELD.search(v):
         return True
     return _PLACEHOLDER_WORDS.search(v.lower()) is not None
 
 
+_PERCENT_FIELD = re.compile(r"%(?:\(|\{|[A-Za-z_]\w*%|[sdrf]$)")
 # `{key_type}`, `${HOME}`, `%(name)s`, `{{ .Values.x }}`: template fields, filled in elsewhere
 _TEMPLATE_FIELD = re.compile(r"\{[A-Za-z_][\w.]{2,}\}|\$\{[A-Za-z_]\w*\}|%\([A-Za-z_]\w*\)[sd]|\{\{[^}]*\}\}")
 

@@ -1,0 +1,409 @@
+"""Seeded generator of the per-class labelled set `secret_classes_labelled.jsonl`.
+
+Every row is one realistic snippet (config block, CLI line, connection string, source line, log
+line) holding zero or more secret values, written from documented token formats and ordinary
+config/code templates. Rows carry `class`, `secrets` (the exact values that must disappear),
+`label`, `repo` (a synthetic repository) and `origin` (template id), and `split`.
+
+Split: every class's templates and the vendor formats are divided in two by index parity; tuning
+repositories only draw from the even half, held-out repositories only from the odd half, so a
+held-out row shares neither its context template nor (for vendor tokens) its service with any
+tuning row.
+
+    .venv/bin/python benchmarks/data/secret_classes_gen.py   # rewrites the JSONL (seed 20261201)
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import random
+import string
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "secret_classes_labelled.jsonl"
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT))
+
+A62 = string.ascii_letters + string.digits
+HEX = "0123456789abcdef"
+B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+
+def rs(rng, alphabet, n):
+    return "".join(rng.choice(alphabet) for _ in range(n))
+
+
+def password(rng):
+    kind = rng.randrange(4)
+    if kind == 0:
+        return rs(rng, A62 + "!@#%^&*", rng.randint(10, 20))
+    if kind == 1:
+        w = rng.choice(["winter", "Falcon", "orange", "Tiger", "harbor", "Quartz", "maple", "Rocket"])
+        return f"{w}{rng.choice('-_.!')}{rng.choice(['Blue', 'river', 'Storm', 'delta'])}{rng.randint(10, 9999)}{rng.choice('!#$')}"
+    if kind == 2:
+        return rs(rng, A62, rng.randint(12, 24))
+    return rs(rng, string.ascii_lowercase + string.digits, rng.randint(14, 22))
+
+
+def token(rng):
+    return rs(rng, A62, rng.choice([32, 36, 40, 48]))
+
+
+def b64secret(rng):
+    return base64.b64encode(rng.randbytes(rng.choice([24, 32, 48, 64]))).decode()
+
+
+def hexsecret(rng):
+    return rs(rng, HEX, rng.choice([32, 40, 64]))
+
+
+# ---------------------------------------------------------------- vendor formats (documented shapes)
+def _uuid(rng):
+    h = rs(rng, HEX, 32)
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+VENDORS = [  # (service, generator)
+    ("bitbucket", lambda r: "ATBB" + rs(r, A62, 32)),
+    ("langsmith_pt", lambda r: f"lsv2_pt_{rs(r, HEX, 32)}_{rs(r, HEX, 10)}"),
+    ("sourcegraph", lambda r: f"sgp_{rs(r, HEX, 16)}_{rs(r, HEX, 40)}"),
+    ("facebook", lambda r: "EAAG" + rs(r, A62, 160)),
+    ("onepassword", lambda r: f"A3-{rs(r, string.ascii_uppercase + string.digits, 6)}-{rs(r, string.ascii_uppercase + string.digits, 11)}-"
+                              + "-".join(rs(r, string.ascii_uppercase + string.digits, 5) for _ in range(3))),
+    ("mapbox", lambda r: "sk.eyJ1Ijoi" + rs(r, A62, 40) + "." + rs(r, A62 + "_-", 22)),
+    ("langsmith_sk", lambda r: f"lsv2_sk_{rs(r, HEX, 32)}_{rs(r, HEX, 10)}"),
+    ("atlassian", lambda r: "ATATT3xFfGF0" + rs(r, A62 + "_-", 180) + "=" + rs(r, HEX.upper(), 8)),
+    ("docker_hub", lambda r: "dckr_pat_" + rs(r, A62 + "_-", 27)),
+    ("sonarqube", lambda r: "sqp_" + rs(r, HEX, 40)),
+    ("buildkite", lambda r: "bkua_" + rs(r, HEX, 40)),
+    ("groq", lambda r: "gsk_" + rs(r, A62, 52)),
+    ("replicate", lambda r: "r8_" + rs(r, A62, 37)),
+    ("openrouter", lambda r: "sk-or-v1-" + rs(r, HEX, 64)),
+    ("xai", lambda r: "xai-" + rs(r, A62, 80)),
+    ("pinecone", lambda r: "pcsk_" + rs(r, A62, 6) + "_" + rs(r, A62, 64)),
+    ("supabase", lambda r: "sbp_" + rs(r, HEX, 40)),
+    ("netlify", lambda r: "nfp_" + rs(r, A62, 36)),
+    ("neon", lambda r: "napi_" + rs(r, string.ascii_lowercase + string.digits, 64)),
+    ("planetscale", lambda r: "pscale_tkn_" + rs(r, A62, 43)),
+    ("tailscale", lambda r: f"tskey-auth-{rs(r, A62, 17)}-{rs(r, A62, 33)}"),
+    ("dynatrace", lambda r: f"dt0c01.{rs(r, string.ascii_uppercase + string.digits, 24)}.{rs(r, string.ascii_uppercase + string.digits, 64)}"),
+    ("new_relic", lambda r: "NRAK-" + rs(r, string.ascii_uppercase + string.digits, 27)),
+    ("age", lambda r: "AGE-SECRET-KEY-1" + rs(r, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", 58)),
+    ("figma", lambda r: "figd_" + rs(r, A62 + "_-", 40)),
+    ("contentful", lambda r: "CFPAT-" + rs(r, A62 + "_-", 43)),
+    ("airtable", lambda r: "pat" + rs(r, A62, 14) + "." + rs(r, HEX, 64)),
+    ("prefect", lambda r: "pnu_" + rs(r, A62, 36)),
+    ("readme", lambda r: "rdme_" + rs(r, string.ascii_lowercase + string.digits, 70)),
+    ("typeform", lambda r: "tfp_" + rs(r, A62, 59)),
+    ("brevo", lambda r: f"xkeysib-{rs(r, HEX, 64)}-{rs(r, A62, 16)}"),
+    ("easypost", lambda r: "EZAK" + rs(r, A62, 54)),
+    ("shippo", lambda r: "shippo_live_" + rs(r, HEX, 40)),
+    ("razorpay", lambda r: "rzp_live_" + rs(r, A62, 14)),
+    ("stripe_webhook", lambda r: "whsec_" + rs(r, A62, 32)),
+    ("plaid", lambda r: "access-production-" + _uuid(r)),
+    ("hubspot", lambda r: "pat-na1-" + _uuid(r)),
+    ("tencent", lambda r: "AKID" + rs(r, A62, 32)),
+    ("scaleway", lambda r: "SCW" + rs(r, string.ascii_uppercase + string.digits, 17)),
+    ("openshift", lambda r: "sha256~" + rs(r, A62 + "_-", 43)),
+    ("dropbox", lambda r: "sl." + rs(r, A62 + "_-", 136)),
+    ("zoho", lambda r: f"1000.{rs(r, HEX, 32)}.{rs(r, HEX, 32)}"),
+    ("duffel", lambda r: "duffel_live_" + rs(r, A62, 43)),
+    ("infracost", lambda r: "ico-" + rs(r, A62, 32)),
+    ("clojars", lambda r: "CLOJARS_" + rs(r, string.ascii_lowercase + string.digits, 60)),
+    ("frameio", lambda r: "fio-u-" + rs(r, A62, 64)),
+    ("vercel", lambda r: "vcp_" + rs(r, A62, 56)),
+    ("render", lambda r: "rnd_" + rs(r, A62, 32)),
+    ("fireworks", lambda r: "fw_" + rs(r, A62, 24)),
+    ("fly", lambda r: "fo1_" + rs(r, A62 + "_-", 43)),
+    ("harness", lambda r: f"pat.{rs(r, A62, 22)}.{rs(r, A62, 24)}.{rs(r, A62, 20)}"),
+    ("salesforce", lambda r: "00D" + rs(r, A62, 15) + "!" + rs(r, A62 + "._", 96)),
+    ("octopus", lambda r: "API-" + rs(r, string.ascii_uppercase + string.digits, 26)),
+    ("yandex", lambda r: "AQVN" + rs(r, A62 + "_-", 36)),
+    ("flutterwave", lambda r: f"FLWSECK_TEST-{rs(r, 'abcdefgh0123456789', 32)}-X"),
+    ("scalingo", lambda r: "tk-us-" + rs(r, A62 + "_-", 48)),
+    ("azure_devops", lambda r: rs(r, A62, 76) + "AZDO" + rs(r, A62, 4)),
+    ("jfrog", lambda r: "cmVmdGtuOjAxOj" + rs(r, A62, 50)),
+    # services without a fixed prefix: found only through their context
+    ("datadog", lambda r: rs(r, HEX, 32)),
+    ("algolia", lambda r: rs(r, HEX, 32)),
+    ("snyk", _uuid),
+    ("heroku_legacy", _uuid),
+    ("mongodb_atlas", lambda r: _uuid(r)),
+    ("twitch", lambda r: rs(r, string.ascii_lowercase + string.digits, 30)),
+]
+
+VENDOR_CONTEXTS = [
+    "{svc}_token = '{v}'",
+    'export {SVC}_API_KEY="{v}"',
+    '  "{svc}ApiKey": "{v}",',
+    "{SVC}_SECRET={v}",
+    "client = {Svc}Client(api_key=\"{v}\")",
+    "    {svc}_key: {v}",
+    "curl -H 'Authorization: Bearer {v}' https://api.{svc}.example.net/v1/me",
+    "<add key=\"{Svc}Token\" value=\"{v}\" />",
+    "{svc}.api.token={v}",
+    "const {svc}Secret = `{v}`;",
+]
+
+# ---------------------------------------------------------------- context classes: (template, value kind)
+CLASSES = {
+    "config_xml": [
+        ("<hudson.util.Secret>\n  <secret>{v}</secret>\n</hudson.util.Secret>", "b64"),
+        ("<credentials>\n  <username>deploy</username>\n  <password>{v}</password>\n</credentials>", "pw"),
+        ("<server>\n  <id>nexus-releases</id>\n  <username>ci</username>\n  <password>{v}</password>\n</server>", "pw"),
+        ('<add key="ApiKey" value="{v}" />', "tok"),
+        ("<apiToken>{v}</apiToken>", "hex"),
+        ('<property name="connection.password" value="{v}"/>', "pw"),
+        ("<clientSecret>{v}</clientSecret>", "tok"),
+        ('<entry key="secretKey">{v}</entry>', "b64"),
+        ("<privateToken>{v}</privateToken>", "tok"),
+        ('<setting name="AuthToken" serializeAs="String"><value>{v}</value></setting>', "tok"),
+    ],
+    "config_json": [
+        ('{{"apiKey": "{v}", "region": "us-east-1"}}', "tok"),
+        ('  "client_secret": "{v}",', "tok"),
+        ('{{"auth": {{"user": "svc", "password": "{v}"}}}}', "pw"),
+        ('  "accessToken": "{v}"', "tok"),
+        ('{{"db": {{"host": "db.internal", "pass": "{v}"}}}}', "pw"),
+        ('"secretKey":"{v}"', "b64"),
+        ('{{\n  "signingSecret": "{v}"\n}}', "hex"),
+        ('  "x-api-key": "{v}",', "tok"),
+        ('{{"credentials": {{"token": "{v}"}}}}', "tok"),
+        ('"privateKey": "{v}"', "b64"),
+    ],
+    "config_yaml": [
+        ("database:\n  user: app\n  password: {v}", "pw"),
+        ("spring:\n  datasource:\n    password: '{v}'", "pw"),
+        ("api_key: {v}", "tok"),
+        ("env:\n  - name: SECRET_TOKEN\n    value: \"{v}\"", "tok"),
+        ("stringData:\n  apiToken: {v}", "tok"),
+        ("auth:\n  clientSecret: \"{v}\"", "tok"),
+        ("smtp:\n  pass: {v}", "pw"),
+        ("webhook_secret: {v}", "hex"),
+        ("  secret_key_base: {v}", "hex"),
+        ("redis:\n  requirepass: {v}", "pw"),
+    ],
+    "config_ini": [
+        ("[database]\nhost = db01\npassword = {v}", "pw"),
+        ("[api]\nkey = {v}", "tok"),
+        ("[smtp]\nsmtp_password={v}", "pw"),
+        ("[auth]\nsecret = {v}", "b64"),
+        ("[default]\naws_secret_access_key = {v}", "aws"),
+        ("[pypi]\nusername = __token__\npassword = {v}", "pw"),
+        ("[client]\npassword=\"{v}\"", "pw"),
+        ("[service]\napi_token = {v}", "tok"),
+    ],
+    "config_env": [
+        ("DB_PASSWORD={v}", "pw"),
+        ("export API_TOKEN={v}", "tok"),
+        ("SECRET_KEY='{v}'", "b64"),
+        ("APP_SECRET=\"{v}\"", "hex"),
+        ("MAIL_PASSWORD={v}", "pw"),
+        ("JWT_SECRET={v}", "b64"),
+        ("REDIS_PASS={v}", "pw"),
+        ("SESSION_SECRET={v}", "hex"),
+    ],
+    "config_properties": [
+        ("spring.datasource.password={v}", "pw"),
+        ("mail.smtp.password = {v}", "pw"),
+        ("app.security.jwt.secret={v}", "b64"),
+        ("api.key={v}", "tok"),
+        ("ldap.manager.password={v}", "pw"),
+        ("oauth.client.secret: {v}", "tok"),
+        ("keystore.password={v}", "pw"),
+        ("github.token={v}", "tok"),
+    ],
+    "cli_flag": [
+        ("docker login -u ci-bot -p {v} registry.example.io", "pw"),
+        ("mysql -h db -u root --password={v} app", "pw"),
+        ("psql \"host=db user=app\" --password {v}", "pw"),
+        ("echo {v} | docker login --username bot --password-stdin", "tok"),
+        ("vault login -method=userpass username=ops password={v}", "pw"),
+        ("ldapsearch -x -D cn=admin,dc=corp,dc=local -w {v} -b dc=corp,dc=local", "pw"),
+        ("helm repo add internal https://charts.corp.io --username ci --password {v}", "pw"),
+        ("gh auth login --with-token {v}", "tok"),
+        ("az login --service-principal -u app-id -p {v} --tenant t1", "pw"),
+        ("npm config set //registry.npmjs.org/:_authToken {v}", "tok"),
+        ("sshpass -p '{v}' ssh deploy@10.0.0.4", "pw"),
+        ("redis-cli -h cache -a {v} ping", "pw"),
+        ("mongo --username admin --password '{v}' --authenticationDatabase admin", "pw"),
+        ("kubectl create secret generic db --from-literal=password={v}", "pw"),
+    ],
+    "connection_string": [
+        ("jdbc:mysql://db:3306/app?user=app&password={v}", "pw"),
+        ("Server=tcp:sql01,1433;Database=crm;User ID=sa;Password={v};Encrypt=True;", "pw"),
+        ("jdbc:sqlserver://sql01:1433;databaseName=hr;user=hr;password={v};", "pw"),
+        ("postgresql://app:{v}@pg.internal:5432/app", "pw"),
+        ("Data Source=ora01;User Id=scott;Password={v};", "pw"),
+        ("mongodb+srv://admin:{v}@cluster0.abcde.mongodb.net/test", "pw"),
+        ("ldap_bind_password = {v}", "pw"),
+        ("host=db port=5432 dbname=app user=app password={v} sslmode=require", "pw"),
+        ("amqp://guest:{v}@rabbit:5672/", "pw"),
+        ("DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={v};EndpointSuffix=core.windows.net", "azkey"),
+        ("Driver={{ODBC Driver 18}};Server=sql;Uid=app;Pwd={v};", "pw"),
+        ("bindDN: cn=svc,ou=apps,dc=corp\nbindCredential: {v}", "pw"),
+    ],
+    "base64_assignment": [
+        ("HMAC_KEY = '{v}'", "b64"),
+        ("signing_key = b\"{v}\"", "b64"),
+        ("encryption_key: {v}", "b64"),
+        ("cookie_secret = \"{v}\"", "b64"),
+        ("master_key={v}", "b64"),
+        ("FERNET_KEY = '{v}'", "fernet"),
+        ("aes_key = \"{v}\"", "b64"),
+        ("webhook_signing_secret: \"{v}\"", "b64"),
+        ("salt_secret = '{v}'", "b64"),
+        ("config.secret_key_base = '{v}'", "hex"),
+    ],
+    "crypto_wallet": [
+        ("Send the payment to {v}", "btc"),
+        ("wallet_address = \"{v}\"", "eth"),
+        ("BTC: {v}", "bech32"),
+        ("donate: {v}", "eth"),
+        ("recipient = '{v}'", "ethlower"),
+        ("- payout address {v}", "btc3"),
+        ("to: {v}  # eth", "eth"),
+        ("Tips welcome at {v}", "bech32"),
+    ],
+    "mac_address": [
+        ("ether {v}  txqueuelen 1000  (Ethernet)", "mac"),
+        ("hwaddr = \"{v}\"", "mac"),
+        ("link/ether {v} brd ff:ff:ff:ff:ff:ff", "mac"),
+        ("Device {v} connected", "mac"),
+        ("ARP entry: 10.0.0.7 at {v} on en0", "macdash"),
+        ("bssid: {v}", "mac"),
+        ("  mac_address: {v}", "macupper"),
+        ("host printer {{ hardware ethernet {v}; fixed-address 10.0.0.9; }}", "mac"),
+    ],
+}
+
+# negatives: look like secrets by shape, are not (placeholders, digests, ids, code hex)
+NEGATIVES = [
+    "api_key = 'your_api_key_here'",
+    "password: ${{DB_PASSWORD}}",
+    "API_TOKEN=<TOKEN>",
+    "secret = os.environ['APP_SECRET']",
+    "token: xxxxxxxxxxxxxxxxxxxxxxxx",
+    'sha256 = "{sha256}"',
+    "integrity sha512-{b64long}",
+    '"resolved": "https://registry.npmjs.org/x/-/x-1.0.0.tgz", "integrity": "sha1-{b64short}"',
+    "commit {sha1}",
+    "git checkout {sha1}",
+    "digest: sha256:{sha256}",
+    "MAGIC = 0x{hex8}",
+    "addr = fe80::{hex4}:{hex4}:{hex4}",
+    "mask = 0xde:ad",
+    "uuid = '{uuid}'",
+    "checksum = \"{md5}\"",
+    "password = getpass.getpass()",
+    "token = request.headers.get('Authorization')",
+    "ETH_ZERO = '0x0000000000000000000000000000000000000000'",
+    "hash = '0x{hex40}'",
+    "broadcast = 'ff:ff:ff:ff:ff:ff'",
+    "time 12:34:56 elapsed",
+    "docker login -u $USER -p $PASSWORD",
+    "password=\"changeme\"",
+    "  \"apiKey\": \"<YOUR_API_KEY>\",",
+    "jdbc:mysql://db:3306/app?user=app&password=${{DB_PASS}}",
+]
+
+
+def _btc(rng, version):
+    payload = bytes([version]) + rng.randbytes(20)
+    raw = payload + hashlib.sha256(hashlib.sha256(payload).digest()).digest()[:4]
+    n = int.from_bytes(raw, "big")
+    out = ""
+    while n:
+        n, r = divmod(n, 58)
+        out = B58[r] + out
+    return "1" * (len(raw) - len(raw.lstrip(b"\x00"))) + out
+
+
+_BECH = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
+
+
+def _bech32(rng):
+    from surrogate_dagster.curation.sanitize.wallets import _bech32_polymod
+    data = [0] + [rng.randrange(32) for _ in range(32)]
+    hrp = "bc"
+    values = [ord(c) >> 5 for c in hrp] + [0] + [ord(c) & 31 for c in hrp] + data
+    pm = _bech32_polymod(values + [0] * 6) ^ 1
+    return hrp + "1" + "".join(_BECH[d] for d in data + [(pm >> 5 * (5 - i)) & 31 for i in range(6)])
+
+
+def _eth(rng, lower=False):
+    from surrogate_dagster.curation.sanitize.wallets import keccak256
+    h = rs(rng, HEX, 40)
+    if lower:
+        return "0x" + h
+    k = keccak256(h.encode()).hex()
+    return "0x" + "".join(c.upper() if int(k[i], 16) >= 8 else c for i, c in enumerate(h))
+
+
+def _mac(rng, sep=":", upper=False):
+    b = [rng.randrange(256) & 0xFE] + [rng.randrange(256) for _ in range(5)]
+    s = sep.join(f"{x:02x}" for x in b)
+    return s.upper() if upper else s
+
+
+def value(kind, rng):
+    return {
+        "pw": password, "tok": token, "b64": b64secret, "hex": hexsecret,
+        "aws": lambda r: rs(r, A62 + "/+", 40),
+        "azkey": lambda r: base64.b64encode(r.randbytes(64)).decode(),
+        "fernet": lambda r: base64.urlsafe_b64encode(r.randbytes(32)).decode(),
+        "btc": lambda r: _btc(r, 0), "btc3": lambda r: _btc(r, 5), "bech32": _bech32,
+        "eth": _eth, "ethlower": lambda r: _eth(r, True),
+        "mac": _mac, "macdash": lambda r: _mac(r, "-"), "macupper": lambda r: _mac(r, ":", True),
+    }[kind](rng)
+
+
+def generate(seed: int = 20261201, per_class: int = 60) -> list[dict]:
+    rng = random.Random(seed)
+    repos = [f"synthetic/{a}-{b}" for a in ("acme", "globex", "initech", "umbrella", "hooli", "vandelay")
+             for b in ("api", "infra", "web", "ops")]
+    rows: list[dict] = []
+
+    def repo_for(split):
+        return rng.choice([r for i, r in enumerate(repos) if i % 2 == (0 if split == "tune" else 1)])
+
+    for cls, templates in CLASSES.items():
+        for i in range(per_class):
+            split = "tune" if i % 2 == 0 else "heldout"
+            k = rng.randrange(len(templates) // 2) * 2 + (0 if split == "tune" else 1)
+            k = min(k, len(templates) - 1)
+            tpl, kind = templates[k]
+            v = value(kind, rng)
+            rows.append({"text": tpl.format(v=v), "secrets": [v], "label": True, "class": cls,
+                         "repo": repo_for(split), "origin": f"{cls}/t{k}", "split": split})
+    for i in range(len(VENDORS) * 4):
+        split = "tune" if i % 2 == 0 else "heldout"
+        j = rng.randrange(len(VENDORS) // 2) * 2 + (0 if split == "tune" else 1)
+        j = min(j, len(VENDORS) - 1)
+        svc, gen = VENDORS[j]
+        c = rng.randrange(len(VENDOR_CONTEXTS) // 2) * 2 + (0 if split == "tune" else 1)
+        v = gen(rng)
+        base = svc.split("_")[0]
+        text = VENDOR_CONTEXTS[c].format(v=v, svc=base, SVC=base.upper(), Svc=base.capitalize())
+        rows.append({"text": text, "secrets": [v], "label": True, "class": "vendor_prefix", "service": svc,
+                     "repo": repo_for(split), "origin": f"vendor/{svc}/c{c}", "split": split})
+    for i in range(len(NEGATIVES) * 4):
+        split = "tune" if i % 2 == 0 else "heldout"
+        j = rng.randrange(len(NEGATIVES) // 2) * 2 + (0 if split == "tune" else 1)
+        j = min(j, len(NEGATIVES) - 1)
+        text = NEGATIVES[j].format(sha256=rs(rng, HEX, 64), sha1=rs(rng, HEX, 40), md5=rs(rng, HEX, 32),
+                                   b64long=base64.b64encode(rng.randbytes(64)).decode(),
+                                   b64short=base64.b64encode(rng.randbytes(20)).decode(), hex8=rs(rng, HEX, 8),
+                                   hex4=rs(rng, HEX, 4), hex40=rs(rng, HEX, 40), uuid=_uuid(rng))
+        rows.append({"text": text, "secrets": [], "label": False, "class": "negative",
+                     "repo": repo_for(split), "origin": f"negative/n{j}", "split": split})
+    return rows
+
+
+if __name__ == "__main__":
+    rows = generate()
+    OUT.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    print(f"wrote {len(rows)} rows to {OUT}")

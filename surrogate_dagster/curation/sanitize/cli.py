@@ -1,0 +1,79 @@
+"""Credentials on command lines and in connection strings that the assignment detector cannot
+read: short flags whose meaning depends on the command (`docker login -p`, `ldapsearch -w`,
+`redis-cli -a`), long flags named after a credential (`--admin-password`, `--with-token`),
+`key=value` pairs inside a command (`--from-literal=password=...`), and `password=` /`pwd=` pairs
+in JDBC, ODBC, ADO.NET and libpq strings.
+
+A value is taken only when it is not a placeholder or variable (`$PASS`, `${X}`, `<token>`,
+`%DB_PASS%`) and not a flag itself; values read from stdin leave nothing to redact.
+"""
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+from .detectors import Candidate
+from .patterns import PASSWORDS
+from .validators import char_classes, looks_like_placeholder
+
+_VAL = r"""(?P<v>"[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"'`|;&<>$-][^\s"'`|;]*)"""
+# command -> the short flag that takes its password (as documented by each tool's --help)
+_SHORT = re.compile(
+    r"(?:\b(?:docker|podman|nerdctl|buildah|skopeo|helm|oras|crane|regctl|az|cf|oc|heroku)\b[^\n]{0,120}?\blogin\b[^\n]{0,200}?"
+    r"[ \t]-p|\bldap(?:search|modify|add|delete|passwd|whoami|compare|modrdn)\b[^\n]{0,200}?[ \t]-w"
+    r"|\bredis-cli\b[^\n]{0,200}?[ \t]-a|\b(?:smbclient|rpcclient|net)\b[^\n]{0,120}?[ \t]-U[ \t]+[^\s%]+%(?=\S)"
+    r"|\bpsql\b[^\n]{0,200}?[ \t]-W|\bhtpasswd\b[^\n]{0,120}?[ \t]-b[a-zA-Z]*[ \t]+\S+[ \t]+\S+)[ \t]*" + _VAL)
+_LONG = re.compile(
+    r"(?<![\w-])--(?:[a-z0-9]+-){0,3}(?:password|passwd|pass|pwd|token|secret|api-?key|access-key|secret-key|"
+    r"client-secret|auth|credentials?)(?:=|[ \t]+)" + _VAL)
+_INLINE = re.compile(  # `password=...` inside a command or a query string / key=value connection string
+    r"(?<![\w.-])(?:password|passwd|pwd|pass|secret|token|api_?key|access_?token|bind_?password|bindcredential)"
+    r"[ \t]*=[ \t]*(?P<v>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|\{[^}\n]{1,200}\}|[^\s\"'`;&|)<>,]+)")
+_CONN_HINT = re.compile(r"jdbc:|odbc|server=|data source=|host=|dbname=|database=|uid=|user id=|user=|[?&]|"
+                        r"\b(?:kubectl|docker|vault|curl|mysql|psql|mongo|--from-literal)\b")
+_FLAG_NOT_SECRET = re.compile(r"-(?:file|path|env|stdin|prompt|length|min|max|policy|reset|hash|type|dir|name|id|"
+                              r"url|expiry|expires|ttl|store|helper|command|cmd|var|source|field)(?=[= \t]|$)")
+
+
+def _strip(v: str) -> tuple[str, int]:
+    if len(v) >= 2 and v[0] == v[-1] and v[0] in "\"'{":
+        return v[1:-1], 1
+    if len(v) >= 2 and v[0] == "{" and v[-1] == "}":
+        return v[1:-1], 1
+    return v, 0
+
+
+def _ok(v: str, min_len: int = 4) -> bool:
+    if looks_like_placeholder(v) or v.startswith(("-", "@", "/")) or len(v) < min_len:
+        return False
+    if re.fullmatch(r"%\w+%|\$\w+|\w+\(.*\)|[a-z_]+|[A-Z_]+", v):
+        return False  # %VAR%, $VAR, call(), an identifier: not a literal credential
+    return char_classes(v) >= 2 or len(v) >= 10
+
+
+def detect_cli_credentials(text: str, lower: str) -> Iterator[Candidate]:
+    """Command-line and connection-string credentials (see the module docstring)."""
+    if " -" in text or "\t-" in text:
+        for m in _SHORT.finditer(lower):
+            v, q = _strip(text[m.start("v"):m.end("v")])
+            if _ok(v):
+                yield Candidate(m.start("v") + q, m.start("v") + q + len(v), PASSWORDS, "SECRET_PASSWORD", "cli_short_flag", 3)
+    if "--" in text:
+        for m in _LONG.finditer(lower):
+            flag = lower[m.start():m.start("v")]
+            if _FLAG_NOT_SECRET.search(flag.rstrip("= \t")):
+                continue
+            v, q = _strip(text[m.start("v"):m.end("v")])
+            if _ok(v, 6):
+                yield Candidate(m.start("v") + q, m.start("v") + q + len(v), PASSWORDS, "SECRET_PASSWORD", "cli_long_flag", 3)
+    if "=" in text and ("pass" in lower or "pwd" in lower or "secret" in lower or "token" in lower or "key" in lower
+                        or "credential" in lower):
+        for m in _INLINE.finditer(lower):
+            line_start = lower.rfind("\n", 0, m.start()) + 1
+            line_end = lower.find("\n", m.end())
+            line = lower[line_start:line_end if line_end >= 0 else len(lower)]
+            if not _CONN_HINT.search(line):
+                continue  # a plain `password = x` line is the assignment detector's case
+            v, q = _strip(text[m.start("v"):m.end("v")])
+            if _ok(v):
+                yield Candidate(m.start("v") + q, m.start("v") + q + len(v), PASSWORDS, "SECRET_PASSWORD", "inline_pair", 3)
