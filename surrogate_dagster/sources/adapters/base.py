@@ -2,7 +2,9 @@
 
 An adapter is a plain function ``adapt(row: dict, ctx: AdapterContext) -> dict``. It raises
 ``Quarantine(reason, detail)`` when the row cannot be converted; the caller stores the row in the
-quarantine table with that reason, so nothing is silently dropped. No Dagster imports here.
+quarantine table with that reason, so nothing is silently dropped. normalize calls adapters through
+adapters/guard.py, which also quarantines whatever else an adapter raises, a row over the time
+budget or nested too deep, and output that breaks the contract below. No Dagster imports here.
 
 A normalized row always has every key below, so a partition is one Arrow schema:
 
