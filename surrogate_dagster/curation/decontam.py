@@ -11,6 +11,8 @@ What counts (each rule measured on 6.1k stdlib functions, benchmarks/decontam_be
   7 of 13) of their tokens contain a letter. Punctuation-and-number runs (``[1, 2, 3, 4, 5,
   6, 7]``, ``-1, -1, -1``, ``* * * *``) were most of the false positives on clean code. They
   are still indexed (flagged), so they extend the longest matched run once a row matches.
+  An n-gram that holds a compound identifier (``similar_elements``; not a dunder) is
+  informative regardless: benchmark tests are number-heavy lines that name their function.
 - Boilerplate pruning: an n-gram found in more than ``max_item_df`` (10) distinct items
   (LeetCode constraint lines, HumanEval's METADATA header) identifies no item; it is dropped.
 - Items shorter than n tokens but at least ``min_item_tokens`` (10) long are indexed whole, as
@@ -68,6 +70,9 @@ from .parallel import DEFAULT_CHUNK_ROWS, chunk_bounds, map_chunks, thread_map
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 _ALPHA = re.compile(r"[^\W\d_]")  # a letter in any script
+# An identifier (6+ characters) joining words with underscores (``is_not_prime``, ``find_volume``), dunders
+# excepted: specific enough that an n-gram holding one is informative whatever else it holds.
+_COMPOUND = re.compile(r"(?=\w{6})(?!__)[^\W\d_]+(?:_[^\W_]+)+(?<!__)")
 _MULT = np.uint64(0x9E3779B97F4A7C15)  # odd 64-bit multiplier (golden ratio) for the combine
 FORMAT_VERSION = 2  # 2: items and rows are normalized (see normalize) before tokenizing
 _FILTER_BITS = 25
@@ -189,10 +194,15 @@ def ngram_hashes(tokens: list[str], n: int) -> np.ndarray:
 
 
 def _informative(tokens: list[str], n: int, min_alpha_fraction: float) -> np.ndarray:
-    """Mask over n-gram positions: True where enough of the n tokens contain a letter."""
+    """Mask over n-gram positions: True where enough of the n tokens contain a letter, or where
+    the n-gram holds a compound identifier (see :data:`_COMPOUND`): a test line such as
+    ``assert similar_elements((3, 4, 5, 6), (5, 7, 4, 10)) == ...`` is mostly numbers but names
+    its item."""
     alpha = np.fromiter((bool(_ALPHA.search(t)) for t in tokens), dtype=np.int32, count=len(tokens))
+    compound = np.fromiter((bool(_COMPOUND.fullmatch(t)) for t in tokens), dtype=np.int32, count=len(tokens))
     csum = np.concatenate([[0], np.cumsum(alpha)])
-    return (csum[n:] - csum[:-n]) >= math.ceil(min_alpha_fraction * n)
+    ccum = np.concatenate([[0], np.cumsum(compound)])
+    return ((csum[n:] - csum[:-n]) >= math.ceil(min_alpha_fraction * n)) | ((ccum[n:] - ccum[:-n]) > 0)
 
 
 class BenchmarkIndex:
