@@ -116,12 +116,11 @@ def release_policy_files(ref: Any, client: Any, store: Any, base_source: str) ->
     from ..training.config import load_training_catalog
     from ..training.refs import base_model_resolution
 
-    catalog = load_training_catalog()
-    base = base_model_resolution(store, catalog, base_source) if ref.model_revision is None else None
     if ref.model_revision is not None:  # the pinned Hub base: model_dir is its id
-        repo, revision = ref.model_dir, ref.model_revision
-    else:
-        repo, revision = stage_base_repo(catalog, catalog.stage(ref.name), getattr(client, "org", ""), base)
+        return adapter_files(Path(ref.adapter_dir), ref.model_dir, ref.model_revision)
+    catalog = load_training_catalog()
+    repo, revision = stage_base_repo(catalog, catalog.stage(ref.name), getattr(client, "org", ""),
+                                     base_model_resolution(store, catalog, base_source))
     return adapter_files(Path(ref.adapter_dir), repo, revision)
 
 
