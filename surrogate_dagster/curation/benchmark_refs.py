@@ -162,6 +162,9 @@ def _public_tests(raw: Any) -> list[str]:
     return out
 
 
+CONTEXT_TOKENS = 12  # tokens of hunk context on each side of a patch's added run: n - 1 at n = 13
+
+
 def load_swebench_lite(root: Path) -> tuple[list[BenchmarkItem], list[Path]]:
     """Problem statements (item ``<instance_id>``) and the code each gold patch adds (item
     ``<instance_id>#gold_patch``, one part per run of added lines, see :func:`added_runs`)."""
@@ -175,25 +178,52 @@ def load_swebench_lite(root: Path) -> tuple[list[BenchmarkItem], list[Path]]:
     return items, [path]
 
 
-def added_runs(patch: str) -> list[str]:
-    """The runs of consecutive added lines of a unified diff, ``+`` prefix removed.
+def added_runs(patch: str, context_tokens: int = CONTEXT_TOKENS) -> list[str]:
+    """Each run of consecutive added lines of a unified diff with up to ``context_tokens``
+    normalized tokens of the hunk around it, twice: in the edited file's order (context and
+    added lines) and in the diff's order (removed lines too). Tokens are joined by spaces.
 
-    Only added code is indexed: context and removed lines are the repository's own code, which
-    any other training row about that repository may quote without leaking the answer. A patch
-    in a row is compared after :func:`~.decontam.normalize` drops the ``+`` prefixes, so a run
-    matches the raw diff, the same diff JSON-escaped in a tool call, and the edited file text.
+    Only n-grams that hold added code are indexed: with ``context_tokens`` = n - 1 every n-gram
+    of a window overlaps the run, while context and removed lines alone are the repository's own
+    code, which any other training row about that repository may quote without leaking the
+    answer. The context makes a one-line fix matchable; rows are normalized (diff ``+``/``-``
+    prefixes dropped), so a window matches the raw diff, the diff JSON-escaped in a tool call,
+    and the edited file's text.
     """
-    runs, cur = [], []
+    windows: list[str] = []
+    for hunk in _hunks(patch):
+        toks = [normalized_tokens(text) for _, text in hunk]
+        k = 0
+        while k < len(hunk):
+            if hunk[k][0] != "+":
+                k += 1
+                continue
+            end = k
+            while end < len(hunk) and hunk[end][0] == "+":
+                end += 1
+            run = [t for ts in toks[k:end] for t in ts]
+            for keep in ((" ",), (" ", "-", "+")):  # edited file order, then diff order
+                before = [t for (kind, _), ts in zip(hunk[:k], toks[:k]) if kind in keep for t in ts]
+                after = [t for (kind, _), ts in zip(hunk[end:], toks[end:]) if kind in keep + ("+",) for t in ts]
+                window = before[len(before) - context_tokens:] if context_tokens else []
+                windows.append(" ".join(window + run + after[:context_tokens]))
+            k = end
+    return list(dict.fromkeys(w for w in windows if w))
+
+
+def _hunks(patch: str) -> list[list[tuple[str, str]]]:
+    """The hunks of a unified diff as (kind, text) lines, kind one of ``" "``, ``"-"``, ``"+"``."""
+    hunks: list[list[tuple[str, str]]] = []
+    cur: list[tuple[str, str]] | None = None
     for line in patch.splitlines():
-        if line.startswith("+") and not line.startswith("+++"):
-            cur.append(line[1:])
-            continue
-        if cur:
-            runs.append("\n".join(cur))
+        if line.startswith("@@"):
             cur = []
-    if cur:
-        runs.append("\n".join(cur))
-    return runs
+            hunks.append(cur)
+        elif line.startswith(("diff ", "--- ", "+++ ", "index ")):
+            cur = None  # a new file's header: no hunk until its "@@"
+        elif cur is not None and line[:1] in (" ", "-", "+", ""):
+            cur.append((line[:1] or " ", line[1:]))
+    return hunks
 
 
 def load_bfcl(root: Path) -> tuple[list[BenchmarkItem], list[Path]]:
@@ -233,7 +263,8 @@ INDEXED = {
     "mbpp": "statement + code + test_list asserts; statement + asserts",
     "mbppplus": "prompt + canonical solution + assertion; prompt + assertion",
     "livecodebench": "question (+ starter code); question + public tests",
-    "swebench_lite": "problem statement; gold patch added lines (item <id>#gold_patch)",
+    "swebench_lite": "problem statement; gold patch added lines with 12 tokens of hunk context "
+                     "(item <id>#gold_patch)",
     "bfcl": "user turns of each question",
 }
 NOT_INDEXED = {
