@@ -24,13 +24,16 @@ _SHORT = re.compile(
     r"|\bredis-cli\b[^\n]{0,200}?[ \t]-a|\b(?:smbclient|rpcclient|net)\b[^\n]{0,120}?[ \t]-U[ \t]+[^\s%]+%(?=\S)"
     r"|\bpsql\b[^\n]{0,200}?[ \t]-W|\bhtpasswd\b[^\n]{0,120}?[ \t]-b[a-zA-Z]*[ \t]+\S+[ \t]+\S+)[ \t]*" + _VAL)
 _LONG = re.compile(
-    r"(?<![\w-])--(?:[a-z0-9]+-){0,3}(?:password|passwd|pass|pwd|token|secret|api-?key|access-key|secret-key|"
+    r"--(?<![\w-]--)(?:[a-z0-9]+-){0,3}(?:password|passwd|pass|pwd|token|secret|api-?key|access-key|secret-key|"
     r"client-secret|auth|credentials?)(?:=|[ \t]+)" + _VAL)
 _INLINE = re.compile(  # `password=...` inside a command or a query string / key=value connection string
-    r"(?<![\w.-])(?:password|passwd|pwd|pass|secret|token|api_?key|access_?token|bind_?password|bindcredential)"
-    r"[ \t]*=[ \t]*(?P<v>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|\{[^}\n]{1,200}\}|[^\s\"'`;&|)<>,]+)")
-_CONN_HINT = re.compile(r"jdbc:|odbc|server=|data source=|host=|dbname=|database=|uid=|user id=|user=|[?&]|"
-                        r"\b(?:kubectl|docker|vault|curl|mysql|psql|mongo|--from-literal)\b")
+    r"(?:password|passwd|pwd|pass|secret|token|api_?key|access_?token|bind_?password|bindcredential)"
+    r"=(?P<v>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|\{[^}\n]{1,200}\}|[^\s\"'`;&|)<>,]+)")
+# connection strings and command-line pairs are written without spaces around `=`
+_INLINE_KEYS = ("pass=", "passwd=", "password=", "pwd=", "secret=", "token=", "key=", "bindcredential=")
+# a line holding one of these is a connection string or a command
+_CONN_HINTS = ("jdbc:", "odbc", "server=", "data source=", "host=", "dbname=", "uid=", "user id=", "user=",
+               "username=", "kubectl", "docker", "vault ", "curl ", "mysql", "psql", "mongo", "--from-literal", "ldap")
 _FLAG_NOT_SECRET = re.compile(r"-(?:file|path|env|stdin|prompt|length|min|max|policy|reset|hash|type|dir|name|id|"
                               r"url|expiry|expires|ttl|store|helper|command|cmd|var|source|field)(?=[= \t]|$)")
 
@@ -53,7 +56,8 @@ def _ok(v: str, min_len: int = 4) -> bool:
 
 def detect_cli_credentials(text: str, lower: str) -> Iterator[Candidate]:
     """Command-line and connection-string credentials (see the module docstring)."""
-    if " -" in text or "\t-" in text:
+    if ("login" in lower or "ldap" in lower or "redis-cli" in lower or "psql" in lower or "htpasswd" in lower
+            or "smbclient" in lower or "rpcclient" in lower or "net " in lower):
         for m in _SHORT.finditer(lower):
             v, q = _strip(text[m.start("v"):m.end("v")])
             if _ok(v):
@@ -66,13 +70,14 @@ def detect_cli_credentials(text: str, lower: str) -> Iterator[Candidate]:
             v, q = _strip(text[m.start("v"):m.end("v")])
             if _ok(v, 6):
                 yield Candidate(m.start("v") + q, m.start("v") + q + len(v), PASSWORDS, "SECRET_PASSWORD", "cli_long_flag", 3)
-    if "=" in text and ("pass" in lower or "pwd" in lower or "secret" in lower or "token" in lower or "key" in lower
-                        or "credential" in lower):
+    if any(k in lower for k in _INLINE_KEYS) and any(h in lower for h in _CONN_HINTS):
         for m in _INLINE.finditer(lower):
+            if m.start() and (lower[m.start() - 1].isalnum() or lower[m.start() - 1] in "_.-"):
+                continue  # part of a longer name: `db_password = x` is the assignment detector's
             line_start = lower.rfind("\n", 0, m.start()) + 1
             line_end = lower.find("\n", m.end())
             line = lower[line_start:line_end if line_end >= 0 else len(lower)]
-            if not _CONN_HINT.search(line):
+            if not any(h in line for h in _CONN_HINTS):
                 continue  # a plain `password = x` line is the assignment detector's case
             v, q = _strip(text[m.start("v"):m.end("v")])
             if _ok(v):

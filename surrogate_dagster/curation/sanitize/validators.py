@@ -181,6 +181,11 @@ def _runs(text: str) -> tuple[str | None, bytes, bytes | None]:
     return last
 
 
+def token_shape(text: str) -> bytes:
+    """`text` as UTF-8 with base64 characters mapped to `a` and `_-` to `_` (other bytes kept)."""
+    return _runs(text)[1]
+
+
 def has_b64_run(text: str, n: int) -> bool:
     """Whether `text` holds `n` characters of [A-Za-z0-9+/] in a row."""
     return b"a" * n in _runs(text)[1]

@@ -14,6 +14,7 @@ from typing import Iterator
 
 from .detectors import Candidate
 from .patterns import IDS
+from .validators import has_b64_run
 
 _B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 _B58_INDEX = {c: i for i, c in enumerate(_B58)}
@@ -129,10 +130,12 @@ def detect_wallets(text: str, lower: str) -> Iterator[Candidate]:
             elif not eip55_ok(m.group(0)):
                 continue
             yield Candidate(m.start(), m.end(), IDS, "CRYPTO_WALLET", "eth_address", 3)
-    if "1" in text:
+    if not has_b64_run(text, 26):
+        return  # every base58/bech32 address is a run of >= 26 alphanumerics
+    if "bc1" in lower or "tb1" in lower or "ltc1" in lower:
         for m in _BECH32_ADDR.finditer(text):
             if bech32_ok(m.group(0)):
                 yield Candidate(m.start(), m.end(), IDS, "CRYPTO_WALLET", "bech32_address", 3)
-        for m in _B58_ADDR.finditer(text):
-            if base58check_ok(m.group(0)):
-                yield Candidate(m.start(), m.end(), IDS, "CRYPTO_WALLET", "base58_address", 3)
+    for m in _B58_ADDR.finditer(text):
+        if base58check_ok(m.group(0)):
+            yield Candidate(m.start(), m.end(), IDS, "CRYPTO_WALLET", "base58_address", 3)
