@@ -4,14 +4,19 @@ Pure rules, no I/O beyond reading one JSON file. Production serves checkpoints w
 (``vllm serve --enable-lora --lora-modules``, evals/inference.py); vLLM loads an adapter only if
 its PEFT ``adapter_config.json`` passes the checks in ``vllm/lora/peft_helper.py``
 (``PEFTHelper._validate_features`` / ``validate_legal``) and its module names are among the
-model's LoRA-capable modules (``vllm/lora/models.py``, ``from_local_checkpoint``):
+model's LoRA-capable modules (``vllm/lora/models.py``, ``from_local_checkpoint``). The rules, as
+in vllm-project/vllm@e745bafffc44744aa601169f8c6f325e47ca7cd5 ``vllm/lora/peft_helper.py``:
 
 - ``use_dora``: refused ("vLLM does not yet support DoRA.");
 - ``modules_to_save``: must be empty ("vLLM only supports modules_to_save being None.");
 - ``r`` <= the server's ``--max-lora-rank`` ("LoRA rank ... is greater than max_lora_rank");
 - ``bias`` other than ``"none"`` needs ``--enable-lora-bias`` (off here);
-- ``target_modules`` within the model's LoRA modules: for Qwen2 the packed ``qkv_proj``
-  (q/k/v), ``o_proj``, ``gate_up_proj`` (gate/up), ``down_proj``.
+- ``r``, ``lora_alpha``, ``target_modules`` present (``PEFTHelper.from_dict``), and the targets
+  within the model's LoRA modules: for Qwen2 the packed ``qkv_proj`` (q/k/v), ``o_proj``,
+  ``gate_up_proj`` (gate/up), ``down_proj``.
+
+A ``rank_pattern`` rank over the limit is refused here too (vLLM checks ``r`` only, then cannot fit
+the larger matrices into its ``max_lora_rank`` slots).
 
 Anything else is served merged: the trainer merges the adapter into its base (PEFT
 ``merge_and_unload``, via axolotl merge-lora, tokenizer included) and stores it as ``merged/``
