@@ -89,7 +89,7 @@ _KEY_CH = r"[A-Za-z0-9_.-]"
 # after the key name: optional closing quote/bracket, an assignment operator, an opening quote
 _ASSIGN_TAIL = re.compile(
     r"(?P<kq>\\?[\"'`])?(?:\s*\])?[ \t]*(?P<op>:=|::=|:::=|=>|===?|!==?|\?\?=|\?=|\.=|\|\||=|:|,|\((?=[ \t]*\\?[\"'`])|[ \t](?=[ \t]*@?\\?[\"'`]))"
-    r"[ \t]*(?:\[\]\s*)?@?(?P<vq>\\?[\"'`])?")
+    r"[ \t]*(?:\[\]\s*)?@?(?:[bBrRuU]{1,2}(?=[\"']))?(?P<vq>\\?[\"'`])?")
 _QVAL = {"\"": re.compile(r"((?:[^\"\\\n]|\\(?!\"|n))*)\\?\""), "'": re.compile(r"((?:[^'\\\n]|\\(?!'|n))*)\\?'"),
          "`": re.compile(r"([^`\n]*)`")}
 _CALL = re.compile(r"[A-Za-z_][\w.]*[(\[]")

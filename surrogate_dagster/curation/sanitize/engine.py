@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from .detectors import (Candidate, detect_assignments, detect_credentials_in_context, detect_high_entropy_strings,
                         detect_private_keys)
 from .cli import detect_cli_credentials
+from .config import detect_config_pairs
 from .encoded import detect_base64, may_hold_base64
 from .mac import detect_macs
 from .ner import DEFAULT_NER_MODEL, NERBackend, detect_ner, load_ner
@@ -31,7 +32,8 @@ from .wallets import detect_wallets
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _CONTEXT_DETECTORS = (detect_private_keys, detect_assignments, detect_credentials_in_context,
-                      detect_high_entropy_strings, detect_cli_credentials, detect_generic_prefixed)
+                      detect_high_entropy_strings, detect_cli_credentials, detect_generic_prefixed,
+                      detect_config_pairs)
 _PII_DETECTORS = (detect_emails, detect_phones, detect_ips, detect_ids, detect_wallets, detect_macs)
 # the core provider rules, then the wider vendor catalogue (rule order breaks ties in `_resolve`)
 _ALL_RULES: tuple[Rule, ...] = RULES + VENDOR_RULES

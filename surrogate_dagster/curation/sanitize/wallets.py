@@ -121,7 +121,9 @@ def detect_wallets(text: str, lower: str) -> Iterator[Candidate]:
     if "0x" in lower:
         for m in _ETH_ADDR.finditer(text):
             hexpart = m.group(0)[2:]
-            if hexpart.islower() or hexpart.isupper() or hexpart.isdigit():
+            if hexpart.isupper() and eip55_ok(m.group(0)):
+                pass  # all letters upper-case by the checksum: as good as a mixed-case match
+            elif hexpart.islower() or hexpart.isupper() or hexpart.isdigit():
                 if len(set(hexpart)) < 8:
                     continue  # 0x000...0, 0xdead...: constants, burn addresses
                 line_start = text.rfind("\n", 0, m.start()) + 1

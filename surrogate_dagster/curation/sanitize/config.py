@@ -1,0 +1,51 @@
+"""Credentials in XML configuration written as name/value pairs rather than as an element named
+after the credential: .NET `<add key="X" value="..."/>`, Spring/Ant `<property name="X" value="..."/>`,
+`<entry key="X">...</entry>`, `<param name="X">...</param>`, `<setting name="X"><value>...</value>`.
+
+The pair counts when its name is a credential name by the assignment detector's rules (the same
+keywords, the same non-secret suffixes such as `...Url`/`...Path`) and its value passes the same
+value test (placeholders, `${...}` and names of other fields are skipped).
+"""
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+from .detectors import _KEY_NOT_SECRET, _KW, _NON_SECRET_SUFFIX, Candidate, _value_ok
+from .patterns import PASSWORDS
+
+# name attribute and value attribute of one element (either order is not used in practice)
+_ATTR_PAIR = re.compile(r"""<[A-Za-z][\w:.-]*\s+(?:[\w:.-]+="[^"\n]*"\s+)*?(?:key|name)\s*=\s*(["'])(?P<k>[^"'\n<>]{1,100})\1"""
+                        r"""\s+(?:[\w:.-]+=(["'])[^"'\n]*\3\s+)*?value\s*=\s*(["'])(?P<v>[^"'\n]{0,400})\4""")
+# name attribute, then the element's text (optionally inside a nested <value>)
+_ELEM_PAIR = re.compile(r"""<(?P<tag>[A-Za-z][\w:.-]*)\s+(?:key|name)\s*=\s*(["'])(?P<k>[^"'\n<>]{1,100})\2[^<>]*>\s*"""
+                        r"""(?:<value>)?(?P<v>[^<\n]{1,400})<""")
+
+
+def _credential_name(name: str) -> bool | None:
+    """True: a password-like name; False: a token/key-like name; None: not a credential name."""
+    last = re.split(r"[.:/]", name)[-1] or name
+    m = None
+    for m in _KW.finditer(last):
+        pass  # the last keyword in the name decides (`jwt.signing.secret`, `StripeApiKey`)
+    if m is None or _NON_SECRET_SUFFIX.search(last) or _KEY_NOT_SECRET.match(last.lstrip("_.-")):
+        return None
+    if m.group(3) is not None and last[m.end():].strip("0123456789"):
+        return None  # `keyStore`, `KeyFile`: `key` must end the name
+    return m.group(1) is not None
+
+
+def detect_config_pairs(text: str, lower: str) -> Iterator[Candidate]:
+    """Name/value XML configuration entries whose name is a credential name."""
+    if "<" not in text or ("key" not in lower and "name" not in lower):
+        return
+    for rx in (_ATTR_PAIR, _ELEM_PAIR):
+        for m in rx.finditer(text):
+            strong = _credential_name(m.group("k"))
+            if strong is None:
+                continue
+            v = m.group("v").strip()
+            if v and _value_ok(v, strong, True):
+                s = text.index(v, m.start("v"))
+                yield Candidate(s, s + len(v), PASSWORDS, "SECRET_PASSWORD" if strong else "SECRET_TOKEN",
+                                "xml_name_value", 2)
