@@ -113,7 +113,9 @@ def tokenize(text: str) -> list[str]:
 _ESCAPE = re.compile(r"\\+(?:u([0-9a-fA-F]{4})|([nrtfb])|(.))", re.S)
 # Comment and docstring markers, and a diff's line prefix: removed, so a docstring rewritten as
 # ``#`` or ``//`` comments, or code quoted as diff lines, yields the tokens of the plain text.
-_MARKERS = re.compile(r"\"\"\"|'''|#+|//+|/\*+|\*+/|^[ \t]*[+-]", re.M)
+# The markers go by str.replace (several times faster than one regex alternation over the row).
+_MARKERS = ('"""', "'''", "#", "//", "/*", "*/")
+_DIFF_PREFIX = re.compile(r"^[ \t]*[+-]", re.M)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -140,7 +142,10 @@ def normalize(text: str) -> str:
             text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     if "&" in text:
         text = html.unescape(text)
-    return _MARKERS.sub(" ", text)
+    for marker in _MARKERS:
+        if marker in text:
+            text = text.replace(marker, " ")
+    return _DIFF_PREFIX.sub(" ", text)
 
 
 def normalized_tokens(text: str) -> list[str]:
