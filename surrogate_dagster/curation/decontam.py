@@ -1,6 +1,8 @@
 """Benchmark decontamination: an n-gram index of benchmark items and a longest-match checker.
 
-Normalization: Unicode NFKC, lowercase, then tokens ``\\w+|[^\\w\\s]``. Whitespace never
+Normalization (:func:`normalize`, on items and rows alike): string escapes resolved at any
+depth (code inside JSON tool-call arguments), HTML entities decoded, comment and docstring
+markers and diff line prefixes dropped; then Unicode NFKC, lowercase, and tokens ``\\w+|[^\\w\\s]``. Whitespace never
 becomes a token, so re-indented, re-wrapped and re-cased copies produce the same token stream.
 An n-gram (default n=13) is hashed to 64 bits (xxh3 per token, polynomial combination in
 numpy, splitmix64 finish); :class:`BenchmarkIndex` stores the sorted hashes with the item each
