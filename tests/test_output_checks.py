@@ -108,3 +108,20 @@ def test_planner_replans_partition_whose_output_is_gone(materialized) -> None:
     marker = next(k for k in store.list("raw/") if k.endswith("_SUCCESS.json") and f"raw/{SOURCE}/" in k)
     store.delete(json.loads(store.get_bytes(marker))["parts"][0])
     assert _planned(graph, instance, store, keys) == {"source_rows", "normalized_rows", "sanitized_rows"}
+
+
+def test_normalize_refuses_a_mirror_shorter_than_its_marker(tmp_path: Path) -> None:
+    """normalized_rows reads the mirror through its marker: a short part fails the step, naming
+    the marker, instead of normalizing fewer rows."""
+    resources = make_resources(tmp_path, hub_copy(tmp_path))
+    assert materialize([source_rows], partition_key=SOURCE, resources=resources).success
+    store = LocalObjectStore(tmp_path / "store")
+    marker = next(k for k in store.list("raw/") if k.endswith("_SUCCESS.json") and f"raw/{SOURCE}/" in k)
+    doc = json.loads(store.get_bytes(marker))
+    rows = [r for p in doc["parts"] for r in iter_marker_rows(store, marker)][: doc["rows"]]
+    store.put_bytes(doc["parts"][-1], rows_to_parquet_bytes(rows[:1]))  # valid Parquet, rows short
+    result = materialize([source_rows, helper_rows, normalized_rows], selection=[normalized_rows.key],
+                         partition_key=SOURCE, resources=resources, raise_on_error=False)
+    assert not result.success
+    failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
+    assert "_SUCCESS.json" in failure.step_failure_data.error.to_string()

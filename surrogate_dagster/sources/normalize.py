@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..catalog.models import SourceSpec
+from ..storage.markers import SUCCESS_MARKER, iter_marker_rows
 from ..storage.object_store import ObjectStore
 from ..storage.parquet_io import parquet_bytes_to_rows, rows_to_parquet_bytes
 from .adapters import AdapterContext, Quarantine, registry
@@ -45,15 +46,11 @@ def normalized_key(source: str, revision: str) -> str:
 
 
 def iter_raw_rows(store: ObjectStore, source: str) -> tuple[str, Iterator[dict]]:
-    """The latest mirrored revision of `source` and an iterator over its rows."""
+    """The latest mirrored revision of `source` and an iterator over its rows, checked against
+    the mirror's `_SUCCESS.json` (every listed part present, the marker's row count; a short or
+    missing part raises IncompleteData naming the marker after the last row)."""
     latest = read_latest(store, source)
-    marker = json.loads(store.get_bytes(latest["prefix"] + "_SUCCESS.json"))
-
-    def rows() -> Iterator[dict]:
-        for part in marker["parts"]:
-            yield from parquet_bytes_to_rows(store.get_bytes(part))
-
-    return latest["revision"], rows()
+    return latest["revision"], iter_marker_rows(store, latest["prefix"] + SUCCESS_MARKER)
 
 
 def load_helper_questions(store: ObjectStore, helpers: list[SourceSpec]) -> Callable[[str, str, int], str | None]:
