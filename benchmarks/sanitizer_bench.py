@@ -7,7 +7,8 @@ strings. A line counts as flagged when the tool reports anything on it.
     .venv/bin/python benchmarks/sanitizer_bench.py [--mb 3] [--no-ner]
 
 Per-class set: benchmarks/data/secret_classes_labelled.jsonl (seeded generator beside it): recall
-per class on the tuning half and on the held-out half (disjoint templates and vendor formats),
+per class on the tuning half, the held-out half (disjoint templates and vendor formats) and the
+`fresh` split (templates written after tuning, never tuned on),
 false positives on its labelled negatives, and the share of clean real-code documents changed
 (HumanEval prompts + canonical solutions, MBPP solutions, SWE-bench Lite gold patches from
 ../shared/data/benchmarks, and the CPython stdlib `.py` files). `--classes-only` runs just that part.
@@ -84,19 +85,20 @@ def class_report(san: Sanitizer, show_misses: int = 0) -> dict:
         if not ok and r["split"] == "tune":
             misses.append(r)
     print(f"\n== per-class recall on {CLASSES.name} ({len(rows)} rows; negatives: share left unchanged)")
-    print(f"  {'class':20s} {'tune':>14s} {'held-out':>14s}")
-    tot = {"tune": [0, 0], "heldout": [0, 0]}
+    print(f"  {'class':20s} {'tune':>14s} {'held-out':>14s} {'fresh':>14s}")
+    splits = ("tune", "heldout", "fresh")
+    tot = {sp: [0, 0] for sp in splits}
     for cls in sorted({c for c, _ in res}, key=lambda c: (c == "negative", c)):
         cells = []
-        for sp in ("tune", "heldout"):
+        for sp in splits:
             k, n = res.get((cls, sp), [0, 0])
-            cells.append(f"{k / max(1, n):.3f} ({k}/{n})")
+            cells.append(f"{k / n:.3f} ({k}/{n})" if n else "-")
             if cls != "negative":
                 tot[sp][0] += k
                 tot[sp][1] += n
-        print(f"  {cls:20s} {cells[0]:>14s} {cells[1]:>14s}")
+        print(f"  {cls:20s} {cells[0]:>14s} {cells[1]:>14s} {cells[2]:>14s}")
     print(f"  {'ALL POSITIVES':20s} " + " ".join(f"{tot[sp][0] / max(1, tot[sp][1]):.3f} ({tot[sp][0]}/{tot[sp][1]})".rjust(14)
-                                            for sp in ("tune", "heldout")))
+                                            for sp in splits))
     for r in misses[:show_misses]:
         print("  MISS", r["class"], repr(r["text"][:160]))
     print("== clean real code: documents changed")

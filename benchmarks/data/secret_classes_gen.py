@@ -280,6 +280,79 @@ CLASSES = {
     ],
 }
 
+# A third split, `fresh`: templates written after the rules were tuned and never used to tune them
+# (the held-out half's per-class scores were looked at during development; these were not).
+FRESH = {
+    "config_xml": [
+        ("<connectionStrings>\n  <add name=\"Main\" connectionString=\"Server=db;User ID=app;Password={v}\" />\n</connectionStrings>", "pw"),
+        ("<jdbc-connection-pool>\n  <property name=\"Password\" value=\"{v}\"/>\n</jdbc-connection-pool>", "pw"),
+        ("<smtp>\n  <network host=\"mail\" userName=\"relay\" password=\"{v}\" />\n</smtp>", "pw"),
+        ("<com.cloudbees.plugins.credentials.impl.UsernamePasswordCredentialsImpl>\n  <password>{{AQAAABAAAAAQ{v}}}</password>", "b64"),
+        ("<token>{v}</token>", "tok"),
+        ("<Setting Name=\"StorageAccessKey\" Value=\"{v}\" />", "b64"),
+    ],
+    "config_json": [
+        ('{{"type": "service_account", "private_key_id": "{v}"}}', "hex"),
+        ('"auths": {{"registry.corp.io": {{"password": "{v}"}}}}', "pw"),
+        ('{{"mailer": {{"smtp_password": "{v}"}}}}', "pw"),
+        ('  "SlackBotToken": "{v}",', "tok"),
+    ],
+    "config_yaml": [
+        ("  - name: DATABASE_PASSWORD\n    value: {v}", "pw"),
+        ("registry:\n  auth:\n    password: \"{v}\"", "pw"),
+        ("sentry:\n  auth_token: {v}", "hex"),
+        ("oauth2:\n  client-secret: {v}", "tok"),
+    ],
+    "config_env": [
+        ("STRIPE_SECRET={v}", "tok"),
+        ("ADMIN_PASS=\"{v}\"", "pw"),
+        ("export ENCRYPTION_KEY={v}", "b64"),
+        ("PGPASSWORD={v} psql -h db -U app", "pw"),
+    ],
+    "cli_flag": [
+        ("mysqladmin -u root --password={v} status", "pw"),
+        ("curl -u admin:{v} https://jenkins.corp.io/api/json", "pw"),
+        ("skopeo copy --dest-creds ci:{v} docker://a docker://b", "pw"),
+        ("aws configure set aws_secret_access_key {v}", "aws"),
+        ("gitlab-runner register --registration-token {v}", "tok"),
+        ("openssl pkcs12 -export -passout pass:{v} -out cert.p12", "pw"),
+        ("mongodump --uri mongodb://backup:{v}@mongo:27017/app", "pw"),
+        ("net use Z: \\\\fs01\\share /user:CORP\\svc {v}", "pw"),
+    ],
+    "connection_string": [
+        ("jdbc:oracle:thin:scott/{v}@//ora:1521/ORCL", "pw"),
+        ("redis://:{v}@cache:6379/0", "pw"),
+        ("Provider=SQLOLEDB;Data Source=sql;User ID=sa;Password={v};", "pw"),
+        ("ldap_bind_pw: {v}", "pw"),
+        ("DATABASE_URL=postgres://app:{v}@pg:5432/app", "pw"),
+        ("Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=root;SharedAccessKey={v}", "azkey"),
+    ],
+    "base64_assignment": [
+        ("NEXTAUTH_SECRET={v}", "b64"),
+        ("$config['encryption_key'] = '{v}';", "b64"),
+        ("secret_key_base: {v}", "hex"),
+        ("private static final String HMAC_SECRET = \"{v}\";", "b64"),
+    ],
+    "crypto_wallet": [
+        ("bitcoin:{v}?amount=0.05", "btc"),
+        ("ETH donations: {v}", "eth"),
+        ("payTo: \"{v}\"", "bech32"),
+        ("withdrawal address {v} confirmed", "ethlower"),
+    ],
+    "mac_address": [
+        ("dhcp-host={v},192.168.1.50", "mac"),
+        ("Interface: eth1  HWaddr {v}", "macupper"),
+        ("wol.send_magic_packet('{v}')", "mac"),
+        ("arp -s 10.0.0.2 {v}", "macdash"),
+    ],
+}
+FRESH_VENDOR_CONTEXTS = [
+    "[{svc}]\napi_key = {v}",
+    "ERROR auth failed for key={v} (service {svc})",
+    "headers = {{'X-{Svc}-Token': '{v}'}}",
+    "    - {SVC}_TOKEN={v}",
+]
+
 # negatives: look like secrets by shape, are not (placeholders, digests, ids, code hex)
 NEGATIVES = [
     "api_key = 'your_api_key_here'",
@@ -390,6 +463,20 @@ def generate(seed: int = 20261201, per_class: int = 60) -> list[dict]:
         text = VENDOR_CONTEXTS[c].format(v=v, svc=base, SVC=base.upper(), Svc=base.capitalize())
         rows.append({"text": text, "secrets": [v], "label": True, "class": "vendor_prefix", "service": svc,
                      "repo": repo_for(split), "origin": f"vendor/{svc}/c{c}", "split": split})
+    for cls, templates in FRESH.items():
+        for i in range(24):
+            tpl, kind = templates[i % len(templates)]
+            v = value(kind, rng)
+            rows.append({"text": tpl.format(v=v), "secrets": [v], "label": True, "class": cls,
+                         "repo": "synthetic/fresh-" + cls, "origin": f"fresh/{cls}/t{i % len(templates)}", "split": "fresh"})
+    for i in range(len(VENDORS)):
+        svc, gen = VENDORS[i]
+        v = gen(rng)
+        base = svc.split("_")[0]
+        text = FRESH_VENDOR_CONTEXTS[i % len(FRESH_VENDOR_CONTEXTS)].format(v=v, svc=base, SVC=base.upper(),
+                                                                           Svc=base.capitalize())
+        rows.append({"text": text, "secrets": [v], "label": True, "class": "vendor_prefix", "service": svc,
+                     "repo": "synthetic/fresh-vendors", "origin": f"fresh/vendor/{svc}", "split": "fresh"})
     for i in range(len(NEGATIVES) * 4):
         split = "tune" if i % 2 == 0 else "heldout"
         j = rng.randrange(len(NEGATIVES) // 2) * 2 + (0 if split == "tune" else 1)

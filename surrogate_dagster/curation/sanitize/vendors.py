@@ -13,7 +13,7 @@ import re
 from typing import Iterator
 
 from .detectors import Candidate
-from .patterns import _L, _R, _RD, CLOUD, JWT, SAAS, VCS, Rule
+from .patterns import _L, _R, _RD, CLOUD, JWT, RULES, SAAS, VCS, Rule
 from .validators import has_b64_run, shannon_entropy
 
 _B = r"(?![A-Za-z0-9+/=_-])"  # end of a base64-alphabet token
@@ -146,13 +146,23 @@ def _random_mix(v: str) -> bool:
             and re.search(r"[a-z]{7}", v) is None)
 
 
+# keywords of the specific rules that are whole prefixes (>= 3 characters, ending in a separator)
+_OWNED_PREFIXES = tuple(sorted({k for r in RULES + VENDOR_RULES for k in r.keywords
+                                if len(k) >= 3 and k[-1] in "_-"} | {"bedrock-api-key-", "sk-proj-", "sk-svcacct-",
+                                                                     "sk-admin-", "sk-ant-"}))
+
+
 def detect_generic_prefixed(text: str, lower: str) -> Iterator[Candidate]:
     """`<vendor>_[<kind>_]<random tail>` tokens of services with no rule of their own."""
     if not has_b64_run(text, 28):
         return  # no tail could match
     for m in _TAIL.finditer(text):
-        if _PREFIX_BACK.search(text, max(0, m.start() - 28), m.start()) is None:
+        pm = _PREFIX_BACK.search(text, max(0, m.start() - 28), m.start())
+        if pm is None:
             continue
+        prefix = lower[pm.start():m.start() + 1]
+        if any(prefix.startswith(k) for k in _OWNED_PREFIXES):
+            continue  # a format with its own rule (`sk-proj-`, `bedrock-api-key-`): that rule's "no" stands
         v = m.group(1)
         if shannon_entropy(v) >= 4.2 and _random_mix(v):
             yield Candidate(m.start(1), m.end(1), SAAS, "SECRET_API_KEY", "generic_prefixed_token", 2)
