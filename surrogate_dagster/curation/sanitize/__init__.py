@@ -6,7 +6,13 @@
 
 Categories: cloud_credentials, vcs_ci_tokens, saas_api_keys, private_keys, jwt_bearer_session,
 passwords, emails, phones, public_ips, payment_national_ids (regex + validators), person_names,
-addresses (NER, `ner_model`).
+addresses (NER, `ner_model`). MAC addresses are reported under public_ips (`MAC_ADDRESS_n`),
+checksummed crypto wallet addresses under payment_national_ids (`CRYPTO_WALLET_n`).
+
+Rule families: `patterns` (core provider formats), `vendors` (wider vendor-prefix catalogue and
+generic prefixed tokens), `detectors` (assignments, URLs, headers, high entropy), `config` (XML
+name/value pairs), `cli` (command-line flags, connection strings), `wallets`, `mac`, `pii`,
+`encoded` (base64), `ner`.
 """
 from .detectors import Candidate
 from .engine import Finding, SanitizeResult, Sanitizer, SanitizerConfig
