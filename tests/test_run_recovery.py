@@ -238,6 +238,16 @@ def test_a_forked_workers_sigterm_does_not_stop_the_cli():
     from surrogate_dagster.ops.run_interrupts import InterruptGuard
 
     lines: list = []
+    # The default SIGTERM disposition, whatever earlier code in this process installed: the worker
+    # must get it back after the fork and die by the signal.
+    previous = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        _fork_and_terminate_a_worker(InterruptGuard, lines, multiprocessing)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _fork_and_terminate_a_worker(InterruptGuard, lines: list, multiprocessing) -> None:
     with InterruptGuard(None, log=lines.append, exit=lambda code: lines.append(("exit", code))) as guard:
         worker = multiprocessing.get_context("fork").Process(target=time.sleep, args=(30,))
         worker.start()
