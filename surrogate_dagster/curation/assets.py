@@ -25,6 +25,7 @@ from dagster import (
     asset,
 )
 
+from ..catalog.code_version import asset_code_version, module_hashes
 from ..catalog.loader import config_hash
 from ..metadata import counts_table
 from ..resources import HubResource, ObjectStoreResource
@@ -38,6 +39,17 @@ from .text import dedup_text, row_text
 
 CURATION = load_curation()
 CURATION_VERSION = config_hash(CURATION)
+
+
+def code_version_of(asset: str) -> str:
+    """The curation config hash plus the source of the modules that compute `asset`."""
+    return asset_code_version(asset, CURATION_VERSION)
+
+
+# What decides a source's decontamination matches besides its rows and the index: the matcher's
+# code and its threshold. In the cache key, so a changed rule re-scans instead of reusing matches.
+DECONTAM_CODE_VERSION = config_hash({"modules": module_hashes(("curation.decontam", "curation.text")),
+                                     "min_matches": CURATION.decontamination.min_matches})
 
 
 @functools.lru_cache(maxsize=2)
@@ -95,7 +107,7 @@ def _mb(rows: list[dict]) -> float:
     return sum(len(row_text(r).encode()) for r in rows) / 1e6
 
 
-@asset(group_name="curation", partitions_def=source_partitions, code_version=CURATION_VERSION,
+@asset(group_name="curation", partitions_def=source_partitions, code_version=code_version_of("sanitized_rows"),
        deps=["normalized_rows", "eval_canaries"], kinds={"parquet"})
 def sanitized_rows(context: AssetExecutionContext, object_store: ObjectStoreResource,
                    curation: CurationSettings) -> MaterializeResult:
@@ -135,7 +147,7 @@ def sanitized_rows(context: AssetExecutionContext, object_store: ObjectStoreReso
     )
 
 
-@asset(group_name="curation", partitions_def=source_partitions, code_version=CURATION_VERSION,
+@asset(group_name="curation", partitions_def=source_partitions, code_version=code_version_of("filtered_rows"),
        deps=[sanitized_rows], kinds={"parquet"})
 def filtered_rows(context: AssetExecutionContext, object_store: ObjectStoreResource,
                   curation: CurationSettings) -> MaterializeResult:
@@ -179,7 +191,7 @@ def filtered_rows(context: AssetExecutionContext, object_store: ObjectStoreResou
     )
 
 
-@asset(group_name="curation", partitions_def=source_partitions, code_version=CURATION_VERSION,
+@asset(group_name="curation", partitions_def=source_partitions, code_version=code_version_of("minhash_signatures"),
        deps=[filtered_rows], kinds={"datatrove"})
 def minhash_signatures(context: AssetExecutionContext, object_store: ObjectStoreResource,
                        curation: CurationSettings) -> MaterializeResult:
@@ -237,7 +249,7 @@ def signature_dir(store, curation: CurationSettings, source: str):
     return out_dir
 
 
-@asset(group_name="curation", code_version=CURATION_VERSION, deps=[filtered_rows, minhash_signatures],
+@asset(group_name="curation", code_version=code_version_of("dedup_decisions"), deps=[filtered_rows, minhash_signatures],
        kinds={"datatrove"})
 def dedup_decisions(context: AssetExecutionContext, object_store: ObjectStoreResource,
                     curation: CurationSettings) -> MaterializeResult:
@@ -285,7 +297,7 @@ def dedup_decisions(context: AssetExecutionContext, object_store: ObjectStoreRes
     )
 
 
-@asset(group_name="curation", code_version=CURATION_VERSION, kinds={"numpy"})
+@asset(group_name="curation", code_version=code_version_of("benchmark_ngram_index"), kinds={"numpy"})
 def benchmark_ngram_index(context: AssetExecutionContext, object_store: ObjectStoreResource,
                           curation: CurationSettings) -> MaterializeResult:
     """13-gram index of HumanEval(+), MBPP(+), LiveCodeBench, SWE-bench Lite and BFCL questions."""
@@ -318,7 +330,7 @@ def benchmark_ngram_index(context: AssetExecutionContext, object_store: ObjectSt
     )
 
 
-@asset(group_name="curation", partitions_def=source_partitions, code_version=CURATION_VERSION,
+@asset(group_name="curation", partitions_def=source_partitions, code_version=code_version_of("curated_rows"),
        deps=[filtered_rows, dedup_decisions, benchmark_ngram_index], kinds={"parquet"})
 def curated_rows(context: AssetExecutionContext, object_store: ObjectStoreResource,
                  curation: CurationSettings) -> MaterializeResult:
@@ -335,7 +347,7 @@ def curated_rows(context: AssetExecutionContext, object_store: ObjectStoreResour
                             min_matches=CURATION.decontamination.min_matches)
     # Decontamination depends only on this source's rows and the index: cache it, so a change
     # in another source (which re-runs this asset for its new dedup decisions) costs no re-scan.
-    cache_key = f"curation/decont/{source}/{latest['version']}-{idx_ptr['version']}.json"
+    cache_key = f"curation/decont/{source}/{latest['version']}-{idx_ptr['version']}-{DECONTAM_CODE_VERSION}.json"
     if store.exists(cache_key):
         matches = json.loads(store.get_bytes(cache_key))
     else:
@@ -379,7 +391,7 @@ def _mixture_asset(name: str):
     members = [s.name for s in CATALOG.sources
                if s.family in cfg.families or s.name in cfg.sources]
 
-    @asset(name=f"{name}_mixture", group_name="curation", code_version=CURATION_VERSION,
+    @asset(name=f"{name}_mixture", group_name="curation", code_version=code_version_of(f"{name}_mixture"),
            deps=[curated_rows, *[AssetKey(curated_synth_asset(k)) for k in cfg.synth]],
            kinds={"huggingface", "jsonl"},
            description=f"The {name.replace('_', ' ')} stage dataset, pushed to the hub as "

@@ -15,6 +15,7 @@ from dagster import (
 )
 
 from ..catalog import load_sources
+from ..catalog.code_version import asset_code_version
 from ..catalog.loader import config_hash
 from ..metadata import counts_table
 from ..resources import HubResource, ObjectStoreResource
@@ -75,15 +76,15 @@ def _mirror_partition(context: AssetExecutionContext, object_store: ObjectStoreR
     return _mirror_result(context, report, _prefix_uri(store, report.prefix))
 
 
-@asset(group_name="sources", partitions_def=source_partitions, code_version=CATALOG_VERSION,
-       deps=["hf_revisions"], kinds={"parquet", "huggingface"})
+@asset(group_name="sources", partitions_def=source_partitions,
+       code_version=asset_code_version("source_rows", CATALOG_VERSION), deps=["hf_revisions"], kinds={"parquet", "huggingface"})
 def source_rows(context: AssetExecutionContext, object_store: ObjectStoreResource,
                 hub: HubResource) -> MaterializeResult:
     """Upstream rows of one source at a pinned HF revision, capped and filtered per the catalog."""
     return _mirror_partition(context, object_store, hub)
 
 
-@asset(group_name="sources", partitions_def=helper_partitions, code_version=HELPERS_VERSION,
+@asset(group_name="sources", partitions_def=helper_partitions, code_version=asset_code_version("helper_rows", HELPERS_VERSION),
        kinds={"parquet", "huggingface"})
 def helper_rows(context: AssetExecutionContext, object_store: ObjectStoreResource,
                 hub: HubResource) -> MaterializeResult:
@@ -91,8 +92,8 @@ def helper_rows(context: AssetExecutionContext, object_store: ObjectStoreResourc
     return _mirror_partition(context, object_store, hub)
 
 
-@asset(group_name="sources", partitions_def=source_partitions, code_version=CATALOG_VERSION,
-       deps=[source_rows, AssetDep(helper_rows, partition_mapping=AllPartitionMapping())],
+@asset(group_name="sources", partitions_def=source_partitions,
+       code_version=asset_code_version("normalized_rows", CATALOG_VERSION), deps=[source_rows, AssetDep(helper_rows, partition_mapping=AllPartitionMapping())],
        kinds={"parquet"})
 def normalized_rows(context: AssetExecutionContext, object_store: ObjectStoreResource) -> MaterializeResult:
     """One source in ChatML / Hermes tool calls / DPO pairs; unconvertible rows quarantined."""

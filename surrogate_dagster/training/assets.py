@@ -17,6 +17,7 @@ from dagster import (
     observable_source_asset,
 )
 
+from ..catalog.code_version import asset_code_version
 from ..catalog.models import Profile
 from ..resources import HubResource, ObjectStoreResource
 from .config import StageSpec, TrainingCatalog, load_training_catalog, training_profile
@@ -101,7 +102,8 @@ def build_stage_asset(stage: StageSpec, executor: str, base_source: str, catalog
     deps = [AssetKey(a) for a in upstream_assets(stage.load_config())]
 
     @asset(name=stage.asset, group_name="training", pool="gpu", deps=deps, kinds={"axolotl", "pytorch"},
-           code_version=config_hash(stage, catalog, executor), description=f"{stage.title} ({stage.config})")
+           code_version=asset_code_version(stage.asset, config_hash(stage, catalog, executor)),
+           description=f"{stage.title} ({stage.config})")
     def _checkpoint(context: AssetExecutionContext, object_store: ObjectStoreResource, hub: HubResource,
                     trainer: TrainerExecutorResource) -> MaterializeResult:
         from .stage_run import materialize_stage

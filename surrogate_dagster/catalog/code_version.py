@@ -1,0 +1,182 @@
+"""Code versions that follow the code: an asset's config hash plus the source of the modules that compute it.
+
+`CODE_MODULES` names, per asset (or asset family), the modules of this package whose source decides
+its output. A name is a dotted path under `surrogate_dagster`: a module file (`curation.decontam`)
+or a package, which stands for every `.py` file below it (`curation.sanitize`). Source is hashed
+after parsing (`ast.dump`), so comment and formatting edits leave the version alone while any
+change to code or docstrings moves it. Files are read from this package's own directory, never
+imported, so a version costs a few file reads at definitions load.
+
+`asset_code_version(asset, config)` is what an asset passes as `code_version`; it is
+self-describing, `cfg=<hash>;<module>=<hash>;...`, so every materialization records (in its
+`dagster/code_version` tag) which module versions produced it, and the regression lineage report
+can name the modules that changed between two checkpoints (`parse_code_version`,
+`changed_modules`). Assets not in the registry are versioned by their config alone.
+
+`build_info()` is the package version and git commit of the running code (env
+`SURROGATE_GIT_COMMIT` in images, else `git rev-parse HEAD`, else "unknown"; never raises).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import os
+import subprocess
+from collections.abc import Iterable
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from .loader import config_hash
+
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
+PACKAGE = PACKAGE_DIR.name
+GIT_COMMIT_ENV = "SURROGATE_GIT_COMMIT"
+HASH_CHARS = 10
+
+_MIRROR = ("sources.mirror", "sources.filters", "sources.sampling", "hub")
+_NORMALIZE = ("sources.normalize", "sources.adapters", "sources.hermes", "sources.ocr2_questions")
+_EVALS = ("evals.harness", "evals.runner", "evals.inference", "evals.gates", "evals.checkpoints")
+_TRAINING = ("training.render", "training.serving", "training.stage_run", "training.run_inputs")
+_MIXTURES = ("curation.mixtures", "curation.synth_rows")
+
+# asset (or family, see `modules_for`) -> modules whose source decides its output. Orchestration
+# modules (the `assets.py` files) are left out: they hold every asset of a group, so hashing them
+# would mark the whole group stale on any edit.
+CODE_MODULES: dict[str, tuple[str, ...]] = {
+    "source_rows": _MIRROR,
+    "helper_rows": _MIRROR,
+    "normalized_rows": _NORMALIZE,
+    "sanitized_rows": ("curation.sanitize", "curation.stage_io"),
+    "filtered_rows": ("curation.quality", "curation.ast_validity", "curation.code_blocks", "curation.stage_io"),
+    "minhash_signatures": ("curation.minhash", "curation.minhash_kernels", "curation.minhash_numpy",
+                           "curation.text"),
+    "dedup_decisions": ("curation.exact_dedup", "curation.minhash", "curation.text"),
+    "benchmark_ngram_index": ("curation.decontam", "curation.benchmark_refs", "curation.lcb_online"),
+    "curated_rows": ("curation.decontam", "curation.text", "curation.stage_io"),
+    "mixture": _MIXTURES,
+    "curated_synth": ("curation.synth_rows", "curation.sanitize", "curation.decontam", "curation.exact_dedup",
+                      "curation.minhash"),
+    "eval": _EVALS,
+    "checkpoint": _TRAINING,
+}
+
+
+def modules_for(asset: str) -> tuple[str, ...]:
+    """The registry entry of an asset: its own name, else its family (`*_mixture`, `*_checkpoint`,
+    `*_eval_report` / other evals assets via "eval", `curated_*` synth sets); () when none."""
+    if asset in CODE_MODULES:
+        return CODE_MODULES[asset]
+    if asset.endswith("_mixture"):
+        return CODE_MODULES["mixture"]
+    if asset.endswith("_checkpoint"):
+        return CODE_MODULES["checkpoint"]
+    if asset.startswith("curated_"):
+        return CODE_MODULES["curated_synth"]
+    if "eval" in asset:
+        return CODE_MODULES["eval"]
+    return ()
+
+
+def _files(module: str, root: Path) -> list[Path]:
+    rel = Path(*module.split("."))
+    if (root / rel).is_dir():
+        return sorted(p for p in (root / rel).rglob("*.py") if "__pycache__" not in p.parts)
+    if (root / rel).with_suffix(".py").is_file():
+        return [(root / rel).with_suffix(".py")]
+    raise KeyError(f"code module {module!r}: no {rel}.py or package {rel}/ under {root}")
+
+
+def _source_digest(path: Path) -> str:
+    text = path.read_bytes()
+    try:  # parsed form: comments and layout do not change what the code computes
+        text = ast.dump(ast.parse(text, filename=str(path))).encode()
+    except SyntaxError:
+        pass
+    return hashlib.sha256(text).hexdigest()
+
+
+@functools.lru_cache(maxsize=None)
+def module_hash(module: str, root: Path = PACKAGE_DIR) -> str:
+    """A short hash of a module's (or a package's every file's) parsed source."""
+    h = hashlib.sha256()
+    for path in _files(module, root):
+        h.update(path.relative_to(root).as_posix().encode() + b"\0" + _source_digest(path).encode() + b"\0")
+    return h.hexdigest()[:HASH_CHARS]
+
+
+def module_hashes(modules: Iterable[str], root: Path = PACKAGE_DIR) -> dict[str, str]:
+    """{module: hash} for the given module names, sorted by name."""
+    return {m: module_hash(m, root) for m in sorted(set(modules))}
+
+
+def asset_code_version(asset: str, config: BaseModel | dict | str | None = None,
+                       modules: Iterable[str] | None = None) -> str:
+    """`cfg=<config hash>;<module>=<hash>;...` for an asset: its config (a model, a dict, or an
+    already computed hash) and the modules of `CODE_MODULES` (or `modules`) that compute it."""
+    if config is None:
+        cfg = "none"
+    elif isinstance(config, str):
+        cfg = config
+    else:
+        cfg = config_hash(config)
+    parts = [f"cfg={cfg[:HASH_CHARS]}"]
+    parts += [f"{m}={h}" for m, h in module_hashes(modules if modules is not None else modules_for(asset)).items()]
+    return ";".join(parts)
+
+
+def parse_code_version(version: str | None) -> dict[str, str]:
+    """{part: hash} of a version `asset_code_version` wrote ("cfg" is the config); {} for any other."""
+    if not version or "=" not in version:
+        return {}
+    out = {}
+    for part in version.split(";"):
+        name, sep, value = part.partition("=")
+        if not sep:
+            return {}
+        out[name] = value
+    return out
+
+
+def changed_modules(a: str | None, b: str | None) -> list[str]:
+    """The parts (module names, "cfg" for the config) whose hash differs between two versions,
+    including parts only one of them has; [] when either is not self-describing."""
+    pa, pb = parse_code_version(a), parse_code_version(b)
+    if not pa or not pb:
+        return []
+    return sorted(k for k in set(pa) | set(pb) if pa.get(k) != pb.get(k))
+
+
+@functools.lru_cache(maxsize=1)
+def build_info() -> dict[str, str]:
+    """{"package_version", "git_commit"} of the running code; "unknown" where neither is known."""
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            pkg = version(PACKAGE)
+        except PackageNotFoundError:
+            pkg = version(PACKAGE.replace("_", "-"))
+    except Exception:  # noqa: BLE001 - metadata must never break definitions loading
+        pkg = "unknown"
+    commit = os.environ.get(GIT_COMMIT_ENV, "").strip()
+    if not commit:
+        try:
+            res = subprocess.run(["git", "rev-parse", "HEAD"], cwd=PACKAGE_DIR, capture_output=True,
+                                 text=True, timeout=5, check=False)
+            commit = res.stdout.strip() if res.returncode == 0 else ""
+        except (OSError, subprocess.SubprocessError):
+            commit = ""
+    return {"package_version": pkg, "git_commit": commit or "unknown"}
+
+
+def code_metadata(asset: str) -> dict[str, object]:
+    """Definition metadata for an asset: the module hashes its code version is made of, the
+    package version and git commit of the loaded code."""
+    from dagster import MetadataValue
+
+    info = build_info()
+    return {"code_modules": MetadataValue.json(module_hashes(modules_for(asset))),
+            "code_package_version": info["package_version"], "code_git_commit": info["git_commit"]}
