@@ -61,8 +61,8 @@ def test_budget_thresholds(api, level):
 
 def test_bad_metadata_and_config_are_errors():
     with pytest.raises(ValueError, match="negative api"):
-        costs_from_metadata({"cost_usd": -1.0})
-    assert costs_from_metadata({"cost_usd": True, "rows": 3}) == {"api_usd": 0.0, "gpu_hours": 0.0, "bytes": 0.0}
+        costs_from_metadata({"api_cost_usd": -1.0})
+    assert costs_from_metadata({"api_cost_usd": True, "rows": 3}) == {"api_usd": 0.0, "gpu_hours": 0.0, "bytes": 0.0}
     with pytest.raises(ValueError, match="unknown cost/budget keys"):
         CostConfig.from_profile_section({"costs": {"gpu_usd_per_hr": 2}})
     assert months_elapsed(date(2026, 1, 5), date(2026, 3, 4)) == 2 and months_elapsed(date(2026, 1, 5), date(2026, 3, 5)) == 3

@@ -1,17 +1,26 @@
 """Cost ledger logic (no Dagster): API dollars, GPU hours x price and storage, per asset and in total, against the budget.
 
-Assets report what they cost in their materialization metadata (conventions below); the ledger
-sums them over the whole event log, so money spent by every materialization counts, not just
-the latest. Storage is what the graph holds now: the latest `bytes` of each (asset, partition).
+Each cost is booked once, in its category:
 
-    api_cost_usd | llm_cost_usd | cost_usd | api_usd | batch_usd   dollars this materialization spent
+- GPU: the hours a materialization reports, priced here at the profile's
+  `phases.ops.costs.gpu_usd_per_hour` (the price of the profile's executor GPU). A dollar figure
+  the producer puts beside its hours (`cost_usd`, `gpu_usd`) is its own estimate of the same hours
+  and is not booked. A materialization that reused an earlier finished run
+  (`reused_finished_run: true`) reports that run's hours again; they are not booked a second time.
+- LLM/API: what every attempt recorded in the LLM ledger files of the object store
+  (`llm-ledger/*.json`, written by `llm.ledger.record_batch_spend`, failed and retried attempts
+  included: they were billed). Materializations that report LLM dollars attribute that spend to
+  their asset; what the ledger files hold beyond the attributed sum is booked as
+  `(failed or unrecorded attempts)`. Dollars a materialization reports that no ledger file holds
+  are booked as reported.
+- Storage: what the graph holds now, the latest `bytes` of each (asset, partition).
+
+Metadata conventions read from materializations:
+
+    api_cost_usd | llm_cost_usd | api_usd | batch_usd               LLM/API dollars this materialization spent
     a JSON entry holding an LLM ledger summary (`batch_usd` key)    same, from llm.ledger.summary()
     gpu_hours (or gpu_seconds)                                      accelerator time it used
     bytes | size_bytes | storage_bytes                              what it keeps in the object store
-
-LLM spend by failed attempts never reaches a materialization; the LLM ledger files in the object
-store (`llm-ledger/*.json`, every attempt) catch it, and the difference is booked as
-`(failed or unrecorded attempts)`.
 
 The budget is the runbook's: $400 cash (API + GPU) plus $15 a month (storage + subscriptions),
 from the profile's `phases.ops` section. The check warns at 80% and fails at 100% of either.
@@ -27,9 +36,12 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from typing import Any
 
-API_KEYS = ("api_cost_usd", "llm_cost_usd", "cost_usd", "api_usd", "batch_usd")
+# `cost_usd` is not among them: the training stages put their GPU estimate there, and reading it
+# as API spend booked every training run twice (once as API dollars, once as priced GPU hours).
+API_KEYS = ("api_cost_usd", "llm_cost_usd", "api_usd", "batch_usd")
 GPU_HOURS_KEYS = ("gpu_hours",)
 GPU_SECONDS_KEYS = ("gpu_seconds",)
+REUSED_RUN_KEY = "reused_finished_run"
 BYTES_KEYS = ("bytes", "size_bytes", "storage_bytes")
 FAILED_ATTEMPTS = "(failed or unrecorded attempts)"
 SUBSCRIPTIONS = "(subscriptions)"
@@ -89,6 +101,8 @@ def costs_from_metadata(meta: dict[str, Any]) -> dict[str, float]:
     if gpu is None:
         secs = next((_num(meta[k]) for k in GPU_SECONDS_KEYS if _num(meta.get(k)) is not None), None)
         gpu = secs / 3600 if secs is not None else None
+    if meta.get(REUSED_RUN_KEY) is True:
+        gpu = None  # the reused run's hours were booked with the materialization that ran it
     size = next((_num(meta[k]) for k in BYTES_KEYS if _num(meta.get(k)) is not None), None)
     for name, v in (("api", api), ("gpu_hours", gpu), ("bytes", size)):
         if v is not None and v < 0:
