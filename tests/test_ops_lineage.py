@@ -185,3 +185,20 @@ def test_checkpoint_specs(planted):
         resolve_checkpoint(instance, "toy_checkpoint@-5")
     meta = report_link_metadata("stage2_checkpoint")
     assert "--checkpoint-a stage2_checkpoint@previous" in meta["why_regressed_cli"].value
+
+
+def test_planted_code_change_names_the_module_and_ranks_first():
+    from surrogate_dagster.catalog.code_version import asset_code_version
+
+    comp_a = {f"s{i}": 10 for i in range(5)}
+    a, b = _pair(comp_a, {**comp_a, "s0": 12}, {"s0"})  # s0's revision moved, its share barely
+    old = asset_code_version("code_sft_mixture", "c" * 16)
+    mod = old.split(";")[1].split("=")[0]  # the first module the mixture's version names
+    a["nodes"]["mix"]["code_version"] = old
+    b["nodes"]["mix"]["code_version"] = old.replace(f"{mod}=", f"{mod}=f")  # that module's source changed
+    rep = diff_lineages(a, b)
+    top = rep["causes"][0]
+    assert top["kind"] == "code_version" and top["nodes"] == ["mix"]
+    assert top["changes"][0]["modules"] == [mod]
+    assert top["title"].startswith(f"mix: code version changed in {mod} at mix")
+    assert any(c["kind"] == "hf_revision" and c["partition"] == "s0" for c in rep["causes"][1:])

@@ -24,6 +24,8 @@ import re
 from collections import defaultdict
 from typing import Any
 
+from ..catalog.code_version import changed_modules
+
 # Metadata keys that differ on every run and explain nothing (timings, locations, cache flags).
 IGNORED_KEYS = {"seconds", "uri", "backup_uri", "hub_uri", "reused_existing_mirror", "signature_dir",
                 "backup", "quarantine_table", "path", "key", "duration_s", "wall_seconds",
@@ -43,7 +45,10 @@ CONFIG_KEY_RE = re.compile(r"(config|hyperparam|recipe)")
 SCORING = {"composition": 1.0, "rows": 0.5,
            "prior": {"training_config": 0.5, "model": 0.5, "code_version_training": 0.3,
                      "added": 0.2, "removed": 0.2, "hf_revision": 0.02, "config": 0.02,
-                     "code_version": 0.02, "data": 0.01}}
+                     "code_version": 0.02, "data": 0.01,
+                     # a changed module that computes the data (named by the code version): a
+                     # definite change of behaviour, weighed like a changed training recipe
+                     "code_modules": 0.5}}
 
 
 def node_id(asset: str, partition: str | None) -> str:
@@ -173,8 +178,10 @@ def compare_nodes(na: dict | None, nb: dict | None) -> dict:
     changes = field_changes(na.get("metadata") or {}, nb.get("metadata") or {}, base.get("group"))
     if na.get("code_version") != nb.get("code_version"):
         kind = "code_version_training" if base.get("group") == "training" else "code_version"
+        # Self-describing versions (catalog/code_version.py) name the modules whose source changed.
         changes.insert(0, {"field": "code_version", "kind": kind, "a": na.get("code_version"),
-                           "b": nb.get("code_version"), "magnitude": 1.0})
+                           "b": nb.get("code_version"), "magnitude": 1.0,
+                           "modules": changed_modules(na.get("code_version"), nb.get("code_version"))})
     dv_changed = na.get("data_version") != nb.get("data_version")
     if dv_changed:
         changes.insert(0, {"field": "data_version", "kind": "data", "a": na.get("data_version"),
@@ -278,7 +285,7 @@ def _strongest(changes: list[dict]) -> str:
 
 def _cause(kind: str, nid: str, d: dict, changes: list[dict]) -> dict:
     return {"kind": kind, "nodes": [nid], "asset": d["asset"], "partition": d["partition"],
-            "group": d["group"], "changes": [{k: c.get(k) for k in ("field", "kind", "a", "b")} for c in changes]}
+            "group": d["group"], "changes": [{k: c[k] for k in ("field", "kind", "a", "b", "modules") if k in c} for c in changes]}
 
 
 def _merge_partitions(raw: list[dict]) -> list[dict]:
@@ -330,6 +337,8 @@ def _score(cause: dict, diffs: dict, desc: dict, changed: set, mixtures: dict) -
                 row_detail.append({"node": n, "field": c["field"], "a": c["a"], "b": c["b"],
                                    "change": round(c["magnitude"], 4)})
     prior = SCORING["prior"].get(cause["kind"], 0.01)
+    if any(m != "cfg" for c in cause["changes"] for m in c.get("modules") or ()):
+        prior = max(prior, SCORING["prior"]["code_modules"])
     cause["score"] = round(SCORING["composition"] * comp + SCORING["rows"] * rows + prior, 4)
     cause["composition"] = sorted(comp_detail, key=lambda x: -x.get("share_shift", x.get("total_variation", 0)))
     cause["row_changes"] = sorted(row_detail, key=lambda x: -x["change"])[:20]
@@ -350,7 +359,9 @@ def _title(c: dict) -> str:
             "config": "config", "training_config": "training config", "model": "model", "data": "data",
             "added": "added", "removed": "removed"}.get(c["kind"], c["kind"])
     text = f"{who}: {what}"
-    if c["kind"] not in ("added", "removed"):
+    if ch.get("modules"):
+        text += " changed in " + ", ".join(m if m != "cfg" else "its config" for m in ch["modules"])
+    elif c["kind"] not in ("added", "removed"):
         text += f" {_short(ch.get('a'))} -> {_short(ch.get('b'))}"
     text += f" at {where}"
     if c.get("composition") and "share_shift" in c["composition"][0]:

@@ -32,13 +32,17 @@ from dagster import (
     asset,
     define_asset_job,
 )
-from dagster._core.definitions.data_version import INPUT_EVENT_POINTER_TAG_PREFIX
-
+from ..paths import REPO_ROOT
 from ..resources import ObjectStoreResource
 from .lineage import diff_lineages, node_id, render_markdown
 
 REPORT_ASSET = "regression_lineage_report"
 DEFAULT_DEFINITIONS = "surrogate_dagster.definitions:defs"
+# The tag prefix under which Dagster records, per parent, the materialization a step read
+# (`dagster/input_event_pointer/<parent>`); Dagster exports no public name for it.
+INPUT_EVENT_POINTER_TAG_PREFIX = "dagster/input_event_pointer"
+# The instance `make run` and `make ui` use (the CLI's DAGSTER_HOME), for the shell entry point.
+DEFAULT_DAGSTER_HOME = REPO_ROOT / "var" / "dagster_home"
 _SEL = re.compile(r"^(?P<asset>[^\[@]+)(\[(?P<part>[^\]]+)\])?(@(?P<which>.+))?$")
 
 
@@ -281,9 +285,13 @@ def main(argv: list[str] | None = None) -> int:
 
     defs = load_definitions(args.definitions)
     if not os.environ.get("DAGSTER_HOME"):
-        from ..cli import ensure_instance_home
-
-        ensure_instance_home()  # the instance `make run` and `make ui` use
+        # Read-only use of the instance `make run` created: no import of the CLI (which loads the
+        # definitions, which load this module).
+        if not (DEFAULT_DAGSTER_HOME / "dagster.yaml").is_file():
+            print(f"error: no Dagster instance at {DEFAULT_DAGSTER_HOME} (run `make run` first, or set "
+                  "DAGSTER_HOME)", file=sys.stderr)
+            return 2
+        os.environ["DAGSTER_HOME"] = str(DEFAULT_DAGSTER_HOME)
     with DagsterInstance.get() as instance:
         try:
             report = build_report(instance, defs.resolve_asset_graph(), args.checkpoint_a, args.checkpoint_b)
