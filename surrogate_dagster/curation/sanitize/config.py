@@ -1,6 +1,7 @@
 """Credentials in XML configuration written as name/value pairs rather than as an element named
 after the credential: .NET `<add key="X" value="..."/>`, Spring/Ant `<property name="X" value="..."/>`,
-`<entry key="X">...</entry>`, `<param name="X">...</param>`, `<setting name="X"><value>...</value>`.
+`<entry key="X">...</entry>`, `<param name="X">...</param>`, `<setting name="X"><value>...</value>`,
+and the YAML equivalent of Kubernetes/Compose env lists (`- name: DB_PASSWORD` then `value: ...`).
 
 The pair counts when its name is a credential name by the assignment detector's rules (the same
 keywords, the same non-secret suffixes such as `...Url`/`...Path`) and its value passes the same
@@ -22,6 +23,11 @@ _ELEM_PAIR = re.compile(r"""<(?P<tag>[A-Za-z][\w:.-]*)\s+(?:key|name)\s*=\s*(["'
                         r"""(?:<value>)?(?P<v>[^<\n]{1,400})<""")
 
 
+# YAML `name: X` followed on the next line by `value: V` (same list item)
+_YAML_PAIR = re.compile(r"""\bname:[ \t]*(["']?)(?P<k>[A-Za-z_][\w.-]{0,100})\1[ \t]*\r?\n[ \t]+value:[ \t]*"""
+                        r"""(?:(["'])(?P<qv>[^"'\n]{1,400})\3|(?P<v>[^\s"'#][^\n]{0,400}?)(?=[ \t]+#|[ \t]*$))""", re.M)
+
+
 def _credential_name(name: str) -> bool | None:
     """True: a password-like name; False: a token/key-like name; None: not a credential name."""
     last = re.split(r"[.:/]", name)[-1] or name
@@ -36,7 +42,18 @@ def _credential_name(name: str) -> bool | None:
 
 
 def detect_config_pairs(text: str, lower: str) -> Iterator[Candidate]:
-    """Name/value XML configuration entries whose name is a credential name."""
+    """Name/value XML and YAML configuration entries whose name is a credential name."""
+    if "name:" in lower and "value:" in lower:
+        for m in _YAML_PAIR.finditer(text):
+            strong = _credential_name(m.group("k"))
+            if strong is None:
+                continue
+            g = "qv" if m.group("qv") is not None else "v"
+            v = m.group(g).strip()
+            if v and _value_ok(v, strong, g == "qv"):
+                s = m.start(g)
+                yield Candidate(s, s + len(v), PASSWORDS, "SECRET_PASSWORD" if strong else "SECRET_TOKEN",
+                                "yaml_name_value", 2)
     if "<" not in text or ("key" not in lower and "name" not in lower):
         return
     for rx in (_ATTR_PAIR, _ELEM_PAIR):

@@ -72,16 +72,24 @@ _WEAK = (r"token|api[_.-]?key|apikey|access[_.-]?key|auth[_.-]?key|credentials?|
          r"signing[_.-]?key|encryption[_.-]?key|master[_.-]?key")
 # bare `key` is the weakest signal of all: stricter value test, and many key names are not secrets
 _KEYWORD = r"key"
-_KW = re.compile(rf"(?i)({_STRONG})|({_WEAK})|({_KEYWORD})")
+# bare `auth` names a credential in Docker/npm/Redis configs (`"auth": "<base64>"`, `masterauth`) but
+# also objects in code (`auth: AuthConfig`): its value must carry a digit as well (`_value_ok`)
+_AUTH = r"auth"
+_KW = re.compile(rf"(?i)({_STRONG})|({_WEAK})|({_KEYWORD})|({_AUTH})")
 # Cheap gate on the lower-cased text: a keyword, the rest of a name, then an operator. Most
 # keyword hits in code (`for key in`, `self.token)`) fail here, inside the regex engine.
-_GATE = re.compile(r"(?:pass|pw|secret|private.?key|client.?secret|token|api.?key|apikey|access.?key|auth.?key|"
+_GATE = re.compile(r"(?:pass|pw|secret|private.?key|client.?secret|token|api.?key|apikey|access.?key|auth|"
                    r"credential|creds|signing.?key|encryption.?key|master.?key|key)[\w.-]{0,40}?[\\\"'`\]]{0,2}[ \t]*"
                    r"(?:=|:|,|\(|>|!=|[ \t]@?\\?[\"'`])")
 # a weak keyword glued to a lower-case prefix (`jsonwebtoken`) counts only after these words
 _GLUED_OK = frozenset({"access", "auth", "api", "bearer", "refresh", "session", "id", "bot", "app", "user", "client",
                        "secret", "private", "oauth", "github", "gitlab", "slack", "npm", "pypi", "hf", "service",
                        "master", "admin", "root", "db", "my", "x", "personal", "deploy", "license", "signing"})
+# `pass`/`pw` glued to a word counts only after these (`requirepass`, `SSHPASS`, `dbpass`); `bypass`,
+# `compass`, `overpass` stay words
+_PASS_GLUED_OK = _GLUED_OK | frozenset({"require", "ssh", "smtp", "mail", "ldap", "bind", "redis", "mysql", "pg",
+                                        "sql", "ftp", "proxy", "store", "key", "vnc", "sudo", "login", "web", "sa",
+                                        "rabbit", "mongo", "postgres", "keystore", "truststore"})
 _KEY_NOT_SECRET = re.compile(r"(?i)^(?:public|pub[_.-]|csrf|xsrf|primary|foreign|sort|partition|cache|idempoten|row|"
                              r"hot|shortcut|keyboard|sequence|schema|bucket|object|s3|map|dict|hash|lookup|cursor|"
                              r"group|routing|unique|composite|natural|surrogate|sharding|index|kms|ssh[_.-]?pub)")
@@ -109,10 +117,17 @@ _CODE_REF = re.compile(r"^(?:[A-Za-z_][A-Za-z0-9_]*\.)+[A-Za-z_][A-Za-z0-9_]*$|^
 _NAMES_A_CREDENTIAL = re.compile(r"(?i)secret|passw|token|credential|key(?![a-z])|_key|apikey")
 
 
-def _value_ok(value: str, strong: bool, quoted: bool, bare_key: bool = False) -> bool:
+_YAML_TAG = re.compile(r"!{1,2}[A-Za-z][A-Za-z:./_-]*(?:[ \t]|$)")
+
+
+def _value_ok(value: str, strong: bool, quoted: bool, bare_key: bool = False, bare_auth: bool = False) -> bool:
     v = value.strip()
     if looks_like_placeholder(v) or not any(c.isalnum() for c in v) or _NAMES_A_CREDENTIAL.search(v):
         return False
+    if v[0] == "!" and _YAML_TAG.match(v):
+        return False  # a YAML tag (`!vault |`, `!Ref DbSecret`): the value is elsewhere
+    if bare_auth and not any(c.isdigit() for c in v):
+        return False  # `auth: AuthConfig`, `"auth": "basic"`: a type or a scheme
     if bare_key:
         return (len(v) >= 16 and " " not in v and shannon_entropy(v) >= 3.5 and alnum_classes(v) >= 2
                 and _CODE_REF.match(v) is None and "/" not in v)
@@ -151,7 +166,7 @@ def detect_assignments(text: str, lower: str) -> Iterator[Candidate]:
     # every _GATE alternative contains one of these words: a few substring scans spare most
     # documents the regex (which is tried at every p/s/c/t/a/e/m/k)
     gate = ("key" in lower or "pass" in lower or "token" in lower or "secret" in lower or "pw" in lower
-            or "cred" in lower)
+            or "cred" in lower or "auth" in lower)
     pos = 0 if gate else -1
     while pos >= 0:
         g = _GATE.search(lower, pos)
@@ -164,6 +179,7 @@ def detect_assignments(text: str, lower: str) -> Iterator[Candidate]:
         pos = m.end()
         strong = m.group(1) is not None
         bare_key = m.group(3) is not None
+        bare_auth = m.group(4) is not None
         kw = m.group(0).lower()
         after = text[m.end():m.end() + 1]
         before = text[m.start() - 1:m.start()] if m.start() else ""
@@ -171,8 +187,12 @@ def detect_assignments(text: str, lower: str) -> Iterator[Candidate]:
         if after.islower() and not m.group(0).isupper():
             continue
         if kw in ("pass", "pw") and before.isalpha():
-            continue  # bypass, compass
-        if not strong and before.islower() and m.group(0)[0].islower():  # camelCase `genericToken` is fine
+            j = m.start()
+            while j > 0 and text[j - 1].isalpha() and (text[j - 1].isupper() == before.isupper()):
+                j -= 1
+            if text[j:m.start()].lower() not in _PASS_GLUED_OK:
+                continue  # bypass, compass
+        if not strong and not bare_auth and before.islower() and m.group(0)[0].islower():  # camelCase `genericToken` is fine
             j = m.start()
             while j > 0 and text[j - 1].islower():
                 j -= 1
@@ -180,16 +200,23 @@ def detect_assignments(text: str, lower: str) -> Iterator[Candidate]:
                 continue  # jsonwebtoken, monkey, hotkey
         ks, ke = _key_bounds(text, m.start(), m.end())
         key = text[ks:ke]
-        if bare_key and text[m.end():ke].rstrip("0123456789") not in ("", "s"):
+        if (bare_key or bare_auth) and text[m.end():ke].rstrip("0123456789") not in ("", "s"):
             continue  # `keyStr`, `KeyMeshing`: `key` must end the name to mean a credential
         if _NON_SECRET_SUFFIX.search(key) or _KEY_NOT_SECRET.match(key.lstrip("_.-")):
             continue
-        # XML element <password>value</password>
-        if ks > 0 and text[ks - 1] == "<" and text[ke:ke + 1] == ">":
-            close = text.find(f"</{key}>", ke + 1, ke + 400)
+        # XML element <password>value</password>, also namespaced (<db:password>) and CDATA-wrapped
+        tag_start = ks
+        if ks > 1 and text[ks - 1] == ":":
+            ns = _XML_NS_BACK.search(text, max(0, ks - 33), ks - 1)
+            if ns is not None:
+                tag_start = ns.start()
+        if tag_start > 0 and text[tag_start - 1] == "<" and text[ke:ke + 1] == ">":
+            close = text.find(f"</{text[tag_start:ke]}>", ke + 1, ke + 400)
             if close > 0:
                 val = text[ke + 1:close].strip()
-                if _value_ok(val, strong, True):
+                if val.startswith("<![CDATA[") and val.endswith("]]>"):
+                    val = val[9:-3].strip()
+                if val and _value_ok(val, strong, True, bare_auth=bare_auth):
                     vs = text.index(val, ke + 1)
                     yield Candidate(vs, vs + len(val), PASSWORDS, "SECRET_PASSWORD" if strong else "SECRET_TOKEN",
                                     "xml_element", 2)
@@ -222,14 +249,19 @@ def detect_assignments(text: str, lower: str) -> Iterator[Candidate]:
                 continue  # a call or attribute access, not a literal
             if _CALL.match(text, vs, ve) or text[vs] in "([{":
                 continue  # `get_password(user)`, `cfg["pw"]`, `(a if b else c)`: code, not a literal
-            while ve > vs and text[ve - 1] in ")]},;>":
+            while ve > vs and text[ve - 1] in ")]},;>:":
                 ve -= 1  # closing punctuation of the surrounding code, not the value
+            if op == ":" and text[vs:ve] in _YAML_BLOCK:
+                bm = _YAML_BLOCK_LINE.match(text, ve)  # `password: >-` then the value on an indented line
+                if bm is None:
+                    continue
+                vs, ve = bm.span(1)
         val = text[vs:ve]
         if val.strip().lower() in (kw, key.lower()):
             continue  # `PASS = "PASS"`, `PASSWORD = "password"`: enum members, not secrets
         if not strong and not vq and ("(" in val or ")" in val):
             continue  # `=None).to_string()`: an expression
-        if _value_ok(val, strong, bool(vq), bare_key):
+        if _value_ok(val, strong, bool(vq), bare_key, bare_auth):
             yield Candidate(vs, ve, PASSWORDS, "SECRET_PASSWORD" if strong else "SECRET_TOKEN", "assignment", 2)
     if "==" in text or "!=" in text:
         for m in _REVERSED.finditer(text):
@@ -238,6 +270,9 @@ def detect_assignments(text: str, lower: str) -> Iterator[Candidate]:
                 yield Candidate(m.start("val"), m.end("val"), PASSWORDS, "SECRET_PASSWORD", "comparison", 2)
 
 
+_XML_NS_BACK = re.compile(r"[A-Za-z][\w.-]{0,30}\Z")
+_YAML_BLOCK = frozenset({"|", "|-", "|+", ">", ">-", ">+"})
+_YAML_BLOCK_LINE = re.compile(r"[ \t]*\r?\n[ \t]+([^\s\"'`]{4,200})[ \t]*(?:\r?\n|\Z)")
 _REVERSED = re.compile(r"([\"'])(?P<val>[^\"'\n]{4,200})\1\s*(?:===?|!==?)\s*(?P<key>[A-Za-z0-9_.]{2,60})")
 
 _URL_CRED = re.compile(
@@ -320,6 +355,7 @@ def detect_credentials_in_context(text: str, lower: str) -> Iterator[Candidate]:
 # ---------------------------------------------------------------- generic high entropy
 _SEQUENTIAL = re.compile(r"(?i)abcdefgh|01234567|qwertyui")
 _PUBLIC_NAME = re.compile(r"(?i)public|pub[_-]?key|publishable")
+_SRI_PREFIXES = ("sha1-", "sha256-", "sha384-", "sha512-")
 _QUOTED_B64 = re.compile(r"([\"'])([A-Za-z0-9+/_-]{32,512}={0,2})\\?\1")
 
 
@@ -336,6 +372,8 @@ def detect_high_entropy_strings(text: str, lower: str) -> Iterator[Candidate]:
             continue
         if char_classes(v) < 3 or shannon_entropy(v) < 4.5 or looks_like_placeholder(v) or _SEQUENTIAL.search(v):
             continue
+        if v.startswith(_SRI_PREFIXES):
+            continue  # a Subresource-Integrity digest (`"integrity": "sha512-..."` in lock files)
         if decode_b64_text(v) is not None:
             continue  # base64 of plain text: the base64 detector scans what it says
         line_start = text.rfind("\n", 0, m.start()) + 1

@@ -149,7 +149,7 @@ RULES: tuple[Rule, ...] = (
          ("gr1348941",), entropy=3.0),
     Rule("npm_token", VCS, "SECRET_NPM_TOKEN", _L + r"npm_[A-Za-z0-9]{36}" + _R, ("npm_",), entropy=3.0),
     Rule("npmrc_auth", VCS, "SECRET_NPM_TOKEN",
-         r"(?i)//[^\s:]+/:_(?:authToken|password|auth)\s*=\s*([^\s$'\"{][^\s'\"]{7,})",
+         r"(?i)//[^\s:]+/:_(?:authToken|password|auth)(?:\s*=\s*|[ \t]+)([^\s$'\"{<][^\s'\"]{7,})",
          ("_authtoken", "_password", ":_auth"), group=1, entropy=2.5),
     Rule("pypi_token", VCS, "SECRET_PYPI_TOKEN", _L + r"pypi-AgE[A-Za-z0-9_-]{50,}" + _RD,
          ("pypi-age",), entropy=3.0),
