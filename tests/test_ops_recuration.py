@@ -109,12 +109,10 @@ def _recurate_moved_pin(defs, instance, new_rev):
     res = _tick(defs, instance)
     assert isinstance(res, SensorResult) and len(res.run_requests) == 1
     req = res.run_requests[0]
-    assert req.requires_backfill_daemon() and req.tags["surrogate/sources"] == XLAM
-    plan = {AssetKey.from_user_string(k) if isinstance(k, str) else k: v
-            for k, v in req.asset_graph_subset.partitions_subsets_by_asset_key.items()}
-    assert {k.to_user_string(): sorted(v.get_partition_keys()) for k, v in plan.items()} == {
-        "source_rows": [XLAM], "normalized_rows": [XLAM]}
-    assert {k.to_user_string() for k in req.asset_graph_subset.non_partitioned_asset_keys} == {"toy_mixture"}
+    assert req.tags["surrogate/sources"] == XLAM and req.partition_key == XLAM
+    # that source's chain and the cross-source step, nothing of the other sources or of training
+    assert sorted(k.to_user_string() for k in req.asset_selection) == ["normalized_rows", "source_rows",
+                                                                       "toy_mixture"]
     assert json.loads(res.cursor) == {XLAM: new_rev}
     # an in-flight request is not made twice
     assert isinstance(_tick(defs, instance, cursor=res.cursor), SkipReason)
@@ -123,8 +121,7 @@ def _recurate_moved_pin(defs, instance, new_rev):
     keys = [source_rows.key, helper_rows.key, normalized_rows.key, AssetKey("toy_mixture"), AssetKey("toy_checkpoint")]
     before = _all_materializations(instance, keys)
     graph = defs.resolve_asset_graph()
-    subset_plan = {k: {p for p in req.asset_graph_subset.get_partitions_subset(k).get_partition_keys()}
-                   if graph.get(k).partitions_def else {None} for k in req.asset_graph_subset.asset_keys}
+    subset_plan = {k: {req.partition_key} if graph.get(k).partitions_def else {None} for k in req.asset_selection}
     results = execute_plan(defs, instance, subset_plan, log=lambda m: None)
     assert all(results.values()) and len(results) == 3
     new = [m[1:] for m in _all_materializations(instance, keys) if m not in before]

@@ -5,7 +5,8 @@ A plan is `{AssetKey: set of partition keys}` (`None` is the one key of an unpar
 by source, all partitions across an unpartitioned step), restricted to the asset keys allowed
 (e.g. the sources and curation groups), so one changed source re-runs its own chain, the
 cross-source steps and the mixtures, and nothing else. `execute_plan` runs a plan in-process in
-dependency order (the laptop path); the sensor hands the same plan to Dagster as a backfill.
+dependency order (the laptop path); the sensor hands the same plan to Dagster as one run per
+changed source.
 
 `stale_plan` also plans a partition whose latest materialization looks fresh to Dagster but whose
 output is gone from the object store (a run killed while rewriting it, a deleted object): the
@@ -19,9 +20,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from dagster import AssetKey, AssetRecordsFilter, DagsterInstance, materialize
-from dagster._core.definitions.assets.graph.asset_graph_subset import AssetGraphSubset
 from dagster._core.definitions.data_version import CachingStaleStatusResolver, StaleStatus
-from dagster._core.definitions.events import AssetKeyPartitionKey
 
 Plan = dict[AssetKey, set[str | None]]
 
@@ -62,12 +61,6 @@ def recuration_plan(asset_graph, changed_sources: Iterable[str], root: AssetKey,
     if not changed:
         return {}
     return downstream_plan(asset_graph, {root: set(changed)}, keys_in_groups(asset_graph, groups), instance)
-
-
-def to_subset(plan: Plan, asset_graph) -> AssetGraphSubset:
-    """A plan as the AssetGraphSubset a backfill run request takes."""
-    return AssetGraphSubset.from_asset_partition_set(
-        {AssetKeyPartitionKey(k, p) for k, ps in plan.items() for p in ps}, asset_graph)
 
 
 def describe(plan: Plan) -> dict[str, Any]:

@@ -2,10 +2,12 @@
 
 `recuration_sensor` reads the event log only (cheap, every minute): for each source, the latest
 observed `hf_revisions` data version vs the revision `source_rows` last mirrored. Changed sources
-become one backfill: their partitions of every sources/curation asset downstream of `source_rows`,
-then the cross-source steps and the mixtures (Dagster's backfill daemon orders partitioned and
-unpartitioned steps). The cursor remembers the revision requested per source, so an in-flight
-backfill is not requested twice. It is STOPPED unless the profile turns scheduled re-curation on
+become one run each (public `RunRequest` with `asset_selection` and `partition_key`): that
+partition of every sources/curation asset downstream of `source_rows`, then, in the same run, the
+cross-source steps and the mixtures, which Dagster runs after the partitioned steps they read.
+Two sources changed at once are two runs, each ending with the cross-source steps (the later one
+sees both sources). The cursor remembers the revision requested per source, so an in-flight
+request is not made twice. It is STOPPED unless the profile turns scheduled re-curation on
 (schedules.recuration_enabled), since a backfill re-pushes the stage datasets.
 
 `regression_report_sensor` watches the latest evaluation of every check on an evals-group asset
@@ -30,7 +32,7 @@ from dagster import (
 )
 
 from .lineage_report import REPORT_ASSET, regression_report_job
-from .planning import describe, recuration_plan, to_subset
+from .planning import describe, recuration_plan
 from .revisions import SOURCE_ROWS, mirrored_revisions, observed_revisions
 
 RECURATION_GROUPS = ("sources", "curation")
@@ -43,6 +45,18 @@ def revision_changes(instance, requested: dict[str, str]) -> dict[str, tuple[str
     mirrored = mirrored_revisions(instance, list(observed))
     return {p: (mirrored[p], rev) for p, (rev, _) in observed.items()
             if p in mirrored and mirrored[p] != rev and requested.get(p) != rev}
+
+
+def recuration_requests(plan, changes: dict[str, tuple[str, str]], tags: dict[str, str]) -> list[RunRequest]:
+    """One run per changed source: its partition of every planned partitioned asset, plus the
+    planned unpartitioned (cross-source) assets."""
+    shared = sorted((k for k, ps in plan.items() if None in ps), key=lambda k: k.to_user_string())
+    out = []
+    for source, (_, new) in sorted(changes.items()):
+        keys = sorted((k for k, ps in plan.items() if source in ps), key=lambda k: k.to_user_string())
+        out.append(RunRequest(run_key=f"recurate:{source}:{new}", partition_key=source,
+                              asset_selection=keys + shared, tags={**tags, "surrogate/source": source}))
+    return out
 
 
 def build_recuration_sensor(enabled: bool = False):
@@ -63,7 +77,7 @@ def build_recuration_sensor(enabled: bool = False):
         context.log.info(f"re-curating {sorted(changes)}: {json.dumps(describe(plan))}")
         tags = {"surrogate/trigger": "hf_revision_changed", "surrogate/sources": ",".join(sorted(changes))}
         requested.update({p: new for p, (_, new) in changes.items()})
-        return SensorResult(run_requests=[RunRequest.for_asset_graph_subset(to_subset(plan, graph), tags=tags)],
+        return SensorResult(run_requests=recuration_requests(plan, changes, tags),
                             cursor=json.dumps(requested, sort_keys=True))
 
     return recuration_sensor
