@@ -152,7 +152,8 @@ class OnlineHub(HubClient):
         from huggingface_hub.errors import RevisionNotFoundError
 
         try:
-            return HfApi(token=self._token()).dataset_info(hf_id, revision=revision).sha
+            # Only the sha: without `expand` the reply also lists every file of the repo.
+            return HfApi(token=self._token()).dataset_info(hf_id, revision=revision, expand=["sha"]).sha
         except RevisionNotFoundError as e:
             raise RevisionNotFound(f"{hf_id}@{revision}: {e}") from e
 

@@ -7,10 +7,16 @@ of assets/sources.yaml) changes exactly that partition's data version, which mak
 records it next to the pin (metadata `pinned`, `upstream_head`, `behind`), so drift is visible
 without ever being mirrored. `source_rows` records the revision it mirrored in its metadata; a
 partition whose observed pin differs is due for re-curation.
+
+Observing costs one revision lookup per source (offline: the repo's revision.txt; online: one
+`dataset_info` call asking for the sha only). `record_revision_observations` writes the same
+observations the asset does straight to the instance, without a run, for the CLI.
 """
 
 
+import time
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 from dagster import (
     AssetKey,
@@ -94,6 +100,42 @@ def changed_sources(current: dict[str, str], mirrored: dict[str, str], include_m
     return sorted(out)
 
 
+def revision_observation(hub: HubClient, spec: SourceSpec) -> AssetObservation:
+    """One source's observation: the pin as the partition's data version, pin/head as metadata."""
+    return AssetObservation(asset_key=HF_REVISIONS, partition=spec.name, tags={DATA_VERSION_TAG: spec.revision},
+                            metadata=pin_status(hub, spec))
+
+
+@dataclass
+class ObservationReport:
+    """What :func:`record_revision_observations` did: sources observed, failures with reasons, seconds."""
+
+    observed: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def record_revision_observations(instance: DagsterInstance, hub: HubClient,
+                                 specs: Iterable[SourceSpec] | None = None) -> ObservationReport:
+    """Observe every source and record each observation on the instance as a runless event.
+
+    The events are the ones `hf_revisions` logs, so staleness and :func:`observed_revisions` read
+    them alike; a source whose lookup fails is reported and the others are still recorded.
+    """
+    t0 = time.monotonic()
+    report = ObservationReport()
+    for spec in CATALOG.sources if specs is None else specs:
+        try:
+            obs = revision_observation(hub, spec)
+        except Exception as e:  # noqa: BLE001 - one unreachable repo must not hide the others
+            report.failed[spec.name] = f"{type(e).__name__}: {e}"
+            continue
+        instance.report_runless_asset_event(obs)
+        report.observed.append(spec.name)
+    report.seconds = time.monotonic() - t0
+    return report
+
+
 @observable_source_asset(key=HF_REVISIONS, partitions_def=source_partitions, group_name="sources",
                          description="Each source's pinned commit (the partition's data version) next to "
                                      "the upstream head the HF Hub reports (observed weekly and on demand).")
@@ -102,10 +144,9 @@ def hf_revisions(context, hub: HubResource) -> DataVersionsByPartition:
     # One observation per partition carrying both the data version and the pin/head metadata:
     # DataVersionsByPartition alone cannot carry metadata, so it is returned empty.
     for spec in CATALOG.sources:
-        status = pin_status(client, spec)
-        context.log_event(AssetObservation(
-            asset_key=HF_REVISIONS, partition=spec.name, tags={DATA_VERSION_TAG: spec.revision},
-            metadata=status))
+        obs = revision_observation(client, spec)
+        context.log_event(obs)
+        status = {k: v.value for k, v in obs.metadata.items()}
         if status["behind"]:
             context.log.info(f"{spec.name}: pinned {spec.revision[:12]}, upstream {UPSTREAM_REF} is at "
                              f"{str(status['upstream_head'])[:12]}")
