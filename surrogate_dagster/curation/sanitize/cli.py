@@ -26,6 +26,8 @@ _SHORT = re.compile(
     r"(?:\b(?:docker|podman|nerdctl|buildah|skopeo|helm|oras|crane|regctl|az|cf|oc|heroku)\b[^\n]{0,120}?\blogin\b[^\n]{0,200}?"
     r"[ \t]-p|\bldap(?:search|modify|add|delete|passwd|whoami|compare|modrdn)\b[^\n]{0,200}?[ \t]-w"
     r"|\bredis-cli\b[^\n]{0,200}?[ \t]-a|\b(?:smbclient|rpcclient|net)\b[^\n]{0,120}?[ \t]-u[ \t]*[^\s%]+%(?=\S)"
+    r"|\bmongo(?:sh|dump|restore|import|export|stat|top)?\b[^\n]{0,200}?[ \t]-p|\b(?:useradd|usermod)\b[^\n]{0,120}?[ \t]-p"
+    r"|\blftp\b[^\n]{0,120}?[ \t]-u[ \t]+[^\s,]+,(?=\S)"
     r"|\bpsql\b[^\n]{0,200}?[ \t]-W|\bhtpasswd\b[^\n]{0,120}?[ \t]-b[a-zA-Z]*[ \t]+\S+[ \t]+\S+)[ \t]*" + _VAL)
 _LONG = re.compile(
     r"--(?<![\w-]--)(?:[a-z0-9]+-){0,3}(?:password|passwd|pass|pwd|token|secret|api-?key|access-key|secret-key|"
@@ -42,7 +44,15 @@ _CONN_HINTS = ("jdbc:", "odbc", "server=", "data source=", "host=", "dbname=", "
 _SHORT_CS = re.compile(
     r"(?:\b(?:zip|unzip|7za?|7zr)\b[^\n]{0,120}?[ \t]-P[ \t]*|\b7za?\b[^\n]{0,120}?[ \t]-p"
     r"|\bopenssl\b[^\n]{0,200}?[ \t]-(?:pass(?:in|out)?|k)[ \t]+(?:pass:)?"
-    r"|\bhttps?\b[^\n]{0,120}?[ \t](?:-a|--auth)[ \t=]+[^\s:]+:)" + _VAL)
+    r"|\bhttps?\b[^\n]{0,120}?[ \t](?:-a|--auth)[ \t=]+[^\s:]+:"
+    r"|\b(?:sqlcmd|bcp|osql|isql)\b[^\n]{0,200}?[ \t]-P[ \t]*|\bssh-keygen\b[^\n]{0,120}?[ \t]-N[ \t]+"
+    r"|\bsnmp\w*\b[^\n]{0,200}?[ \t]-[AX][ \t]+)" + _VAL)
+# single-dash long flags of Java and Go tools (`keytool -storepass`, `influx -password`)
+_SINGLE = re.compile(r"(?<![\w-])-(?:(?:src|dest)?storepass|keypass|password|passwd|pwd)(?:=|[ \t]+)" + _VAL)
+# `<tool> config set <credential name> <value>` and tools whose arguments are name/value words
+_CONFIG_SET = re.compile(
+    r"\b(?:nmcli|rclone|aws[ \t]+configure[ \t]+set|(?:npm|yarn|pnpm|pip|git|heroku)[ \t]+config(?::set|[ \t]+set)?)\b"
+    r"[^\n]{0,120}?[ \t][\w.:/-]*(?:password|passwd|secret|token|_auth|psk)[\w.-]*[ \t]+" + _VAL)
 # a secret written into a command's stdin: `echo X | cmd --password-stdin`, `cmd --with-token <<< X`
 _STDIN_CMD = r"(?:--password-stdin|--with-token|--token-stdin|\bsudo[ \t]+-S\b|\bchpasswd\b|--stdin\b)"
 _STDIN = re.compile(
@@ -85,12 +95,19 @@ def _yield_val(text: str, m: re.Match, rule: str, min_len: int = 4) -> Iterator[
 
 def detect_cli_credentials(text: str, lower: str) -> Iterator[Candidate]:
     """Command-line and connection-string credentials (see the module docstring)."""
-    if "zip" in lower or "7z" in lower or "openssl" in lower or "http" in lower:
+    if ("zip" in lower or "7z" in lower or "openssl" in lower or "http" in lower or "sqlcmd" in lower or "bcp" in lower
+            or "osql" in lower or "isql" in lower or "ssh-keygen" in lower or "snmp" in lower):
         for m in _SHORT_CS.finditer(text):
             yield from _yield_val(text, m, "cli_short_flag")
     if "stdin" in lower or "with-token" in lower or "sudo" in lower or "chpasswd" in lower:
         for m in _STDIN.finditer(text):
             yield from _yield_val(text, m, "cli_stdin")
+    if "-storepass" in lower or "-keypass" in lower or " -passw" in lower or " -pwd" in lower:
+        for m in _SINGLE.finditer(lower):
+            yield from _yield_val(text, m, "cli_single_dash", 6)
+    if "config" in lower or "nmcli" in lower or "rclone" in lower:
+        for m in _CONFIG_SET.finditer(lower):
+            yield from _yield_val(text, m, "cli_config_set", 6)
     if "vault" in lower or "rabbitmqctl" in lower:
         for m in _POSITIONAL.finditer(text):
             yield from _yield_val(text, m, "cli_positional", 8)
@@ -99,7 +116,7 @@ def detect_cli_credentials(text: str, lower: str) -> Iterator[Candidate]:
             v = m.group("v")
             if _ok(v):
                 yield Candidate(m.start("v"), m.end("v"), PASSWORDS, "SECRET_PASSWORD", "oracle_login", 3)
-    if ("login" in lower or "ldap" in lower or "redis-cli" in lower or "psql" in lower or "htpasswd" in lower
+    if ("login" in lower or "ldap" in lower or "mongo" in lower or "user" in lower or "lftp" in lower or "redis-cli" in lower or "psql" in lower or "htpasswd" in lower
             or "smbclient" in lower or "rpcclient" in lower or "net " in lower):
         for m in _SHORT.finditer(lower):
             v, q = _strip(text[m.start("v"):m.end("v")])

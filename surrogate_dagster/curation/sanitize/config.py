@@ -1,6 +1,8 @@
 """Credentials in XML configuration written as name/value pairs rather than as an element named
 after the credential: .NET `<add key="X" value="..."/>`, Spring/Ant `<property name="X" value="..."/>`,
 `<entry key="X">...</entry>`, `<param name="X">...</param>`, `<setting name="X"><value>...</value>`,
+Hadoop/plist child pairs (`<name>X</name><value>...</value>`, `<key>X</key><string>...</string>`), an
+element named after the credential holding it in a `value` attribute (`<secret value="..."/>`),
 and the YAML equivalent of Kubernetes/Compose env lists (`- name: DB_PASSWORD` then `value: ...`).
 
 The pair counts when its name is a credential name by the assignment detector's rules (the same
@@ -17,10 +19,15 @@ from .patterns import PASSWORDS
 
 # name attribute and value attribute of one element (either order is not used in practice)
 _ATTR_PAIR = re.compile(r"""<[A-Za-z][\w:.-]*\s+(?:[\w:.-]+="[^"\n]*"\s+)*?(?:key|name)\s*=\s*(["'])(?P<k>[^"'\n<>]{1,100})\1"""
-                        r"""\s+(?:[\w:.-]+=(["'])[^"'\n]*\3\s+)*?value\s*=\s*(["'])(?P<v>[^"'\n]{0,400})\4""")
+                        r"""\s+(?:[\w:.-]+=(["'])[^"'\n]*\3\s+)*?value\s*=\s*(["'])(?P<v>[^"'\n]{0,400})\4""", re.I)
 # name attribute, then the element's text (optionally inside a nested <value>)
 _ELEM_PAIR = re.compile(r"""<(?P<tag>[A-Za-z][\w:.-]*)\s+(?:key|name)\s*=\s*(["'])(?P<k>[^"'\n<>]{1,100})\2[^<>]*>\s*"""
-                        r"""(?:<value>)?(?P<v>[^<\n]{1,400})<""")
+                        r"""(?:<value>)?(?P<v>[^<\n]{1,400})<""", re.I)
+# <name>X</name><value>V</value> (Hadoop *-site.xml), <key>X</key><string>V</string> (plist)
+_CHILD_PAIR = re.compile(r"""<(name|key)>\s*(?P<k>[^<>\n]{1,100}?)\s*</\1>\s*<(value|string)>\s*(?P<v>[^<\n]{1,400}?)\s*</\3>""",
+                         re.I)
+# <secret value="V"/>: the element's own name is the credential name
+_TAG_VALUE = re.compile(r"""<(?P<k>[A-Za-z][\w:.-]{0,60})\s(?:[^<>]*?\s)?value\s*=\s*(["'])(?P<v>[^"'\n]{1,400})\2""", re.I)
 
 
 # YAML `name: X` followed on the next line by `value: V` (same list item)
@@ -54,9 +61,9 @@ def detect_config_pairs(text: str, lower: str) -> Iterator[Candidate]:
                 s = m.start(g)
                 yield Candidate(s, s + len(v), PASSWORDS, "SECRET_PASSWORD" if strong else "SECRET_TOKEN",
                                 "yaml_name_value", 2)
-    if "<" not in text or ("key" not in lower and "name" not in lower):
+    if "<" not in text or ("key" not in lower and "name" not in lower and "value" not in lower):
         return
-    for rx in (_ATTR_PAIR, _ELEM_PAIR):
+    for rx in (_ATTR_PAIR, _ELEM_PAIR, _CHILD_PAIR, _TAG_VALUE):
         for m in rx.finditer(text):
             strong = _credential_name(m.group("k"))
             if strong is None:
