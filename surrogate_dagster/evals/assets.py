@@ -7,7 +7,12 @@ checkpoint asset (a multi-partitioned asset would have to depend on all five), s
 reads "stage2_checkpoint -> stage2_eval_report", retraining one stage marks only that stage's
 reports stale, and each asset's partition grid shows that checkpoint's benchmarks. Each report also
 depends on the previous checkpoint's report of the same benchmark (its regression baseline). The
-Tier-2 benchmarks run on the release checkpoint (``tier2_eval_report``), monthly by schedule.
+untrained base model is checkpoint 0 (``base_model_eval_report``, runbook Day 13 "Don't regress
+base"): stage 1's regression gate compares with it. The Tier-2 benchmarks run on the release
+checkpoint (``tier2_eval_report``), monthly by schedule.
+
+``stage1_6_smoke_gate`` (the catalog's ``smoke_gate``) reads stage 1.6's Tier-1 reports and carries
+the blocking check that stage 2 and the execution-graded pair sampling wait for (runbook Day 14).
 
 Every report's samples live in the object store; metadata carries the summary (score, variant,
 version, counts, throughput) and the gates run as checks of the same materialization (checks.py).
@@ -40,7 +45,8 @@ from ..catalog.loader import config_hash
 from ..metadata import counts_table
 from ..resources import ObjectStoreResource
 from ..synth.resource import LLMResource
-from .checks import build_checks, gate_result, gate_specs
+from .checks import SMOKE_CHECK, build_checks, current_revision, gate_result, gate_specs, smoke_gate_result, \
+    smoke_gate_spec, smoke_gates
 from .config import TIER1, TIER2, load_eval_catalog, threshold
 from .gates import regression_gate, target_gate
 from .reports import collect, read_summary, scores_plot, scores_table, write_report
@@ -85,11 +91,36 @@ def report_metadata(summary: dict, threshold_value: float | None, threshold_sour
     }
     if summary.get("reason"):
         md["not_evaluated_because"] = summary["reason"]
+    bench = summary.get("benchmark")
+    cfg = CATALOG.bench(bench) if bench in (*TIER1, *TIER2) else None
+    if cfg is not None and cfg.variant is not None:
+        # the runbook's figure is for the runbook's run; say which bar this variant is held to and why
+        md["runbook_variant"] = cfg.variant.name
+        md["runbook_differs"] = cfg.variant.differs
+        md["target_reason"] = cfg.variant.reason
     return md
 
 
+def model_ref(evals: EvalSettings, store, name: str):
+    """The model a report evaluates: a checkpoint's served policy, or the baseline (the pinned Hub
+    base in production, the local tiny base copied from the object store)."""
+    if name != CATALOG.baseline or name in evals.model_dirs:
+        return evals.model_ref(store, name)
+    from ..synth.exec_pairs import download_tree
+    from ..training.config import load_training_catalog
+    from ..training.refs import base_model_resolution
+    from .inference import ModelRef
+
+    base = base_model_resolution(store, load_training_catalog(), evals.base_source)
+    if base.kind == "hub":
+        return ModelRef(name=name, model_dir=base.value, revision=base.data_version, model_revision=base.revision)
+    dest = evals.profile().work_path("checkpoints", name, base.data_version)
+    download_tree(store, base.value, dest)
+    return ModelRef(name=name, model_dir=str(dest), revision=base.data_version)
+
+
 def build_checkpoint_report_asset(checkpoint: str, previous: str | None):
-    """``<stage>_eval_report``: one Tier-1 benchmark (partition) on one checkpoint."""
+    """``<stage>_eval_report``: one Tier-1 benchmark (partition) on one checkpoint (or the baseline)."""
     name = report_asset_name(checkpoint)
     is_release = checkpoint == CATALOG.release.checkpoint
     deps = [AssetDep(AssetKey(checkpoint))] + ([AssetDep(AssetKey(report_asset_name(previous)))] if previous else [])
@@ -104,7 +135,7 @@ def build_checkpoint_report_asset(checkpoint: str, previous: str | None):
         bench = context.partition_key
         store = object_store.get_store()
         prof = evals.profile()
-        ref = evals.model_ref(store, checkpoint)
+        ref = model_ref(evals, store, checkpoint)
         client = evals.client(ref)
         report = run_tier1(bench, client, EvalEnv(CATALOG, prof, store, log=context.log.info))
         summary = write_report(store, checkpoint, bench, report, checkpoint_info(ref))
@@ -121,8 +152,46 @@ def build_checkpoint_report_asset(checkpoint: str, previous: str | None):
     return _report
 
 
-CHECKPOINT_REPORTS = [build_checkpoint_report_asset(c, CATALOG.checkpoints[i - 1] if i else None)
-                      for i, c in enumerate(CATALOG.checkpoints)]
+# The baseline first: checkpoint 0 of every Tier-1 benchmark.
+CHECKPOINT_REPORTS = [build_checkpoint_report_asset(c, CATALOG.previous(c)) for c in CATALOG.evaluated]
+BASELINE_REPORT = CHECKPOINT_REPORTS[0]
+# What waits for the smoke gate (their deps name it: training/assets.py, synth/assets.py).
+SMOKE_GATED = ["stage2_checkpoint", "exec_graded_pairs"]
+
+
+def build_smoke_gate_asset():
+    sg = CATALOG.smoke_gate
+
+    @asset(name=sg.asset, group_name="evals", code_version=EVALS_VERSION, kinds={"json"},
+           deps=[AssetDep(AssetKey(report_asset_name(sg.checkpoint)), partition_mapping=AllPartitionMapping()),
+                 AssetDep(BASELINE_REPORT, partition_mapping=AllPartitionMapping())],
+           check_specs=[smoke_gate_spec(CATALOG, SMOKE_GATED)],
+           description=f"Runbook Day 14: {', '.join(SMOKE_GATED)} start only when {sg.checkpoint}'s Tier-1 smoke "
+                       f"tests pass (blocking check {SMOKE_CHECK})")
+    def _gate(context: AssetExecutionContext, object_store: ObjectStoreResource,
+              evals: EvalSettings) -> MaterializeResult:
+        store = object_store.get_store()
+        prof = evals.profile()
+        summaries = collect(store, [CATALOG.baseline, sg.checkpoint], list(TIER1))
+        revision = current_revision(store, evals, CATALOG, sg.checkpoint)
+        gates = smoke_gates(CATALOG, prof, summaries, revision)
+        check, meta = smoke_gate_result(gates, prof.smoke_gate, prof.smoke_gate_reason)
+        if not check.passed:
+            (context.log.error if prof.smoke_gate == "enforce" else context.log.warning)(check.description)
+        # The gate's data version is what it decided on: a re-scored report or a new mode changes it.
+        seen = sorted((c, b, (s.get("checkpoint") or {}).get("revision"), s.get("samples_sha256"))
+                      for (c, b), s in summaries.items())
+        version = hashlib.sha256(json.dumps([seen, prof.smoke_gate, check.passed]).encode()).hexdigest()[:16]
+        return MaterializeResult(data_version=DataVersion(version),
+                                 metadata={**meta, "checkpoint": sg.checkpoint,
+                                           "checkpoint_revision": revision or "never trained",
+                                           "gates_for": ", ".join(SMOKE_GATED)},
+                                 check_results=[check])
+
+    return _gate
+
+
+stage1_6_smoke_gate = build_smoke_gate_asset()
 
 
 @asset(group_name="evals", code_version=EVALS_VERSION, kinds={"json"})
@@ -281,12 +350,12 @@ def eval_scoreboard(context: AssetExecutionContext, object_store: ObjectStoreRes
     store = object_store.get_store()
     prof = evals.profile()
     benches = list(TIER1) + list(TIER2)
-    summaries = collect(store, CATALOG.checkpoints, benches)
+    summaries = collect(store, CATALOG.evaluated, benches)
     thr = {b: threshold(CATALOG, prof, b)[0] for b in benches}
-    table = scores_table(summaries, CATALOG.checkpoints, list(TIER1), thr)
+    table = scores_table(summaries, CATALOG.evaluated, list(TIER1), thr)
     t2 = scores_table({k: v for k, v in summaries.items() if k[1] in TIER2}, [CATALOG.release.checkpoint],
                       list(TIER2), thr)
-    plot = scores_plot(summaries, CATALOG.checkpoints, list(TIER1), thr)
+    plot = scores_plot(summaries, CATALOG.evaluated, list(TIER1), thr)
     data = {f"{c}/{b}": {"score": s.get("score"), "status": s.get("status"), "variant": s.get("variant"),
                          "revision": (s.get("checkpoint") or {}).get("revision")} for (c, b), s in summaries.items()}
     store.put_bytes("evals/scoreboard.json", json.dumps(data, indent=1).encode())
@@ -317,7 +386,7 @@ def _release_assets():
 
 
 mvp_release = _release_assets()
-EVAL_ASSETS = [*CHECKPOINT_REPORTS, eval_canaries, devsecops_eval_tasks, tier2_eval_report, eval_scoreboard, mvp_release]
+EVAL_ASSETS = [*CHECKPOINT_REPORTS, stage1_6_smoke_gate, eval_canaries, devsecops_eval_tasks, tier2_eval_report, eval_scoreboard, mvp_release]
 EVAL_CHECKS = build_checks(CATALOG, report_asset_name)
 EVAL_JOBS = [tier2_monthly_job]
 EVAL_SCHEDULES = [tier2_monthly_schedule]

@@ -16,6 +16,14 @@ includes them (a UI "materialize" of those reports together with ``mvp_release``
 stops the release in that same run.
 Also ``reports_current`` (WARN) per checkpoint report asset: every benchmark has a report computed
 on the checkpoint's current revision (a retrained checkpoint makes its reports stale).
+
+The smoke gate (runbook Day 14, "If smoke tests pass -> proceed to Stage 2"): the asset named by
+``smoke_gate.asset`` in assets/evals.yaml carries the blocking check ``smoke_tests_pass`` over the
+smoke checkpoint's Tier-1 reports: every target met, no regression from the baseline (Day 13,
+"Don't regress base"), every report current. The assets that wait for it depend on that asset. With
+``phases.evals.smoke_gate: enforce`` a failure is an ERROR and stops them in the same run; with
+``report_only`` it is still recorded as failed, at WARN (which does not block), and the description
+and metadata say that the profile overrides the gate and why.
 """
 
 from dagster import (
@@ -29,9 +37,32 @@ from dagster import (
 )
 
 from ..resources import ObjectStoreResource
-from .config import TIER1, TIER2, EvalCatalog
+from .config import TIER1, TIER2, EvalCatalog, EvalsProfile
 from .gates import Gate
 from .resources import EvalSettings
+
+
+def baseline_revision(store, base_source: str) -> str | None:
+    """The base model's data version: the pinned Hub revision, or the local build's (None if not built)."""
+    from ..training.config import load_training_catalog
+    from ..training.refs import base_model_resolution
+
+    try:
+        return base_model_resolution(store, load_training_catalog(), base_source).data_version
+    except FileNotFoundError:
+        return None
+
+
+def current_revision(store, evals: EvalSettings, catalog: EvalCatalog, name: str) -> str | None:
+    """The revision a report on ``name`` (a checkpoint or the baseline) must have been computed on."""
+    from .checkpoints import checkpoint_revision
+    from .resources import dir_revision
+
+    if name in evals.model_dirs:
+        return dir_revision(evals.model_dirs[name])
+    if name == catalog.baseline:
+        return baseline_revision(store, evals.base_source)
+    return checkpoint_revision(store, name)
 
 
 def gate_specs(asset_name: str, with_regression: bool = True) -> list[AssetCheckSpec]:
@@ -39,7 +70,8 @@ def gate_specs(asset_name: str, with_regression: bool = True) -> list[AssetCheck
                             description="score >= the runbook target (assets/evals.yaml)")]
     if with_regression:
         specs.append(AssetCheckSpec("no_regression", asset=asset_name,
-                                    description="not more than the tolerance below the previous checkpoint"))
+                                    description="not more than the tolerance below the previous checkpoint "
+                                                "(the base model for the first)"))
     return specs
 
 
@@ -51,19 +83,16 @@ def gate_result(check_name: str, gate: Gate, error: bool) -> AssetCheckResult:
                             description=gate.description[:1000], metadata=meta)
 
 
-def _reports_current_check(asset_name: str, checkpoint: str, benches: tuple[str, ...]):
+def _reports_current_check(catalog: EvalCatalog, asset_name: str, checkpoint: str, benches: tuple[str, ...]):
     @asset_check(asset=AssetKey(asset_name), name="reports_current",
                  description=f"every benchmark has a report on the current revision of {checkpoint}")
     def _check(context: AssetCheckExecutionContext, object_store: ObjectStoreResource,
                evals: EvalSettings) -> AssetCheckResult:
-        from .checkpoints import checkpoint_revision
         from .gates import currency_gate
         from .reports import read_summary
-        from .resources import dir_revision
 
         store = object_store.get_store()
-        rev = dir_revision(evals.model_dirs[checkpoint]) if checkpoint in evals.model_dirs \
-            else checkpoint_revision(store, checkpoint)
+        rev = current_revision(store, evals, catalog, checkpoint)
         gates = [currency_gate(b, read_summary(store, checkpoint, b), rev) for b in benches]
         bad = [f"{g.name}: {g.description}" for g in gates if not g.passed]
         return AssetCheckResult(passed=not bad, severity=AssetCheckSeverity.WARN,
@@ -76,22 +105,19 @@ def _reports_current_check(asset_name: str, checkpoint: str, benches: tuple[str,
 
 def _release_gate_check(catalog: EvalCatalog, asset_name: str, benches: tuple[str, ...], tier1: bool):
     rel = catalog.release.checkpoint
-    idx = catalog.checkpoints.index(rel)
-    previous = catalog.checkpoints[idx - 1] if tier1 and idx else None
+    previous = catalog.previous(rel) if tier1 else None
 
     @asset_check(asset=AssetKey(asset_name), name="release_gate", blocking=True,
                  description=f"blocking: on every benchmark of this asset, {rel} meets the target"
                              f"{', does not regress' if tier1 else ''} and has a report on its current revision")
     def _check(context: AssetCheckExecutionContext, object_store: ObjectStoreResource,
                evals: EvalSettings) -> AssetCheckResult:
-        from .checkpoints import checkpoint_revision
         from .config import threshold
         from .gates import currency_gate, regression_gate, target_gate
         from .reports import read_summary
-        from .resources import dir_revision
 
         store = object_store.get_store()
-        rev = dir_revision(evals.model_dirs[rel]) if rel in evals.model_dirs else checkpoint_revision(store, rel)
+        rev = current_revision(store, evals, catalog, rel)
         gates = []
         for bench in benches:
             summary = read_summary(store, rel, bench)
@@ -114,9 +140,65 @@ def _release_gate_check(catalog: EvalCatalog, asset_name: str, benches: tuple[st
     return _check
 
 
+SMOKE_CHECK = "smoke_tests_pass"
+
+
+def smoke_gate_spec(catalog: EvalCatalog, gated: list[str]) -> AssetCheckSpec:
+    sg = catalog.smoke_gate
+    return AssetCheckSpec(
+        SMOKE_CHECK, asset=sg.asset, blocking=True,
+        description=f"blocking: {', '.join(gated)} wait for {sg.checkpoint}'s Tier-1 smoke tests (runbook Day 14: "
+                    f"every target met, no regression from {catalog.baseline}, reports current); a profile with "
+                    "phases.evals.smoke_gate: report_only records a failure as overridden instead")
+
+
+def smoke_gates(catalog: EvalCatalog, prof: EvalsProfile, summaries: dict[tuple[str, str], dict],
+                revision: str | None) -> list[Gate]:
+    """The Day-14 gates of the smoke checkpoint, from its stored reports and the baseline's."""
+    from .config import threshold
+    from .gates import currency_gate, regression_gate, target_gate
+
+    ck, base = catalog.smoke_gate.checkpoint, catalog.baseline
+    gates: list[Gate] = []
+    for b in TIER1:
+        cur = summaries.get((ck, b))
+        thr, src = threshold(catalog, prof, b)
+        gates += [currency_gate(f"{ck}/{b}: current", cur, revision),
+                  target_gate(f"{ck}/{b}: meets_target", cur, thr, src),
+                  regression_gate(f"{ck}/{b}: no_regression_from_{base}", cur, summaries.get((base, b)),
+                                  tolerance=catalog.regression.tolerance, mode=catalog.regression.mode,
+                                  previous_checkpoint=base)]
+    return gates
+
+
+def smoke_gate_result(gates: list[Gate], mode: str, reason: str | None) -> tuple[AssetCheckResult, dict]:
+    """The blocking check's result and the gate asset's metadata. A failure is never reported as a
+    pass: ``report_only`` keeps ``passed=False`` and only lowers the severity to WARN (not blocking)."""
+    failed = [g for g in gates if not g.passed]
+    enforce = mode == "enforce"
+    listing = "\n".join(f"- `{g.name}`: {g.description}" for g in failed) or "none"
+    if not failed:
+        desc = f"all {len(gates)} smoke gates pass: stage 2 may proceed"
+    elif enforce:
+        desc = f"BLOCKED: {len(failed)} of {len(gates)} smoke gates failed (enforced): " + "; ".join(
+            g.name for g in failed)
+    else:
+        desc = (f"FAILED, OVERRIDDEN by the profile (phases.evals.smoke_gate: report_only: {reason}): "
+                f"{len(failed)} of {len(gates)} smoke gates failed; downstream proceeds: " + "; ".join(
+                    g.name for g in failed))
+    meta = {"smoke_gate_mode": mode, "smoke_tests_passed": not failed,
+            "overridden_by_profile": bool(failed) and not enforce,
+            "override_reason": (reason or "") if not enforce else "",
+            "gates": len(gates), "failed_gates": len(failed), "failed": MetadataValue.md(listing)}
+    check = AssetCheckResult(check_name=SMOKE_CHECK, passed=not failed,
+                             severity=AssetCheckSeverity.ERROR if enforce else AssetCheckSeverity.WARN,
+                             description=desc[:2000], metadata=meta)
+    return check, meta
+
+
 def build_checks(catalog: EvalCatalog, report_asset_name) -> list:
-    checks = [_reports_current_check(report_asset_name(c), c, TIER1) for c in catalog.checkpoints]
-    checks.append(_reports_current_check("tier2_eval_report", catalog.release.checkpoint, TIER2))
+    checks = [_reports_current_check(catalog, report_asset_name(c), c, TIER1) for c in catalog.evaluated]
+    checks.append(_reports_current_check(catalog, "tier2_eval_report", catalog.release.checkpoint, TIER2))
     checks.append(_release_gate_check(catalog, report_asset_name(catalog.release.checkpoint), TIER1, True))
     checks.append(_release_gate_check(catalog, "tier2_eval_report", TIER2, False))
     return checks

@@ -293,7 +293,9 @@ def _model_ref(store, synth: SynthSettings, cfg):
 
 
 @asset(group_name="synth", code_version=SYNTH_VERSION, kinds={"pytorch", "parquet"},
-       deps=[AssetDep("curated_rows", partition_mapping=AllPartitionMapping()), CHECKPOINT_KEY])
+       # stage1_6_smoke_gate: sampled only after stage 1.6's smoke tests pass (evals' blocking check)
+       deps=[AssetDep("curated_rows", partition_mapping=AllPartitionMapping()), CHECKPOINT_KEY,
+             AssetKey("stage1_6_smoke_gate")])
 def exec_graded_pairs(context: AssetExecutionContext, object_store: ObjectStoreResource,
                       synth: SynthSettings) -> MaterializeResult:
     """DPO pairs from execution: k samples per prompt with tests (temperature 1.0, from the agent

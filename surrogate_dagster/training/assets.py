@@ -100,6 +100,8 @@ def build_stage_asset(stage: StageSpec, executor: str, base_source: str, catalog
     """The checkpoint asset of one stage, for the profile's executor."""
     catalog = catalog or CATALOG
     deps = [AssetKey(a) for a in upstream_assets(stage.load_config())]
+    if stage.asset == "stage2_checkpoint":  # runbook Day 14: after stage 1.6's smoke tests (evals' blocking check)
+        deps.append(AssetKey("stage1_6_smoke_gate"))
 
     @asset(name=stage.asset, group_name="training", pool="gpu", deps=deps, kinds={"axolotl", "pytorch"},
            code_version=asset_code_version(stage.asset, config_hash(stage, catalog, executor)),
