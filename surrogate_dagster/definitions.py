@@ -11,7 +11,7 @@ from dagster import BetaWarning, Definitions
 warnings.filterwarnings("ignore", category=BetaWarning)
 
 from .catalog import load_profile
-from .curation.assets import CURATION_ASSETS
+from .curation.assets import CURATION_ASSETS, CURATION_CHECKS
 from .evals import EVAL_ASSETS, EVAL_CHECKS, EVAL_JOBS, EVAL_SCHEDULES, eval_resources
 from .ops import OPS_ASSETS, OPS_CHECKS, OPS_JOBS, ops_resources, ops_schedules, ops_sensors
 from .resources import resources_for_profile
@@ -25,7 +25,7 @@ PROFILE = load_profile()
 defs = Definitions(
     assets=[source_rows, helper_rows, normalized_rows, *CURATION_ASSETS, *SYNTH_ASSETS,
             *training_assets(PROFILE), mixture_views_asset(PROFILE), *EVAL_ASSETS, *OPS_ASSETS],
-    asset_checks=[*EVAL_CHECKS, *OPS_CHECKS],
+    asset_checks=[*CURATION_CHECKS, *EVAL_CHECKS, *OPS_CHECKS],
     jobs=[*EVAL_JOBS, *OPS_JOBS],
     schedules=[*EVAL_SCHEDULES, *ops_schedules(PROFILE)],
     sensors=ops_sensors(PROFILE),

@@ -4,6 +4,7 @@
                                                       \\-> dedup_decisions (all sources) --\\
     benchmark_ngram_index ---------------------------------------------------> curated_rows[s]
     curated_rows[*] -> code_sft_mixture, tool_sft_mixture, agent_sft_mixture, code_dpo_mixture, tool_dpo_mixture
+    <name>_mixture -> [blocking checks] -> <name>_mixture_hub (the Hub push; also waits for mixture_views)
 
 Per-source steps re-run alone when one source changes; only the cheap cross-source steps
 (dedup decisions, the per-source application of them, mixtures) follow.
@@ -17,12 +18,18 @@ import time
 from collections import Counter
 
 from dagster import (
+    AssetCheckExecutionContext,
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetCheckSpec,
     AssetExecutionContext,
     AssetKey,
     DataVersion,
+    Failure,
     MaterializeResult,
     MetadataValue,
     asset,
+    multi_asset_check,
 )
 
 from ..catalog.code_version import asset_code_version, module_hashes
@@ -386,19 +393,25 @@ def curated_rows(context: AssetExecutionContext, object_store: ObjectStoreResour
     )
 
 
+def _members(name: str) -> list[str]:
+    """The catalog sources of a mixture, in catalog order."""
+    cfg = CURATION.mixtures[name]
+    return [s.name for s in CATALOG.sources if s.family in cfg.families or s.name in cfg.sources]
+
+
 def _mixture_asset(name: str):
     cfg = CURATION.mixtures[name]
-    members = [s.name for s in CATALOG.sources
-               if s.family in cfg.families or s.name in cfg.sources]
+    members = _members(name)
 
     @asset(name=f"{name}_mixture", group_name="curation", code_version=code_version_of(f"{name}_mixture"),
            deps=[curated_rows, *[AssetKey(curated_synth_asset(k)) for k in cfg.synth]],
-           kinds={"huggingface", "jsonl"},
-           description=f"The {name.replace('_', ' ')} stage dataset, pushed to the hub as "
-                       f"{cfg.hub_repo} (private) and backed up to the object store.")
+           kinds={"jsonl"},
+           description=f"The {name.replace('_', ' ')} stage dataset, backed up to the object store; "
+                       f"{name}_mixture_hub pushes it to the hub as {cfg.hub_repo} (private) once "
+                       f"its checks pass.")
     def _mixture(context: AssetExecutionContext, object_store: ObjectStoreResource,
                  hub: HubResource) -> MaterializeResult:
-        from .mixtures import build_mixture, dataset_card, to_jsonl, write_mixture
+        from .mixtures import build_mixture, dataset_card, write_mixture
 
         store = object_store.get_store()
         rows_by_source, steps, sources_meta = {}, {}, {}
@@ -420,19 +433,126 @@ def _mixture_asset(name: str):
         repo_id = f"{client.org}/{cfg.hub_repo}"
         card = dataset_card(build, repo_id, sources_meta, steps, CURATION_VERSION)
         key = write_mixture(store, build, card)
-        uri = client.push_files("dataset", cfg.hub_repo, {"data/train.jsonl": to_jsonl(build.rows),
-                                                          "README.md": card.encode()},
-                                f"{name} mixture {build.data_version}")
         return MaterializeResult(
             data_version=DataVersion(build.data_version),
             metadata={"rows": len(build.rows),
                       "rows_by_source": MetadataValue.md(counts_table(build.by_source, "source")),
                       "composition": MetadataValue.json(build.by_source),
                       "capped": MetadataValue.json(build.capped),
-                      "hub_uri": uri, "backup_uri": store.uri(key), "kind": cfg.kind},
+                      "backup_uri": store.uri(key), "kind": cfg.kind},
         )
 
     return _mixture
+
+
+# The checks on every mixture (validators in checks.py), evaluated on the backed-up version the
+# pointer names. Blocking, severity ERROR: in a run holding the mixture and its push, a failed
+# check skips the push. Dagster blocks only inside one run, and runs are often split (`make run`
+# plans a run per group of assets, a backfill a run per step), so each check op also stores its
+# verdict beside the version (mixtures.record_gate) and the push asset refuses a version without
+# a passing one.
+MIXTURE_CHECKS = {
+    "schema": "Every row has the mixture format of its kind: id, source, messages of {role, content} "
+              "(system/user/assistant/tool); DPO rows also chosen/rejected assistant messages.",
+    "trainable_rows": "Every SFT row has a non-empty assistant turn; every DPO row a non-empty chosen answer.",
+    "row_count": "The mixture is not empty and lost at most max_row_drop of the previous version's rows.",
+    "source_shares": "No source above max_source_share (unless the mixture has one member); no member "
+                     "that had rows in the previous version at 0 rows.",
+    "no_canaries": "No row holds a canary of the no-leak manifest (evals/canaries/manifest.json).",
+}
+
+
+def _canary_hits(store):
+    """The canary scanner's ``hits(text)``, or None before eval_canaries planted any."""
+    from ..evals.assets import CANARY_KEY
+    from ..evals.harness.noleak import CanaryManifest, CanaryScanner
+
+    if not store.exists(CANARY_KEY):
+        return None
+    return CanaryScanner(CanaryManifest.from_json(store.get_bytes(CANARY_KEY))).hits
+
+
+def _check_metadata(meta: dict) -> dict:
+    return {k: MetadataValue.json(v) if isinstance(v, (dict, list)) else v for k, v in meta.items()}
+
+
+def _mixture_checks(name: str):
+    cfg = CURATION.mixtures[name]
+    bounds = CURATION.checks_for(name)
+    members = [*_members(name), *cfg.synth]
+    key = AssetKey(f"{name}_mixture")
+
+    # One op for the five checks: the rows are read once (from one local copy) for all of them.
+    @multi_asset_check(name=f"{name}_mixture_checks",
+                       specs=[AssetCheckSpec(c, asset=key, blocking=True, description=d)
+                              for c, d in MIXTURE_CHECKS.items()])
+    def _checks(context: AssetCheckExecutionContext, object_store: ObjectStoreResource):
+        from . import checks
+        from .mixtures import local_rows, read_latest, record_gate
+
+        store = object_store.get_store()
+        latest = read_latest(store, name)
+        if latest is None:
+            raise Failure(f"mixture {name} has no pointer (mixtures/{name}/_latest.json) to check")
+        previous = latest.get("previous") or {}
+        with local_rows(store, latest["key"]) as rows:
+            outcomes = {"schema": checks.check_schema(rows(), cfg.kind),
+                        "trainable_rows": checks.check_turns(rows(), cfg.kind),
+                        "no_canaries": checks.check_canaries(rows(), _canary_hits(store))}
+        outcomes["row_count"] = checks.check_row_count(latest["rows"], previous.get("rows"), bounds.max_row_drop)
+        outcomes["source_shares"] = checks.check_source_shares(latest.get("by_source") or {}, members,
+                                                               previous.get("by_source"), bounds.max_source_share)
+        version = latest["data_version"]
+        record_gate(store, name, version, "curation",
+                    {c: {"passed": o.passed, "description": o.description} for c, o in outcomes.items()})
+        for c in MIXTURE_CHECKS:
+            o = outcomes[c]
+            if not o.passed:
+                context.log.error(f"{name} mixture {version}: {c} failed: {o.description}")
+            yield AssetCheckResult(asset_key=key, check_name=c, passed=o.passed,
+                                   severity=AssetCheckSeverity.ERROR, description=o.description,
+                                   metadata={"data_version": version, **_check_metadata(o.metadata)})
+
+    return _checks
+
+
+def _mixture_hub_asset(name: str):
+    cfg = CURATION.mixtures[name]
+
+    # mixture_views holds the token-length check: counting tokens needs the base model's tokenizer,
+    # which lives in the training group and which curation never imports (a characters/2 estimate
+    # here would be an upper bound that flags rows the tokenizer keeps). Depending on it makes the
+    # push wait for that check too.
+    @asset(name=f"{name}_mixture_hub", group_name="curation", code_version=CURATION_VERSION,
+           deps=[AssetKey(f"{name}_mixture"), AssetKey("mixture_views")], kinds={"huggingface"},
+           description=f"The {name}_mixture version its pointer names, pushed to the hub as "
+                       f"{cfg.hub_repo} (private) with its dataset card, once its checks and the "
+                       f"token-length check on mixture_views passed.")
+    def _push(context: AssetExecutionContext, object_store: ObjectStoreResource,
+              hub: HubResource) -> MaterializeResult:
+        from .mixtures import PUSH_GATES, mixture_prefix, read_latest, unpassed_gates
+
+        store = object_store.get_store()
+        latest = read_latest(store, name)
+        if latest is None:
+            raise Failure(f"mixture {name} has not been built (no mixtures/{name}/_latest.json)")
+        version = latest["data_version"]
+        blocked = unpassed_gates(store, name, version)
+        if blocked:
+            raise Failure(f"{name} mixture {version} not pushed: "
+                          + "; ".join(f"{g}: {why}" for g, why in blocked.items()),
+                          metadata={"data_version": version, "blocked_by": MetadataValue.json(blocked)})
+        # The exact backed-up bytes and card, so the Hub holds what the checks read.
+        files = {"data/train.jsonl": store.get_bytes(latest["key"]),
+                 "README.md": store.get_bytes(mixture_prefix(name, version) + "README.md")}
+        uri = hub.get_client().push_files("dataset", cfg.hub_repo, files, f"{name} mixture {version}")
+        return MaterializeResult(
+            data_version=DataVersion(version),
+            metadata={"hub_uri": uri, "data_version": version, "rows": latest["rows"],
+                      "backup_uri": store.uri(latest["key"]), "gates": MetadataValue.json(list(PUSH_GATES))},
+        )
+
+    return _push
 
 
 def _step_counts(store, source: str) -> dict[str, int]:
@@ -447,5 +567,7 @@ def _step_counts(store, source: str) -> dict[str, int]:
 
 
 MIXTURE_ASSETS = [_mixture_asset(n) for n in CURATION.mixtures]
+MIXTURE_HUB_ASSETS = [_mixture_hub_asset(n) for n in CURATION.mixtures]
 CURATION_ASSETS = [sanitized_rows, filtered_rows, minhash_signatures, dedup_decisions,
-                   benchmark_ngram_index, curated_rows, *MIXTURE_ASSETS]
+                   benchmark_ngram_index, curated_rows, *MIXTURE_ASSETS, *MIXTURE_HUB_ASSETS]
+CURATION_CHECKS = [_mixture_checks(n) for n in CURATION.mixtures]

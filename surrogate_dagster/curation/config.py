@@ -45,6 +45,23 @@ class QualityCfg(_Strict):
     edu_threshold: float = Field(3, ge=0, le=5)
 
 
+class MixtureChecksCfg(_Strict):
+    """Bounds of the blocking checks on a mixture (curation/checks.py), before it is pushed."""
+
+    # Share of the previous version's rows a new version may lose.
+    max_row_drop: float = Field(0.3, ge=0, le=1)
+    # Largest share of the rows one source may hold (a mixture with one member is exempt).
+    max_source_share: float = Field(0.8, gt=0, le=1)
+    # Share of rows longer than the training stage's sequence_len (checked on `mixture_views`).
+    max_over_sequence_len: float = Field(0.05, ge=0, le=1)
+
+
+class MixtureChecksOverride(_Strict):
+    max_row_drop: float | None = Field(None, ge=0, le=1)
+    max_source_share: float | None = Field(None, gt=0, le=1)
+    max_over_sequence_len: float | None = Field(None, ge=0, le=1)
+
+
 class MixtureCfg(_Strict):
     kind: Literal["sft", "dpo"]
     families: list[str] = Field(default_factory=list)
@@ -53,6 +70,8 @@ class MixtureCfg(_Strict):
     caps: dict[str, int] = Field(default_factory=dict)
     # Synthesized inputs (synth group): orchestrator_traces, exec_graded_pairs.
     synth: list[Literal["orchestrator_traces", "exec_graded_pairs"]] = Field(default_factory=list)
+    # This mixture's own check bounds, over `mixture_checks`.
+    checks: MixtureChecksOverride = Field(default_factory=MixtureChecksOverride)
 
     @model_validator(mode="after")
     def _some_input(self) -> "MixtureCfg":
@@ -69,6 +88,12 @@ class CurationCatalog(_Strict):
     ast: AstCfg
     quality: QualityCfg
     mixtures: dict[str, MixtureCfg]
+    mixture_checks: MixtureChecksCfg = Field(default_factory=MixtureChecksCfg)
+
+    def checks_for(self, mixture: str) -> MixtureChecksCfg:
+        """The check bounds of one mixture: the defaults with its own overrides."""
+        own = self.mixtures[mixture].checks.model_dump(exclude_none=True)
+        return self.mixture_checks.model_copy(update=own)
 
 
 class CurationProfile(_Strict):

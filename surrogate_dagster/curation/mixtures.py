@@ -12,11 +12,14 @@ would reach the model as ``<tool_response>\n<tool_response>\n...`` (hermes.to_te
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import tempfile
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..sources.hermes import to_template_messages
 from ..storage import ObjectStore
@@ -75,25 +78,97 @@ def mixture_prefix(name: str, version: str) -> str:
     return f"mixtures/{name}/{version}/"
 
 
+def latest_pointer_key(name: str) -> str:
+    return f"mixtures/{name}/_latest.json"
+
+
+def read_latest(store: ObjectStore, name: str) -> dict | None:
+    """The pointer of mixture `name` (key, data_version, rows, by_source, previous), or None."""
+    key = latest_pointer_key(name)
+    return json.loads(store.get_bytes(key)) if store.exists(key) else None
+
+
 def write_mixture(store: ObjectStore, build: MixtureBuild, card: str) -> str:
-    """Back the mixture up to the object store; returns the key of train.jsonl."""
+    """Back the mixture up to the object store; returns the key of train.jsonl.
+
+    The pointer keeps the row counts of the version it replaces under ``previous`` (carried over
+    when the same version is written again), so the row-count and source-share checks can compare
+    a new version with the one before it.
+    """
     prefix = mixture_prefix(build.name, build.data_version)
     key = prefix + "train.jsonl"
     if not store.exists(key):
         store.put_bytes(key, to_jsonl(build.rows))
         store.put_bytes(prefix + "README.md", card.encode())
-    store.put_bytes(f"mixtures/{build.name}/_latest.json",
-                    json.dumps({"key": key, "data_version": build.data_version,
-                                "rows": len(build.rows)}).encode())
+    old = read_latest(store, build.name)
+    if old is None:
+        previous = None
+    elif old.get("data_version") == build.data_version:
+        previous = old.get("previous")
+    else:
+        previous = {"data_version": old.get("data_version"), "rows": old.get("rows"),
+                    "by_source": old.get("by_source")}
+    store.put_bytes(latest_pointer_key(build.name),
+                    json.dumps({"key": key, "data_version": build.data_version, "rows": len(build.rows),
+                                "by_source": build.by_source, "previous": previous}).encode())
     return key
+
+
+# Gates a mixture version passes before its Hub push: "curation" (the checks on the mixture
+# asset) and "token_lengths" (the check on `mixture_views`, which holds the tokenizer).
+PUSH_GATES = ("curation", "token_lengths")
+
+
+def gate_key(name: str, version: str, gate: str) -> str:
+    return f"{mixture_prefix(name, version)}gates/{gate}.json"
+
+
+def record_gate(store: ObjectStore, name: str, version: str, gate: str, results: dict[str, dict]) -> None:
+    """Store the verdict of one gate on a mixture version: ``results`` maps each check to
+    ``{"passed": bool, "description": str}``."""
+    passed = all(r["passed"] for r in results.values())
+    store.put_bytes(gate_key(name, version, gate),
+                    json.dumps({"passed": passed, "checks": results}, sort_keys=True).encode())
+
+
+def unpassed_gates(store: ObjectStore, name: str, version: str, gates=PUSH_GATES) -> dict[str, str]:
+    """Gates of a mixture version not passed: gate -> why (not run, or the failed checks)."""
+    out: dict[str, str] = {}
+    for gate in gates:
+        key = gate_key(name, version, gate)
+        if not store.exists(key):
+            out[gate] = "not run on this version"
+            continue
+        verdict = json.loads(store.get_bytes(key))
+        if not verdict["passed"]:
+            out[gate] = "; ".join(f"{c}: {r['description']}" for c, r in verdict["checks"].items()
+                                  if not r["passed"])
+    return out
 
 
 def mixture_jsonl_key(store: ObjectStore, name: str) -> str:
     """The object-store key of the latest train.jsonl of mixture `name`."""
-    latest = f"mixtures/{name}/_latest.json"
+    latest = latest_pointer_key(name)
     if not store.exists(latest):
         raise FileNotFoundError(f"mixture {name!r} has not been built yet (no {latest})")
     return json.loads(store.get_bytes(latest))["key"]
+
+
+@contextlib.contextmanager
+def local_rows(store: ObjectStore, key: str) -> Iterator[Callable[[], Iterator[dict]]]:
+    """A callable that gives a fresh iterator over the rows of a stored train.jsonl, each pass
+    read line by line from one local copy (production mixtures are large)."""
+    with tempfile.TemporaryDirectory(prefix="mixture-") as tmp:
+        path = Path(tmp) / "train.jsonl"
+        store.get_file(key, path)
+
+        def rows() -> Iterator[dict]:
+            with path.open(encoding="utf-8") as f:
+                for line in f:
+                    if line.strip():
+                        yield json.loads(line)
+
+        yield rows
 
 
 def dataset_card(build: MixtureBuild, repo_id: str, sources: dict[str, dict], steps: dict[str, dict],

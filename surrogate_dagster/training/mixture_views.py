@@ -7,6 +7,12 @@ executor (rows longer than it are dropped by axolotl). It stores, per mixture, u
 ``views/mixtures/<mixture>/<version>/``: ``view.md`` (table + first rendered row per source),
 ``lengths.png`` (box plot per source) and ``view.json`` (the numbers); the version hashes the
 mixture's and the tokenizer's data versions, so an unchanged pair is read back, not re-tokenized.
+
+Its blocking check ``rows_within_sequence_len`` fails when, in some mixture, the share of rows
+longer than the sequence_len exceeds that mixture's ``max_over_sequence_len`` (assets/curation.yaml).
+The check lives here because only this asset has the tokenizer. Each mixture's verdict is also
+stored as its ``token_lengths`` gate (curation/mixtures.py), which the mixture's Hub push asset
+requires, whether or not it runs in the same run as this asset.
 """
 
 import base64
@@ -17,7 +23,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 # No `from __future__ import annotations` here: Dagster checks the `context` annotation as a type.
-from dagster import AssetExecutionContext, AssetKey, DataVersion, MaterializeResult, MetadataValue, asset
+from dagster import (
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetCheckSpec,
+    AssetExecutionContext,
+    AssetKey,
+    DataVersion,
+    MaterializeResult,
+    MetadataValue,
+    asset,
+)
 
 from ..catalog.models import Profile
 from ..resources import HubResource, ObjectStoreResource
@@ -29,6 +45,7 @@ VIEW_BUILDER_VERSION = "mixture-view-v1"  # bump when mixture_view.py changes wh
 # Weights are not needed to tokenize; every other file of the model dir is (config.json tells
 # AutoTokenizer the model type, which decides the pre-tokenizer it rebuilds).
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".gguf", ".h5", ".msgpack")
+LENGTH_CHECK = "rows_within_sequence_len"
 
 
 @dataclass(frozen=True)
@@ -101,14 +118,22 @@ def build_mixture_views_asset(executor: str, base_source: str, catalog: Training
 
     @asset(name="mixture_views", group_name="training", kinds={"huggingface"},
            deps=[AssetKey("base_model"), *(AssetKey(m.asset) for m in mixtures)],
+           check_specs=[AssetCheckSpec(LENGTH_CHECK, asset="mixture_views", blocking=True,
+                                       description="In every mixture, at most its max_over_sequence_len "
+                                                   "share of rows is longer than the stage's sequence_len.")],
            code_version=stable_hash({"builder": VIEW_BUILDER_VERSION, "executor": executor,
                                      "sequence_len": {m.asset: m.sequence_len for m in mixtures}}))
     def mixture_views(context: AssetExecutionContext, object_store: ObjectStoreResource,
                       hub: HubResource) -> MaterializeResult:
         """Each training mixture rendered with the base model's chat template: first row per source, token lengths."""
+        from ..curation.checks import check_over_sequence_len
+        from ..curation.config import MixtureChecksCfg, load_curation
+        from ..curation.mixtures import record_gate
         from .mixture_view import (MixtureView, build_view, first_rows_markdown, lengths_plot_png,
                                    lengths_table, view_markdown)
         from .refs import base_model_resolution, mixture_resolution
+
+        curation_cfg = load_curation()
 
         store = object_store.get_store()
         base = base_model_resolution(store, catalog, base_source)
@@ -118,6 +143,7 @@ def build_mixture_views_asset(executor: str, base_source: str, catalog: Training
         metadata: dict = {"tokenizer": f"base_model@{base.revision or base.data_version}"}
         versions: dict[str, str] = {}
         totals: dict[str, int] = {}
+        lengths_gate: dict[str, dict] = {}
         for m in mixtures:
             res = mixture_resolution(store, m.asset)
             version = stable_hash({"builder": VIEW_BUILDER_VERSION, "mixture": res.data_version,
@@ -142,6 +168,14 @@ def build_mixture_views_asset(executor: str, base_source: str, catalog: Training
                            + (f"{a.p50} | {a.p95} | {a.max} | " if a else "- | - | - | ")
                            + f"{m.sequence_len or '-'} | {a.over_sequence_len if a else 0} |")
             totals[m.asset] = view.total_tokens
+            name = m.asset.removesuffix("_mixture")
+            bound = (curation_cfg.checks_for(name) if name in curation_cfg.mixtures
+                     else MixtureChecksCfg()).max_over_sequence_len
+            outcome = check_over_sequence_len(a.over_sequence_len if a else 0, view.rows, m.sequence_len, bound)
+            record_gate(store, name, res.data_version, "token_lengths",
+                        {LENGTH_CHECK: {"passed": outcome.passed, "description": outcome.description}})
+            lengths_gate[m.asset] = {"passed": outcome.passed, "description": outcome.description,
+                                     "data_version": res.data_version, **outcome.metadata}
             metadata[f"{m.asset}/token_lengths"] = MetadataValue.md(lengths_table(view))
             metadata[f"{m.asset}/first_rows"] = MetadataValue.md(first_rows_markdown(view))
             metadata[f"{m.asset}/total_tokens"] = view.total_tokens
@@ -149,7 +183,14 @@ def build_mixture_views_asset(executor: str, base_source: str, catalog: Training
             metadata[f"{m.asset}/view_uri"] = store.uri(f"{prefix}/view.md")
         metadata["summary"] = MetadataValue.md("\n".join(summary))
         metadata["total_tokens"] = MetadataValue.json(totals)
-        return MaterializeResult(data_version=DataVersion(stable_hash(versions)), metadata=metadata)
+        failed = [f"{k}: {v['description']}" for k, v in lengths_gate.items() if not v["passed"]]
+        for line in failed:
+            context.log.error(f"{LENGTH_CHECK} failed for {line}")
+        check = AssetCheckResult(check_name=LENGTH_CHECK, passed=not failed, severity=AssetCheckSeverity.ERROR,
+                                 description="; ".join(failed) or "every mixture within its bound",
+                                 metadata={"mixtures": MetadataValue.json(lengths_gate)})
+        return MaterializeResult(data_version=DataVersion(stable_hash(versions)), metadata=metadata,
+                                 check_results=[check])
 
     return mixture_views
 
