@@ -17,18 +17,70 @@ from typing import Iterator
 
 from .detectors import Candidate
 from .patterns import PASSWORDS
+from .prefilter import KeywordScan
 from .validators import char_classes, looks_like_placeholder
 
 _VAL = r"""(?P<v>"[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"'`|;&<>$-][^\s"'`|;]*)"""
-_VAL2 = _VAL.replace("(?P<v>", "(?P<v2>")  # the second alternative of a two-branch pattern
-# command -> the short flag that takes its password (as documented by each tool's --help)
-_SHORT = re.compile(
-    r"(?:\b(?:docker|podman|nerdctl|buildah|skopeo|helm|oras|crane|regctl|az|cf|oc|heroku)\b[^\n]{0,120}?\blogin\b[^\n]{0,200}?"
-    r"[ \t]-p|\bldap(?:search|modify|add|delete|passwd|whoami|compare|modrdn)\b[^\n]{0,200}?[ \t]-w"
-    r"|\bredis-cli\b[^\n]{0,200}?[ \t]-a|\b(?:smbclient|rpcclient|net)\b[^\n]{0,120}?[ \t]-u[ \t]*[^\s%]+%(?=\S)"
-    r"|\bmongo(?:sh|dump|restore|import|export|stat|top)?\b[^\n]{0,200}?[ \t]-p|\b(?:useradd|usermod)\b[^\n]{0,120}?[ \t]-p"
-    r"|\blftp\b[^\n]{0,120}?[ \t]-u[ \t]+[^\s,]+,(?=\S)"
-    r"|\bpsql\b[^\n]{0,200}?[ \t]-W|\bhtpasswd\b[^\n]{0,120}?[ \t]-b[a-zA-Z]*[ \t]+\S+[ \t]+\S+)[ \t]*" + _VAL)
+# Command rules: (command names, what follows the name up to the value, case-sensitive?, rule id,
+# minimum value length). Each compiles to one regex per name that starts with the name itself, so
+# `re` jumps between occurrences of that literal; a rule runs only when its name is present
+# (`KEYWORDS`, the combined prefilter). Flags are those documented by each tool's --help.
+_LOGIN_P = r"[^\n]{0,120}?\blogin\b[^\n]{0,200}?[ \t]-p[ \t]*"
+_CMD_TABLE: tuple[tuple[tuple[str, ...], str, bool, str, int], ...] = (
+    (("docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras", "crane", "regctl", "az", "cf", "oc", "heroku"),
+     _LOGIN_P, False, "cli_short_flag", 4),
+    (("ldap",), r"(?:search|modify|add|delete|passwd|whoami|compare|modrdn)\b[^\n]{0,200}?[ \t]-w[ \t]*", False,
+     "cli_short_flag", 4),
+    (("redis-cli",), r"\b[^\n]{0,200}?[ \t]-a[ \t]*", False, "cli_short_flag", 4),
+    (("smbclient", "rpcclient", "net"), r"\b[^\n]{0,120}?[ \t]-u[ \t]*[^\s%]+%(?=\S)", False, "cli_short_flag", 4),
+    (("mongo",), r"(?:sh|dump|restore|import|export|stat|top)?\b[^\n]{0,200}?[ \t]-p[ \t]*", False, "cli_short_flag", 4),
+    (("useradd", "usermod"), r"\b[^\n]{0,120}?[ \t]-p[ \t]*", False, "cli_short_flag", 4),
+    (("lftp",), r"\b[^\n]{0,120}?[ \t]-u[ \t]+[^\s,]+,(?=\S)", False, "cli_short_flag", 4),
+    (("htpasswd",), r"\b[^\n]{0,120}?[ \t]-b[a-zA-Z]*[ \t]+\S+[ \t]+\S+[ \t]*", False, "cli_short_flag", 4),
+    # case matters: `zip -p` is another option and `unzip -p` pipes to stdout
+    (("zip", "unzip", "7z", "7za", "7zr"), r"\b[^\n]{0,120}?[ \t]-P[ \t]*", True, "cli_short_flag", 4),
+    (("7z", "7za"), r"\b[^\n]{0,120}?[ \t]-p", True, "cli_short_flag", 4),
+    (("openssl",), r"\b[^\n]{0,200}?[ \t]-(?:pass(?:in|out)?|k)[ \t]+(?:pass:)?", True, "cli_short_flag", 4),
+    (("http", "https", "xh"), r"(?=[ \t])[^\n]{0,120}?[ \t](?:-a|--auth)[ \t=]+[^\s:]+:", True, "cli_short_flag", 4),
+    (("sqlcmd", "bcp", "osql", "isql"), r"\b[^\n]{0,200}?[ \t]-P[ \t]*", True, "cli_short_flag", 4),
+    (("ssh-keygen",), r"\b[^\n]{0,120}?[ \t]-N[ \t]+", True, "cli_short_flag", 4),
+    (("snmp",), r"\w*\b[^\n]{0,200}?[ \t]-[AX][ \t]+", True, "cli_short_flag", 4),
+    # a secret written into a command's stdin: `echo X | docker login --password-stdin`
+    (("echo", "printf"), r"(?:[ \t]+-[neE]+)*(?:[ \t]+(?:\"%s\\?n?\"|'%s\\?n?'))?[ \t]+(?=[^\n|]{1,300}\|[^\n|]{0,200}?"
+     r"(?:--password-stdin|--with-token|--token-stdin|\bsudo[ \t]+-S\b|\bchpasswd\b|--stdin\b))", True, "cli_stdin", 4),
+    # commands taking the secret as a positional argument
+    (("vault",), r"[ \t]+login(?:[ \t]+-[\w-]+(?:=\S+)?)*[ \t]+(?![\w.-]+=)", True, "cli_positional", 8),
+    (("rabbitmqctl",), r"[ \t]+(?:add_user|change_password)[ \t]+\S+[ \t]+", True, "cli_positional", 8),
+    # `<tool> config set <credential name> <value>` and tools whose arguments are name/value words
+    (("nmcli", "rclone"), r"\b[^\n]{0,120}?[ \t][\w.:/-]*(?:password|passwd|secret|token|psk)[\w.-]*[ \t]+", False,
+     "cli_config_set", 6),
+    (("aws", "npm", "yarn", "pnpm", "pip", "git", "heroku"),
+     r"[ \t]+config(?:ure)?(?::set|[ \t]+set)?\b[^\n]{0,120}?[ \t][\w.:/-]*(?:password|passwd|secret|token|_auth)[\w.-]*[ \t]+",
+     False, "cli_config_set", 6),
+)
+
+
+def _compile_table():
+    out: dict[str, list[tuple[re.Pattern, bool, str, int]]] = {}
+    for names, tail, case, rule, min_len in _CMD_TABLE:
+        for name in names:
+            # the name first (a literal `re` can skip to), then a look-behind: not inside a longer word
+            rx = re.compile(re.escape(name) + rf"(?<![\w-].{{{len(name)}}})" + tail + _VAL)
+            out.setdefault(name, []).append((rx, case, rule, min_len))
+    return out
+
+
+_CMD_RULES = _compile_table()
+# `cmd --with-token <<< X`: the here-string after a command that reads a secret from stdin
+_HERESTRING = re.compile(r"<<<[ \t]*" + _VAL)
+_STDIN_CMD = re.compile(r"--password-stdin|--with-token|--token-stdin|\bsudo[ \t]+-S\b|\bchpasswd\b|--stdin\b")
+# Oracle `user/password@host[:port][/service]` (sqlplus, expdp, `jdbc:oracle:thin:`)
+_ORACLE_HINTS = ("oracle", "sqlplus", "expdp", "impdp", "rman", "sqlldr", "1521", "tnsnames")
+_ORACLE = re.compile(r"(?<![\w/.-])[A-Za-z_][\w$#]{0,30}/(?P<v>[^\s/@\"'<>]{1,128})@(?=//|[\w.-]+(?::\d+)?[:/\s\"']|[\w.-]+$)",
+                     re.M)
+# single-dash long flags of Java and Go tools (`keytool -storepass`, `influx -password`)
+_SINGLE_KEYS = ("-storepass", "-keypass", " -passw", " -pwd")
+_SINGLE = re.compile(r"(?<![\w-])-(?:(?:src|dest)?storepass|keypass|password|passwd|pwd)(?:=|[ \t]+)" + _VAL)
 _LONG = re.compile(
     r"--(?<![\w-]--)(?:[a-z0-9]+-){0,3}(?:password|passwd|pass|pwd|token|secret|api-?key|access-key|secret-key|"
     r"client-secret|auth|credentials?)(?:=|[ \t]+)" + _VAL)
@@ -40,32 +92,6 @@ _INLINE_KEYS = ("pass=", "passwd=", "password=", "pwd=", "secret=", "token=", "k
 # a line holding one of these is a connection string or a command
 _CONN_HINTS = ("jdbc:", "odbc", "server=", "data source=", "host=", "dbname=", "uid=", "user id=", "user=",
                "username=", "kubectl", "docker", "vault ", "curl ", "mysql", "psql", "mongo", "--from-literal", "ldap")
-# flags whose case matters (`zip -p` is another option, `unzip -p` pipes): matched on the original text
-_SHORT_CS = re.compile(
-    r"(?:\b(?:zip|unzip|7za?|7zr)\b[^\n]{0,120}?[ \t]-P[ \t]*|\b7za?\b[^\n]{0,120}?[ \t]-p"
-    r"|\bopenssl\b[^\n]{0,200}?[ \t]-(?:pass(?:in|out)?|k)[ \t]+(?:pass:)?"
-    r"|\bhttps?\b[^\n]{0,120}?[ \t](?:-a|--auth)[ \t=]+[^\s:]+:"
-    r"|\b(?:sqlcmd|bcp|osql|isql)\b[^\n]{0,200}?[ \t]-P[ \t]*|\bssh-keygen\b[^\n]{0,120}?[ \t]-N[ \t]+"
-    r"|\bsnmp\w*\b[^\n]{0,200}?[ \t]-[AX][ \t]+)" + _VAL)
-# single-dash long flags of Java and Go tools (`keytool -storepass`, `influx -password`)
-_SINGLE = re.compile(r"(?<![\w-])-(?:(?:src|dest)?storepass|keypass|password|passwd|pwd)(?:=|[ \t]+)" + _VAL)
-# `<tool> config set <credential name> <value>` and tools whose arguments are name/value words
-_CONFIG_SET = re.compile(
-    r"\b(?:nmcli|rclone|aws[ \t]+configure[ \t]+set|(?:npm|yarn|pnpm|pip|git|heroku)[ \t]+config(?::set|[ \t]+set)?)\b"
-    r"[^\n]{0,120}?[ \t][\w.:/-]*(?:password|passwd|secret|token|_auth|psk)[\w.-]*[ \t]+" + _VAL)
-# a secret written into a command's stdin: `echo X | cmd --password-stdin`, `cmd --with-token <<< X`
-_STDIN_CMD = r"(?:--password-stdin|--with-token|--token-stdin|\bsudo[ \t]+-S\b|\bchpasswd\b|--stdin\b)"
-_STDIN = re.compile(
-    r"\b(?:echo|printf)(?:[ \t]+-[neE]+)*(?:[ \t]+(?:\"%s\\?n?\"|'%s\\?n?'))?[ \t]+" + _VAL
-    + r"[ \t]*\|[^\n|]{0,200}?" + _STDIN_CMD + r"|" + _STDIN_CMD + r"[^\n|<]{0,100}?<<<[ \t]*" + _VAL2)
-# commands taking a secret as a positional argument
-_POSITIONAL = re.compile(
-    r"\bvault[ \t]+login(?:[ \t]+-[\w-]+(?:=\S+)?)*[ \t]+(?![\w.-]+=)" + _VAL
-    + r"|\brabbitmqctl[ \t]+(?:add_user|change_password)[ \t]+\S+[ \t]+" + _VAL2)
-# Oracle `user/password@host[:port][/service]` (sqlplus, expdp, `jdbc:oracle:thin:`)
-_ORACLE_HINTS = ("oracle", "sqlplus", "expdp", "impdp", "rman", "sqlldr", "1521", "tnsnames")
-_ORACLE = re.compile(r"(?<![\w/.-])[A-Za-z_][\w$#]{0,30}/(?P<v>[^\s/@\"'<>]{1,128})@(?=//|[\w.-]+(?::\d+)?[:/\s\"']|[\w.-]+$)",
-                     re.M)
 _FLAG_NOT_SECRET = re.compile(r"-(?:file|path|env|stdin|prompt|length|min|max|policy|reset|hash|type|dir|name|id|"
                               r"url|expiry|expires|ttl|store|helper|command|cmd|var|source|field)(?=[= \t]|$)")
 
@@ -87,41 +113,33 @@ def _ok(v: str, min_len: int = 4) -> bool:
 
 
 def _yield_val(text: str, m: re.Match, rule: str, min_len: int = 4) -> Iterator[Candidate]:
-    g = "v" if m.group("v") is not None else "v2"
-    v, q = _strip(text[m.start(g):m.end(g)])
+    v, q = _strip(text[m.start("v"):m.end("v")])
     if _ok(v, min_len):
-        yield Candidate(m.start(g) + q, m.start(g) + q + len(v), PASSWORDS, "SECRET_PASSWORD", rule, 3)
+        yield Candidate(m.start("v") + q, m.start("v") + q + len(v), PASSWORDS, "SECRET_PASSWORD", rule, 3)
 
 
-def detect_cli_credentials(text: str, lower: str) -> Iterator[Candidate]:
-    """Command-line and connection-string credentials (see the module docstring)."""
-    if ("zip" in lower or "7z" in lower or "openssl" in lower or "http" in lower or "sqlcmd" in lower or "bcp" in lower
-            or "osql" in lower or "isql" in lower or "ssh-keygen" in lower or "snmp" in lower):
-        for m in _SHORT_CS.finditer(text):
-            yield from _yield_val(text, m, "cli_short_flag")
-    if "stdin" in lower or "with-token" in lower or "sudo" in lower or "chpasswd" in lower:
-        for m in _STDIN.finditer(text):
-            yield from _yield_val(text, m, "cli_stdin")
-    if "-storepass" in lower or "-keypass" in lower or " -passw" in lower or " -pwd" in lower:
+def detect_cli_credentials(text: str, lower: str, present: frozenset[str] | set[str] | None = None) -> Iterator[Candidate]:
+    """Command-line and connection-string credentials (see the module docstring). `present`: the
+    keywords of `KEYWORDS` that occur in the text, when a caller's prefilter already knows them;
+    otherwise one `KeywordScan` finds them."""
+    if present is None:
+        present = _SCAN.present(lower)
+    for name in present & _CMD_NAMES:
+        for rx, case, rule, min_len in _CMD_RULES[name]:
+            for m in rx.finditer(text if case else lower):
+                yield from _yield_val(text, m, rule, min_len)
+    if "<<<" in text:
+        for m in _HERESTRING.finditer(text):
+            if _STDIN_CMD.search(text, text.rfind("\n", 0, m.start()) + 1, m.start()):
+                yield from _yield_val(text, m, "cli_stdin")
+    if not present.isdisjoint(_SINGLE_KEYS):
         for m in _SINGLE.finditer(lower):
             yield from _yield_val(text, m, "cli_single_dash", 6)
-    if "config" in lower or "nmcli" in lower or "rclone" in lower:
-        for m in _CONFIG_SET.finditer(lower):
-            yield from _yield_val(text, m, "cli_config_set", 6)
-    if "vault" in lower or "rabbitmqctl" in lower:
-        for m in _POSITIONAL.finditer(text):
-            yield from _yield_val(text, m, "cli_positional", 8)
     if "@" in text and any(h in lower for h in _ORACLE_HINTS):
         for m in _ORACLE.finditer(text):
             v = m.group("v")
             if _ok(v):
                 yield Candidate(m.start("v"), m.end("v"), PASSWORDS, "SECRET_PASSWORD", "oracle_login", 3)
-    if ("login" in lower or "ldap" in lower or "mongo" in lower or "user" in lower or "lftp" in lower or "redis-cli" in lower or "psql" in lower or "htpasswd" in lower
-            or "smbclient" in lower or "rpcclient" in lower or "net " in lower):
-        for m in _SHORT.finditer(lower):
-            v, q = _strip(text[m.start("v"):m.end("v")])
-            if _ok(v):
-                yield Candidate(m.start("v") + q, m.start("v") + q + len(v), PASSWORDS, "SECRET_PASSWORD", "cli_short_flag", 3)
     if "--" in text:
         for m in _LONG.finditer(lower):
             flag = lower[m.start():m.start("v")]
@@ -142,3 +160,9 @@ def detect_cli_credentials(text: str, lower: str) -> Iterator[Candidate]:
             v, q = _strip(text[m.start("v"):m.end("v")])
             if _ok(v):
                 yield Candidate(m.start("v") + q, m.start("v") + q + len(v), PASSWORDS, "SECRET_PASSWORD", "inline_pair", 3)
+
+
+_CMD_NAMES = frozenset(_CMD_RULES)
+# the literals the command rules and the single-dash flags need: this detector's prefilter keywords
+KEYWORDS: tuple[str, ...] = tuple(sorted(_CMD_NAMES | set(_SINGLE_KEYS)))
+_SCAN = KeywordScan(KEYWORDS)

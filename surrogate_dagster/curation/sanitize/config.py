@@ -35,6 +35,10 @@ _YAML_PAIR = re.compile(r"""\bname:[ \t]*(["']?)(?P<k>[A-Za-z_][\w.-]{0,100})\1[
                         r"""(?:(["'])(?P<qv>[^"'\n]{1,400})\3|(?P<v>[^\s"'#][^\n]{0,400}?)(?=[ \t]+#|[ \t]*$))""", re.M)
 
 
+# literals one of which every entry above contains (the engine's prefilter)
+KEYWORDS = ("<", "name:")
+
+
 def _credential_name(name: str) -> bool | None:
     """True: a password-like name; False: a token/key-like name; None: not a credential name."""
     last = re.split(r"[.:/]", name)[-1] or name

@@ -26,6 +26,7 @@ from .ner import DEFAULT_NER_MODEL, NERBackend, detect_ner, load_ner
 from .patterns import CATEGORIES, PII_CATEGORIES, RULES, SECRET_CATEGORIES, Rule
 from .pii import detect_emails, detect_ids, detect_ips, detect_phones
 from .placeholders import PlaceholderAllocator, placeholder_spans
+from .prefilter import KeywordScan
 from .validators import has_token_run, shannon_entropy
 from .vendors import VENDOR_RULES, detect_generic_prefixed
 from .wallets import detect_wallets
@@ -98,7 +99,7 @@ class Sanitizer:
         # every category the regex detectors can yield is wanted: no per-candidate filter
         self._all_regex_cats = self._cats.issuperset(SECRET_CATEGORIES + PII_CATEGORIES)
         self._rules: tuple[Rule, ...] = tuple(r for r in _ALL_RULES if r.category in self._cats)
-        self._keywords = _KeywordScan(k for r in self._rules for k in r.keywords)
+        self._keywords = KeywordScan(k for r in self._rules for k in r.keywords)
         # rule indices per keyword: the rules to run are those with a keyword present, in order
         self._rules_by_kw: dict[str, tuple[int, ...]] = {}
         for i, r in enumerate(self._rules):
@@ -126,8 +127,9 @@ class Sanitizer:
         lower = _lower(text)  # same offsets as text, even for the few chars that lower-case to two
         cands: list[Candidate] = []
         run = set(self._always)
-        for k in self._keywords.present(lower):
-            run.update(self._rules_by_kw[k])
+        present = self._keywords.present(lower)
+        for k in present:
+            run.update(self._rules_by_kw.get(k, ()))
         long_run = has_token_run(text, 20)
         for i in sorted(run):  # rule order: it breaks ties in `_resolve`
             rule = self._rules[i]
@@ -143,10 +145,11 @@ class Sanitizer:
                     continue
                 cands.append(Candidate(m.start(rule.group), m.end(rule.group), rule.category, rule.tag, rule.id, 5))
         for det in _CONTEXT_DETECTORS + _PII_DETECTORS:
+            found = det(text, lower)
             if self._all_regex_cats:
-                cands.extend(det(text, lower))
+                cands.extend(found)
             else:
-                cands.extend(c for c in det(text, lower) if c.category in self._cats)
+                cands.extend(c for c in found if c.category in self._cats)
         if self.config.scan_base64 and depth < 2 and may_hold_base64(text):
             claimed = _resolve(cands)  # non-overlapping, sorted: one bisect answers "covered?"
             c_starts = [c.start for c in claimed]
@@ -258,69 +261,6 @@ class Sanitizer:
             if self._ner is not None:
                 hot = None  # NER context is sentence-wide: full rescan
         return SanitizeResult(cur, counts, findings)
-
-
-class _KeywordScan:
-    """Which of a fixed set of (lower-case) keywords occur in a text: `{k for k in keywords if k
-    in text}`, without one substring scan per keyword (~100 per document).
-
-    A trie-shaped alternation finds, at every position where one of its keywords starts, the
-    longest one there (`findall`: non-overlapping, leftmost). An occurrence it skips lies inside
-    a reported match (so it is a substring of that keyword: `_inside`, known present) or starts
-    inside one and runs past its end (`_straddle`: checked with `in`, a handful at most).
-    `re` pays for every position whose character starts some keyword; the few keywords starting
-    with the most frequent letters of English and code (`_SCANNED_FIRST`) cost less as plain
-    `in` scans, so they stay out of the trie.
-    """
-
-    _SCANNED_FIRST = frozenset("eotnrl")
-
-    def __init__(self, keywords) -> None:
-        kws = frozenset(keywords)
-        trie = [k for k in kws if k[0] not in self._SCANNED_FIRST]
-        self._scanned = tuple(sorted(kws.difference(trie)))
-        self._regex = re.compile(_trie_pattern(trie)) if trie else None
-        self._inside = {m: frozenset(k for k in kws if k in m) for m in trie}
-        self._straddle = {m: frozenset(k for k in kws for j in range(1, len(m))
-                                       if len(k) > len(m) - j and k.startswith(m[j:])) for m in trie}
-        self._cache: dict[frozenset[str], tuple[frozenset[str], frozenset[str]]] = {}
-
-    def present(self, text: str) -> frozenset[str] | set[str]:
-        inside, maybe = frozenset(), frozenset()
-        if self._regex is not None:
-            found = frozenset(self._regex.findall(text))
-            known = self._cache.get(found)
-            if known is None:  # few distinct `found` sets occur: cache their closure
-                inside = frozenset().union(*(self._inside[m] for m in found))
-                maybe = frozenset().union(*(self._straddle[m] for m in found)) - inside
-                known = self._cache[found] = (inside, maybe)
-                if len(self._cache) > 4096:
-                    self._cache.clear()
-            inside, maybe = known
-        extra = [k for k in self._scanned if k in text]
-        if not maybe and not extra:
-            return inside
-        return inside.union(extra, [k for k in maybe if k in text])
-
-
-def _trie_pattern(words) -> str:
-    """An alternation of `words` shaped as a trie (one branch per next character, so `re` tests
-    few alternatives per position); at each node the longer continuations come before the end,
-    so a match is the longest word starting there."""
-    trie: dict = {}
-    for w in words:
-        node = trie
-        for ch in w:
-            node = node.setdefault(ch, {})
-        node[""] = {}
-
-    def build(node: dict) -> str:
-        alts = [re.escape(ch) + build(child) for ch, child in sorted(node.items()) if ch]
-        if "" in node:
-            alts.append("")
-        return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
-
-    return build(trie)
 
 
 def _lower(text: str) -> str:
