@@ -315,3 +315,35 @@ def test_the_push_waits_for_the_token_length_gate(env):
     assert all(_evaluations(result).values())
     version = read_latest(store, "tool_dpo")["data_version"]
     assert unpassed_gates(store, "tool_dpo", version) == {"token_lengths": "not run on this version"}
+
+
+def test_mixture_views_blocks_a_mixture_with_too_many_rows_over_sequence_len(tmp_path):
+    """The token-length check on `mixture_views` (the training group holds the tokenizer): a
+    mixture whose long rows pass its bound fails the check and its `token_lengths` gate."""
+    from surrogate_dagster.training.base_model import build_tiny_base
+    from surrogate_dagster.training.config import load_training_catalog
+    from surrogate_dagster.training.mixture_views import LENGTH_CHECK, build_mixture_views_asset
+
+    catalog = load_training_catalog()
+    store = LocalObjectStore(tmp_path / "store", fsync=False)
+    long_text = " ".join(f"token{j} + value{j * 7}" for j in range(1500))  # well past 2048 tokens
+    for name in ("code_sft", "tool_sft", "agent_sft", "code_dpo", "tool_dpo"):
+        if name.endswith("dpo"):
+            rows = [_dpo(i) for i in range(10)]
+            if name == "tool_dpo":  # 2 of 10 rows over the stage's sequence_len: 20% > 5%
+                rows[3]["chosen"]["content"] = rows[7]["chosen"]["content"] = long_text
+        else:
+            rows = [_sft(i) for i in range(10)]
+        write_mixture(store, MixtureBuild(name, rows, {"alpha": 10}, {}, f"{name}-v1"), "card")
+    build_tiny_base(store, catalog)
+    (tmp_path / "mirror").mkdir()
+    resources = {"object_store": ObjectStoreResource(kind="local", root=str(tmp_path / "store")),
+                 "hub": HubResource(mode="offline", mirror_dir=str(tmp_path / "mirror"),
+                                    push_dir=str(tmp_path / "pushes"), org="t")}
+    result = materialize([build_mixture_views_asset("local", "tiny", catalog)], resources=resources,
+                         raise_on_error=False)
+    (ev,) = result.get_asset_check_evaluations()
+    assert ev.check_name == LENGTH_CHECK and not ev.passed and "tool_dpo_mixture" in ev.description
+    assert ev.metadata["mixtures"].value["tool_dpo_mixture"]["over_sequence_len"] == 2
+    assert set(unpassed_gates(store, "tool_dpo", "tool_dpo-v1", ["token_lengths"])) == {"token_lengths"}
+    assert unpassed_gates(store, "code_sft", "code_sft-v1", ["token_lengths"]) == {}
