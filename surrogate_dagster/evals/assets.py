@@ -41,6 +41,7 @@ from dagster import (
     schedule,
 )
 
+from ..catalog.code_version import asset_code_version
 from ..catalog.loader import config_hash
 from ..metadata import counts_table
 from ..resources import ObjectStoreResource
@@ -53,7 +54,7 @@ from .reports import collect, read_summary, scores_plot, scores_table, write_rep
 from .resources import EvalSettings
 
 CATALOG = load_eval_catalog()  # validated at import: a broken evals.yaml fails definitions loading
-EVALS_VERSION = config_hash(CATALOG)
+EVALS_VERSION = asset_code_version("eval", config_hash(CATALOG))  # evals.yaml + the harness code
 tier1_partitions = StaticPartitionsDefinition(list(TIER1))
 tier2_partitions = StaticPartitionsDefinition(list(TIER2))
 CANARY_KEY = "evals/canaries/manifest.json"

@@ -39,8 +39,8 @@ def release_gates(catalog: EvalCatalog, prof: Any, summaries: dict, revisions: d
     """Every gate the release needs, recomputed from the report summaries."""
     gates: list[Gate] = []
     rel = catalog.release.checkpoint
-    for i, ckpt in enumerate(catalog.checkpoints):
-        prev = catalog.checkpoints[i - 1] if i else None
+    for ckpt in catalog.checkpoints:
+        prev = catalog.previous(ckpt)  # the base model for stage 1
         for b in TIER1:
             cur = summaries.get((ckpt, b))
             gates.append(currency_gate(f"{ckpt}/{b}: current", cur, revisions.get(ckpt)))
@@ -140,7 +140,7 @@ def build_release_asset(catalog: EvalCatalog, report_assets: list[str]):
 
         store = object_store.get_store()
         prof = evals.profile()
-        summaries = collect(store, catalog.checkpoints, [*TIER1, *TIER2])
+        summaries = collect(store, catalog.evaluated, [*TIER1, *TIER2])
         revisions = {c: dir_revision(evals.model_dirs[c]) if c in evals.model_dirs else checkpoint_revision(store, c)
                      for c in catalog.checkpoints}
         gates = release_gates(catalog, prof, summaries, revisions)
