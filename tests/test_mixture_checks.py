@@ -347,3 +347,9 @@ def test_mixture_views_blocks_a_mixture_with_too_many_rows_over_sequence_len(tmp
     assert ev.metadata["mixtures"].value["tool_dpo_mixture"]["over_sequence_len"] == 2
     assert set(unpassed_gates(store, "tool_dpo", "tool_dpo-v1", ["token_lengths"])) == {"token_lengths"}
     assert unpassed_gates(store, "code_sft", "code_sft-v1", ["token_lengths"]) == {}
+
+
+def test_sequence_len_bound_is_relaxed_for_the_local_executor_only():
+    assert CURATION.checks_for("agent_sft", "local").max_over_sequence_len == 0.6
+    for executor in (None, "subprocess", "k8s"):
+        assert CURATION.checks_for("agent_sft", executor).max_over_sequence_len == 0.05

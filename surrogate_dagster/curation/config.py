@@ -60,6 +60,9 @@ class MixtureChecksOverride(_Strict):
     max_row_drop: float | None = Field(None, ge=0, le=1)
     max_source_share: float | None = Field(None, gt=0, le=1)
     max_over_sequence_len: float | None = Field(None, ge=0, le=1)
+    # Per training executor (training.yaml executor_overrides keys), over the above: the local
+    # executor's short sequence_len and tiny tokenizer make long rows a local-only effect.
+    by_executor: dict[str, "MixtureChecksOverride"] = Field(default_factory=dict)
 
 
 class MixtureCfg(_Strict):
@@ -90,10 +93,14 @@ class CurationCatalog(_Strict):
     mixtures: dict[str, MixtureCfg]
     mixture_checks: MixtureChecksCfg = Field(default_factory=MixtureChecksCfg)
 
-    def checks_for(self, mixture: str) -> MixtureChecksCfg:
-        """The check bounds of one mixture: the defaults with its own overrides."""
-        own = self.mixtures[mixture].checks.model_dump(exclude_none=True)
-        return self.mixture_checks.model_copy(update=own)
+    def checks_for(self, mixture: str, executor: str | None = None) -> MixtureChecksCfg:
+        """The check bounds of one mixture: the defaults, its own overrides, then those for the
+        training executor (when given)."""
+        own = self.mixtures[mixture].checks
+        update = own.model_dump(exclude_none=True, exclude={"by_executor"})
+        if executor in own.by_executor:
+            update.update(own.by_executor[executor].model_dump(exclude_none=True, exclude={"by_executor"}))
+        return self.mixture_checks.model_copy(update=update)
 
 
 class CurationProfile(_Strict):

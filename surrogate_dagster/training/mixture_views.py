@@ -169,7 +169,7 @@ def build_mixture_views_asset(executor: str, base_source: str, catalog: Training
                            + f"{m.sequence_len or '-'} | {a.over_sequence_len if a else 0} |")
             totals[m.asset] = view.total_tokens
             name = m.asset.removesuffix("_mixture")
-            bound = (curation_cfg.checks_for(name) if name in curation_cfg.mixtures
+            bound = (curation_cfg.checks_for(name, executor) if name in curation_cfg.mixtures
                      else MixtureChecksCfg()).max_over_sequence_len
             outcome = check_over_sequence_len(a.over_sequence_len if a else 0, view.rows, m.sequence_len, bound)
             record_gate(store, name, res.data_version, "token_lengths",
