@@ -180,12 +180,30 @@ class TrainerStore:
             doc["previous"] = previous
         self._raw_put_bytes(key + MANIFEST_SUFFIX, json.dumps(doc).encode())
 
+    def _on_disk(self, key: str, man: dict) -> tuple[str, int] | None:
+        """The version the object's bytes are now. A committed sidecar says so itself; one left
+        by an interrupted write (it still lists ``previous``) may name bytes that never landed,
+        so the bytes are identified: hashed locally, by their own metadata on S3."""
+        if not man.get("previous"):
+            return man["sha256"], man["size"]
+        if self.kind == "local":
+            path = self._local(key)
+            return _sha256_file(path) if path.is_file() else None
+        try:
+            head = self.client.head_object(Bucket=self.bucket, Key=self._full(key))
+        except self.client.exceptions.ClientError:
+            return None
+        claimed = head.get("Metadata", {}).get(SHA256_META)
+        return (claimed, head["ContentLength"]) if claimed else None
+
     def _begin(self, key: str, sha: str, size: int, content_type: str | None) -> None:
-        """Announce the new version before its bytes land, keeping the current one acceptable."""
+        """Announce the new version before its bytes land, keeping the one on disk acceptable."""
         current = self._manifest(key)
-        if current is not None and (current["sha256"], current["size"]) != (sha, size):
-            self._commit(key, sha, size, content_type,
-                         previous={"sha256": current["sha256"], "size": current["size"]})
+        if current is None:
+            return
+        on_disk = self._on_disk(key, current)
+        if on_disk is not None and on_disk != (sha, size):
+            self._commit(key, sha, size, content_type, previous={"sha256": on_disk[0], "size": on_disk[1]})
 
     @staticmethod
     def _accepted(man: dict) -> list[tuple[str, int]]:
