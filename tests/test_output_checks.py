@@ -125,3 +125,15 @@ def test_normalize_refuses_a_mirror_shorter_than_its_marker(tmp_path: Path) -> N
     assert not result.success
     failure = next(e for e in result.all_events if e.event_type_value == "STEP_FAILURE")
     assert "_SUCCESS.json" in failure.step_failure_data.error.to_string()
+
+
+def test_a_recorded_tree_without_trailing_slash_is_present_while_it_has_objects(tmp_path: Path) -> None:
+    """Checkpoints record their adapter/ and merged/ trees as URIs without a trailing '/'."""
+    from surrogate_dagster.storage.markers import missing_outputs
+
+    store = LocalObjectStore(tmp_path / "store", fsync=False)
+    store.put_bytes("training/stage1/abc/merged/config.json", b"{}")
+    assert missing_outputs(store, ["training/stage1/abc/merged"]) == []
+    assert missing_outputs(store, ["training/stage1/abc/adapter"]) == ["training/stage1/abc/adapter"]
+    store.delete("training/stage1/abc/merged/config.json")
+    assert missing_outputs(store, ["training/stage1/abc/merged"]) == ["training/stage1/abc/merged"]

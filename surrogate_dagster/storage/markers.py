@@ -74,7 +74,7 @@ def missing_outputs(store: ObjectStore, keys: Iterable[str]) -> list[str]:
     """The keys (or prefixes, ending in '/') that are NOT committed in the store.
 
     A prefix with a success marker needs the marker and its parts; one without needs at least
-    one committed key under it. A pointer (``_latest.json``) needs the objects it names too.
+    one committed key under it (a key that is no object counts as such a prefix). A pointer (``_latest.json``) needs the objects it names too.
     """
     absent: list[str] = []
     for key in keys:
@@ -86,7 +86,10 @@ def missing_outputs(store: ObjectStore, keys: Iterable[str]) -> list[str]:
                 elif not store.list(key):
                     absent.append(key)
             elif not store.exists(key):
-                absent.append(key)
+                # A URI may name a folder-like prefix without its trailing '/' (a checkpoint's
+                # adapter/ or merged/ tree): present when something is committed under it.
+                if not store.list(key + "/"):
+                    absent.append(key)
             elif key.rsplit("/", 1)[-1] == POINTER_NAME:
                 doc = json.loads(store.get_bytes(key))
                 named = [doc[f] for f in _POINTER_FIELDS if isinstance(doc, dict) and isinstance(doc.get(f), str)]
