@@ -1,7 +1,7 @@
 """Tool and agent adapters against the offline hub fixtures (fixtures/hub/datasets/...).
 
 Every fixture row has an expected outcome: converted ("ok") or quarantined with a given reason.
-The mirror's catalog filters (swe_gym_openhands resolved, nebius target) are applied as the lead's
+The mirror's catalog filters (swe_gym_openhands resolved, nebius target) are applied as the
 mirror applies them, before the adapter.
 """
 

@@ -1,6 +1,6 @@
 """Render converted tool conversations through the real Qwen2.5 chat template and parse them back.
 
-The template is TRL's copy of Qwen2.5's (``trl/chat_templates/qwen2_5.jinja``; PITFALLS.md: it is the
+The template is TRL's copy of Qwen2.5's (``trl/chat_templates/qwen2_5.jinja``: it is the
 one ``assistant_only_loss`` needs), rendered with transformers' own jinja renderer (no tokenizer).
 For every tool source and the agent source with tool calls, the calls a model sees in the rendered
 text must be exactly the calls of the *native* row (names and arguments, in order), extracted here

@@ -2,7 +2,7 @@
 
 Grammars come from the individual ``tree-sitter-<lang>`` wheels, which carry the compiled grammar
 inside the wheel (tree-sitter-language-pack >= 1.0 downloads grammars at run time and fails
-offline: PITFALLS.md). A block "parses" when its tree has no ERROR or MISSING node
+offline). A block "parses" when its tree has no ERROR or MISSING node
 (``root_node.has_error``).
 
 Chat answers show snippets, not files: a Go statement list or a Java method without its class is a

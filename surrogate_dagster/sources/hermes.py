@@ -17,7 +17,7 @@ them). Why text and not structured ``tool_calls``:
 1. The Qwen2.5 template renders a structured call as ``\\n<tool_call>\\n{"name": "<n>", "arguments":
    <tojson>}\\n</tool_call>`` after the content; our text is byte-identical to that for calls at the
    end of a turn, so nothing is gained, while text written *after* a call would be reordered.
-2. Structured ``arguments`` dicts stored in Arrow get null-unified across rows (PITFALLS.md), and
+2. Structured ``arguments`` dicts stored in Arrow get null-unified across rows, and
    the template would then render ``"key": null`` arguments the model never saw in the source.
 3. Passing ``tools=`` would make the template prepend its own "# Tools" block to our system turn,
    listing every tool twice.

@@ -160,7 +160,7 @@ def adapt_opencodereasoning_2(row: dict, ctx: AdapterContext) -> dict:
                              f"{HELPER_DATASETS[str(dataset)].repo} split {split!r} id {pos} has no statement")
     elif not isinstance(question, str) or not question.strip():
         raise Quarantine("empty_question", repr(question)[:40])
-    # The language is the OCR-2 split (python | cpp); the lead passes it as options["split"].
+    # The language is the OCR-2 split (python | cpp); the mirror passes it as options["split"].
     language = ctx.options.get("split") or (ctx.config if ctx.config in _OCR2_LANGS else None)
     language = language if language in _OCR2_LANGS else fence_language(answer)
     user = question
