@@ -163,14 +163,15 @@ def _materialize(assets, keys, partition_key, instance, resources, run_config, t
         run_config=run_config, instance=instance, partition_key=partition_key, raise_on_error=False, tags=tags)
 
 
-def _failed_gate_lines(result, width: int = 300) -> list[str]:
-    """One line per blocking check that failed at ERROR in the run: the gate and its description
-    (the checks put the value and the threshold there, e.g. "score 0.0 < target 0.6")."""
+def _failed_gate_lines(result, width: int = 300, severity: str = "ERROR") -> list[str]:
+    """One line per blocking check that failed at ``severity`` in the run: the gate and its
+    description (the checks put the value and the threshold there, e.g. "score 0.0 < target 0.6").
+    A blocking gate the profile overrides (report_only) fails at WARN and blocks nothing."""
     from dagster import AssetCheckSeverity
 
     lines = []
     for ev in result.get_asset_check_evaluations():
-        if ev.passed or not ev.blocking or ev.severity != AssetCheckSeverity.ERROR:
+        if ev.passed or not ev.blocking or ev.severity != AssetCheckSeverity[severity]:
             continue
         desc = " ".join((ev.description or "failed").split())
         desc = desc if len(desc) <= width else desc[:width - 1] + "\u2026"
@@ -261,6 +262,7 @@ def _run_all(instance, guard, select: list[str] | None, fail_fast: bool, log_lev
     failed: dict = {}  # asset key -> set of failed partition keys (None = unpartitioned)
     n_runs = n_failed = 0
     gates_failed: list[str] = []
+    gates_overridden: list[str] = []  # blocking gates the profile reports without enforcing
     t_all = time.monotonic()
     run_config = {"loggers": {"console": {"config": {"log_level": log_level}}}}
     for pdef, keys in _groups(ordered, graph):
@@ -293,6 +295,9 @@ def _run_all(instance, guard, select: list[str] | None, fail_fast: bool, log_lev
             dt = time.monotonic() - t0
             if result.success:
                 print(f"  ok    {label} ({dt:.1f}s)", flush=True)
+                for line in _failed_gate_lines(result, severity="WARN"):
+                    gates_overridden.append(line)
+                    print(f"        gate  FAILED, overridden by the profile: {line}", flush=True)
                 continue
             # Steps of one run are independent unless linked: attribute the failure per asset.
             done = {e.asset_key for e in result.get_asset_materialization_events()}
@@ -318,7 +323,8 @@ def _run_all(instance, guard, select: list[str] | None, fail_fast: bool, log_lev
             if fail_fast:
                 return 1
     print(f"\n{n_runs} runs in {time.monotonic() - t_all:.0f}s; {n_failed} failed or skipped; "
-          f"{len(gates_failed)} run(s) with a failed gate")
+          f"{len(gates_failed)} run(s) with a failed gate; {len(gates_overridden)} failed gate(s) "
+          f"overridden by the profile")
     print(f"object store: {REPO_ROOT / 'var' / 'object_store'} (local profile)")
     print(f"Dagster instance: {os.environ['DAGSTER_HOME']}")
     print("open the UI with `make ui` (dagster dev on http://127.0.0.1:3000), then Assets -> Lineage")

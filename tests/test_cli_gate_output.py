@@ -54,3 +54,23 @@ def test_other_failures_keep_their_error(capfd):
     assert not res.success
     assert "ValueError: a real bug" in printed and "STEP_FAILURE" in printed
     assert _failed_gate_lines(res) == []
+
+
+@asset
+def smoke():
+    return 1
+
+
+@asset_check(asset=smoke, blocking=True)
+def smoke_tests_pass():  # a blocking gate the profile overrides: it fails at WARN and blocks nothing
+    return AssetCheckResult(passed=False, severity=AssetCheckSeverity.WARN,
+                            description="FAILED, OVERRIDDEN by the profile: 5 of 18 smoke gates failed")
+
+
+def test_an_overridden_gate_is_reported_not_hidden():
+    res = _materialize([smoke, smoke_tests_pass], [smoke.key], None, DagsterInstance.ephemeral(), {},
+                       RUN_CONFIG, {})
+    assert res.success
+    assert _failed_gate_lines(res) == []
+    assert _failed_gate_lines(res, severity="WARN") == [
+        "smoke.smoke_tests_pass: FAILED, OVERRIDDEN by the profile: 5 of 18 smoke gates failed"]
