@@ -83,19 +83,26 @@ def row_schema_problem(row: Any, kind: str) -> str | None:
     return None
 
 
-def check_schema(rows: Iterable[Any], kind: str) -> CheckOutcome:
-    """Every row has the mixture format of its kind ("sft" or "dpo")."""
+def _per_row(rows: Iterable[Any], problem_of: Callable[[Any], str | None], failed: str,
+             passed: str) -> CheckOutcome:
+    """A check that holds when ``problem_of`` finds nothing in any row; the outcome names the
+    count and the first bad row (``failed`` / ``passed`` complete "<k> of <n> rows ..." / "<n>")."""
     n, bad = 0, []
     for i, row in enumerate(rows):
         n += 1
-        problem = row_schema_problem(row, kind)
+        problem = problem_of(row)
         if problem:
             bad.append({"row": _ref(row, i), "problem": problem})
     if bad:
-        return CheckOutcome(False, f"{len(bad)} of {n} rows do not match the {kind} schema; first: "
-                                   f"{bad[0]['row']}: {bad[0]['problem']}",
+        return CheckOutcome(False, f"{len(bad)} of {n} rows {failed}; first: {bad[0]['row']}: {bad[0]['problem']}",
                             {"rows": n, "bad_rows": len(bad), "examples": bad[:SHOWN]})
-    return CheckOutcome(True, f"{n} rows match the {kind} schema", {"rows": n, "bad_rows": 0})
+    return CheckOutcome(True, passed.format(n=n), {"rows": n, "bad_rows": 0})
+
+
+def check_schema(rows: Iterable[Any], kind: str) -> CheckOutcome:
+    """Every row has the mixture format of its kind ("sft" or "dpo")."""
+    return _per_row(rows, lambda row: row_schema_problem(row, kind), f"do not match the {kind} schema",
+                    f"{{n}} rows match the {kind} schema")
 
 
 def _text(value: Any) -> str:
@@ -115,17 +122,8 @@ def turn_problem(row: Mapping, kind: str) -> str | None:
 
 def check_turns(rows: Iterable[Mapping], kind: str) -> CheckOutcome:
     """Every SFT row has a non-empty assistant turn; every DPO row a non-empty chosen answer."""
-    n, bad = 0, []
-    for i, row in enumerate(rows):
-        n += 1
-        problem = turn_problem(row, kind) if isinstance(row, Mapping) else "not an object"
-        if problem:
-            bad.append({"row": _ref(row, i), "problem": problem})
-    if bad:
-        return CheckOutcome(False, f"{len(bad)} of {n} rows have nothing to train on; first: "
-                                   f"{bad[0]['row']}: {bad[0]['problem']}",
-                            {"rows": n, "bad_rows": len(bad), "examples": bad[:SHOWN]})
-    return CheckOutcome(True, f"all {n} rows have something to train on", {"rows": n, "bad_rows": 0})
+    return _per_row(rows, lambda row: turn_problem(row, kind) if isinstance(row, Mapping) else "not an object",
+                    "have nothing to train on", "all {n} rows have something to train on")
 
 
 def check_row_count(rows: int, previous: int | None, max_drop: float) -> CheckOutcome:

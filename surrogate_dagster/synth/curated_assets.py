@@ -68,8 +68,9 @@ def _curated_synth(name: str):
             decontaminator=decont, work_dir=curation.work_path("minhash_synth"),
             workers=curation.workers, chunk_rows=curation.chunk_rows)
         filtered_versions = [read_pointer(store, "filtered", s)["version"] for s in SOURCES.names]
-        version = version_of(sorted(r["id"] for r in res.kept), [r["id"] for r in rows],
-                             json.dumps(res.kept, sort_keys=True, default=str), filtered_versions,
+        # The kept rows' content names the output; the sources and index it was judged against
+        # name the decisions.
+        version = version_of(json.dumps(res.kept, sort_keys=True, default=str), filtered_versions,
                              idx_ptr["version"])
         write_step(store, SYNTH_STEP, name, version, res.kept, res.dropped,
                    summary={"dropped": dict(res.reasons), "findings": dict(res.findings)})
