@@ -38,7 +38,7 @@ HASH_CHARS = 10
 
 _MIRROR = ("sources.mirror", "sources.filters", "sources.sampling", "hub")
 _NORMALIZE = ("sources.normalize", "sources.adapters", "sources.hermes", "sources.ocr2_questions")
-_EVALS = ("evals.harness", "evals.runner", "evals.inference", "evals.gates", "evals.checkpoints")
+_EVALS = ("evals.harness", "evals.runner", "inference.client", "evals.gates", "evals.checkpoints")
 _TRAINING = ("training.render", "training.serving", "training.stage_run", "training.run_inputs")
 _MIXTURES = ("curation.mixtures", "curation.synth_rows")
 
@@ -53,7 +53,7 @@ CODE_MODULES: dict[str, tuple[str, ...]] = {
     "filtered_rows": ("curation.quality", "curation.ast_validity", "curation.code_blocks", "curation.stage_io"),
     "minhash_signatures": ("curation.minhash", "curation.minhash_kernels", "curation.minhash_numpy",
                            "curation.text"),
-    "dedup_decisions": ("curation.exact_dedup", "curation.minhash", "curation.text"),
+    "dedup_decisions": ("curation.dedup_sharded", "curation.exact_dedup", "curation.minhash", "curation.text"),
     "benchmark_ngram_index": ("curation.decontam", "curation.benchmark_refs", "curation.lcb_online"),
     "curated_rows": ("curation.decontam", "curation.text", "curation.stage_io"),
     "mixture": _MIXTURES,

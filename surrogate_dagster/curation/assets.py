@@ -36,6 +36,7 @@ from ..catalog.code_version import asset_code_version, module_hashes
 from ..catalog.loader import config_hash
 from ..metadata import counts_table
 from ..resources import HubResource, ObjectStoreResource
+from ..retries import HUB_PUSH_RETRY
 from ..sources.assets import CATALOG, source_partitions
 from ..sources.normalize import read_normalized
 from .config import load_curation
@@ -262,32 +263,20 @@ def dedup_decisions(context: AssetExecutionContext, object_store: ObjectStoreRes
                     curation: CurationSettings) -> MaterializeResult:
     """Exact (SHA-256) and near (MinHash + true Jaccard >= 0.7) duplicates across all sources, on
     each row's user, assistant and tool turns (system prompts and tool schemas left out)."""
-    from .exact_dedup import ExactDeduper, digest_texts
-    from .minhash import find_near_duplicates
+    from .dedup_sharded import cross_source_dedup
 
     store = object_store.get_store()
-    texts: dict[tuple[str, str], str] = {}
-    for source in CATALOG.names:
-        _, rows = read_step(store, "filtered", source)
-        for r in rows:
-            texts[(source, r["id"])] = dedup_text(r)
     priority = CATALOG.names  # catalog order decides which twin is kept
-    keys = list(texts)
-    # all sources: ~0.1 CPU-s per 25 MB
-    digests = digest_texts([texts[k] for k in keys], workers=curation.workers)
-    exact = ExactDeduper(source_priority=priority).find_duplicates_digests(
-        (s, i, d) for (s, i), d in zip(keys, digests))
-    decisions: dict[str, dict] = {}
-    for (s, i), d in exact.items():
-        decisions[f"{s}\t{i}"] = {"reason": "exact_duplicate", "kept": [d.kept_source, d.kept_id]}
-    remaining = {k: v for k, v in texts.items() if f"{k[0]}\t{k[1]}" not in decisions}
-    sig_dirs = {s: signature_dir(store, curation, s) for s in CATALOG.names}
-    near = find_near_duplicates(sig_dirs, lambda p, d: texts[(p, d)], threshold=CURATION.minhash.threshold,
-                                priority=priority, work_dir=curation.work_path("scratch"))
-    for (s, i), nd in near.dropped.items():
-        if (s, i) in remaining:
-            decisions[f"{s}\t{i}"] = {"reason": "near_duplicate", "kept": [nd.kept_partition, nd.kept_doc_id],
-                                      "jaccard": round(nd.jaccard, 3)}
+
+    def read_texts(source: str):
+        # one source's rows at a time: the step never holds the whole corpus
+        _, rows = read_step(store, "filtered", source)
+        return ((r["id"], dedup_text(r)) for r in rows)
+
+    sig_dirs = {s: signature_dir(store, curation, s) for s in priority}
+    outcome = cross_source_dedup(priority, read_texts, sig_dirs, curation.work_path("scratch"),
+                                 threshold=CURATION.minhash.threshold, workers=curation.workers)
+    decisions = outcome.decisions
     per_source: Counter[str] = Counter(k.split("\t")[0] for k in decisions)
     by_reason: Counter[str] = Counter(v["reason"] for v in decisions.values())
     cross = sum(1 for k, v in decisions.items() if k.split("\t")[0] != v["kept"][0])
@@ -297,10 +286,10 @@ def dedup_decisions(context: AssetExecutionContext, object_store: ObjectStoreRes
                     "key": f"curation/dedup/{version}.json"}).encode())
     return MaterializeResult(
         data_version=DataVersion(version),
-        metadata={"docs": len(texts), "dropped": len(decisions), "cross_source_duplicates": cross,
+        metadata={"docs": outcome.stats["docs"], "dropped": len(decisions), "cross_source_duplicates": cross,
                   "dropped_by_reason": MetadataValue.md(counts_table(by_reason)),
                   "dropped_by_source": MetadataValue.md(counts_table(per_source, "source")),
-                  "near_dup_stats": MetadataValue.json(near.stats)},
+                  "near_dup_stats": MetadataValue.json(outcome.stats["near"])},
     )
 
 
@@ -524,7 +513,7 @@ def _mixture_hub_asset(name: str):
     # here would be an upper bound that flags rows the tokenizer keeps). Depending on it makes the
     # push wait for that check too.
     @asset(name=f"{name}_mixture_hub", group_name="curation", code_version=CURATION_VERSION,
-           deps=[AssetKey(f"{name}_mixture"), AssetKey("mixture_views")], kinds={"huggingface"},
+           deps=[AssetKey(f"{name}_mixture"), AssetKey("mixture_views")], kinds={"huggingface"}, retry_policy=HUB_PUSH_RETRY,
            description=f"The {name}_mixture version its pointer names, pushed to the hub as "
                        f"{cfg.hub_repo} (private) with its dataset card, once its checks and the "
                        f"token-length check on mixture_views passed.")

@@ -386,16 +386,70 @@ def find_near_duplicates(
             (the CPUs available by default; results do not depend on it).
     """
     text_of = texts if callable(texts) else (lambda p, d: texts[(p, d)])
+    return near_duplicates_streaming(partitions, lambda p, ids: ((d, text_of(p, d)) for d in sorted(ids)),
+                                     threshold, priority, work_dir, engine, threads)
+
+
+TextFetch = Callable[[str, set[str]], Iterable[tuple[str, str]]]
+
+
+def near_duplicates_streaming(
+    partitions: Mapping[str, Path | str],
+    fetch: TextFetch,
+    threshold: float = THRESHOLD,
+    priority: Sequence[str] = (),
+    work_dir: Path | str | None = None,
+    engine: Engine = "numpy",
+    threads: int | None = None,
+) -> NearDupResult:
+    """:func:`find_near_duplicates` that asks for texts one partition at a time.
+
+    ``fetch(partition, doc_ids)`` yields ``(doc_id, text)`` for (at least) the wanted ids of one
+    partition; other ids it yields are skipped, so a reader can stream the partition's rows.
+    Only the candidate pairs' documents are shingled and only their shingle sets are kept: the
+    texts of one partition are dropped before the next is fetched, so no step holds the corpus.
+    """
     threads = default_workers() if threads is None else max(1, threads)
     names, manifests, spec = _load_partitions(partitions, priority)
     result = NearDupResult(stats={"partitions": len(names),
                                   "docs": sum(len(m["doc_ids"]) for m in manifests.values())})
     pairs = sorted(_candidates(partitions, names, manifests, spec, work_dir, engine, threads))
 
-    # every doc of a candidate pair, shingled once, all in one batch
+    # every doc of a candidate pair, shingled once, partition by partition
     keys = sorted({key for pair in pairs for key in pair})
     slot = {key: i for i, key in enumerate(keys)}
-    values, offsets = _shingle_sets([text_of(*key) for key in keys], spec, threads)
+    wanted: dict[str, set[str]] = {}
+    for p, d in keys:
+        wanted.setdefault(p, set()).add(d)
+    parts_values: list[np.ndarray] = []
+    sizes = np.zeros(len(keys), dtype=np.int64)
+    order: list[int] = []  # slot of each fetched set, in fetch order
+    for p in names:
+        ids = wanted.get(p)
+        if not ids:
+            continue
+        got = {d: t for d, t in fetch(p, set(ids)) if d in ids}
+        missing = ids - set(got)
+        if missing:
+            raise KeyError(f"partition {p!r}: no text for candidate docs {sorted(missing)[:5]}")
+        batch = sorted(got)
+        values, offsets = _shingle_sets([got[d] for d in batch], spec, threads)
+        del got
+        parts_values.append(values)
+        for j, d in enumerate(batch):
+            s = slot[(p, d)]
+            order.append(s)
+            sizes[s] = offsets[j + 1] - offsets[j]
+    # re-lay the sets in slot order (what set_jaccards indexes by)
+    fetched = np.concatenate(parts_values) if parts_values else np.empty(0, np.uint64)
+    fetch_offsets = np.zeros(len(order) + 1, dtype=np.int64)
+    np.cumsum([sizes[s] for s in order], out=fetch_offsets[1:])
+    offsets = np.zeros(len(keys) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=offsets[1:])
+    values = np.empty(int(offsets[-1]), dtype=np.uint64)
+    for pos, s in enumerate(order):
+        values[offsets[s]:offsets[s + 1]] = fetched[fetch_offsets[pos]:fetch_offsets[pos + 1]]
+    del fetched, parts_values
     pair_jaccard = mnp.set_jaccards(values, offsets, [slot[a] for a, _ in pairs], [slot[b] for _, b in pairs])
 
     parent: dict[DocKey, DocKey] = {}
@@ -432,7 +486,8 @@ def find_near_duplicates(
     for (m, kept), j in zip(drops, drop_jaccard):
         result.dropped[m] = NearDuplicate(m[0], m[1], kept[0], kept[1], round(j, 4))
     result.stats.update(candidate_pairs=len(pairs), rejected_by_jaccard=rejected,
-                        clusters=n_clusters, dropped=len(result.dropped))
+                        clusters=n_clusters, dropped=len(result.dropped),
+                        candidate_docs=len(keys), shingles_held=int(values.size))
     return result
 
 
