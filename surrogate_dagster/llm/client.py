@@ -9,6 +9,9 @@ idempotency key, so a retried POST can be billed twice).
   errors, honouring ``retry-after`` up to ``retry_after_cap_s``.
 - A circuit breaker (:mod:`.breaker`) fails fast after N consecutive failed attempts.
 - A cost ledger and budget guard (:mod:`.ledger`) stop before the budget could be exceeded.
+- Prompt caching: the system prompt of the roles in ``cache_roles`` is sent as one text block with
+  ``cache_control: {"type": "ephemeral"}``, so the tools and system prefix repeated on every call
+  is billed as a cache read (0.1x input) after its first write (1.25x); the ledger prices both.
 - Malformed replies (not JSON, unknown block types, no usage) raise :class:`MalformedReply`;
   they are counted, never cached, and booked at their worst-case cost.
 
@@ -142,6 +145,9 @@ class LLMResponse:
     cost_usd: float
     cached: bool
     request_key: str
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    batched: bool = False
 
     @property
     def text(self) -> str:
@@ -174,9 +180,24 @@ def normalize_reply(body: Any) -> dict:
     usage = body.get("usage") or {}
     if not all(isinstance(usage.get(k), int) and usage[k] >= 0 for k in ("input_tokens", "output_tokens")):
         raise MalformedReply(f"reply.usage lacks token counts: {usage!r}")
+    extra = {}
+    for k in ("cache_creation_input_tokens", "cache_read_input_tokens"):
+        v = usage.get(k)
+        if v is None:  # absent or null: no caching happened on this call
+            continue
+        if not isinstance(v, int) or v < 0:
+            raise MalformedReply(f"reply.usage.{k} is not a token count: {v!r}")
+        if v:
+            extra[k] = v
     return {"id": body.get("id"), "model": body.get("model"), "content": blocks,
             "stop_reason": body.get("stop_reason"),
-            "usage": {"input_tokens": usage["input_tokens"], "output_tokens": usage["output_tokens"]}}
+            "usage": {"input_tokens": usage["input_tokens"], "output_tokens": usage["output_tokens"], **extra}}
+
+
+def usage_cost_args(usage: dict) -> tuple[int, int, int, int]:
+    """(input, output, cache write, cache read) tokens of a normalized reply's usage."""
+    return (usage["input_tokens"], usage["output_tokens"], usage.get("cache_creation_input_tokens", 0),
+            usage.get("cache_read_input_tokens", 0))
 
 
 class LLMClient:
@@ -194,7 +215,9 @@ class LLMClient:
                  backoff_base_s: float = 1.0, backoff_max_s: float = 60.0, retry_after_cap_s: float = 120.0,
                  breaker_threshold: int = 5, breaker_reset_s: float = 60.0, chars_per_token: float = 3.0,
                  sleep: Callable[[float], None] = time.sleep, seed: int | None = None,
-                 http_client: Any = None) -> None:
+                 http_client: Any = None,
+                 cache_roles: tuple[str, ...] = ("planner", "simulator", "judge", "judge_2", "scenario_writer"),
+                 ) -> None:
         if not models:
             raise ValueError("models must map at least one role to a model id")
         self.models = dict(models)
@@ -204,6 +227,9 @@ class LLMClient:
             self.ledger.price(model)  # fail at construction, not mid-batch, on a missing price
             self._max_tokens_for(role)
         self.temperature = temperature
+        # Roles whose system prompt repeats across calls; the subagent's names its role, so a cache
+        # write there would rarely be read back and would cost 1.25x for nothing.
+        self.cache_roles = frozenset(cache_roles)
         self.cache = ResponseCache(cache_store) if cache_store is not None else None
         self.breaker = CircuitBreaker(breaker_threshold, breaker_reset_s)
         self.max_attempts = max_attempts
@@ -269,33 +295,62 @@ class LLMClient:
         can say how far it got. Raises BudgetExceeded, CircuitOpenError, MalformedReply,
         RetriesExhausted or LLMError; never returns a partial reply.
         """
-        model = self.model_for(role)
-        # anthropic 2.14's messages.create() has no ``temperature`` kwarg: by default none is sent
-        # (the API's default sampling); a configured one travels in ``extra_body``.
-        request: dict[str, Any] = {
-            "model": model, "system": system, "messages": messages, "tools": tools or None,
-            "tool_choice": tool_choice, "max_tokens": max_tokens or self._max_tokens_for(role),
-            "temperature": self.temperature if temperature is None else temperature,
-        }
+        request = self.build_request(role, system=system, messages=messages, tools=tools,
+                                     tool_choice=tool_choice, temperature=temperature, max_tokens=max_tokens)
+        model = request["model"]
         key = request_key(request)
         with self._key_lock(key):
-            if self.cache is not None:
-                hit = self.cache.get(key)
-                if hit is not None:
-                    u = hit["usage"]
-                    self.ledger.cache_hit(model, u["input_tokens"], u["output_tokens"])
-                    return self._response(role, model, hit, 0.0, True, key)
+            hit = self.cached_response(role, request, key)
+            if hit is not None:
+                return hit
             body = self._call_with_retries(request, progress)
             cost = body.pop("_cost")
             if self.cache is not None:
                 self.cache.put(key, body, model)
             return self._response(role, model, body, cost, False, key)
 
-    def _response(self, role: str, model: str, body: dict, cost: float, cached: bool, key: str) -> LLMResponse:
+    def build_request(self, role: str, *, system: str, messages: list[dict], tools: list[dict] | None = None,
+                      tool_choice: dict | None = None, temperature: float | None = None,
+                      max_tokens: int | None = None) -> dict[str, Any]:
+        """The Messages API request for ``role`` (its hash is the cache key and the batch custom_id)."""
+        model = self.model_for(role)
+        sys_field: Any = system
+        if system and role in self.cache_roles:
+            # Anthropic caches the prefix tools -> system up to the block marked here.
+            sys_field = [{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]
+        # anthropic 2.14's messages.create() has no ``temperature`` kwarg: by default none is sent
+        # (the API's default sampling); a configured one travels in ``extra_body``.
+        return {
+            "model": model, "system": sys_field, "messages": messages, "tools": tools or None,
+            "tool_choice": tool_choice, "max_tokens": max_tokens or self._max_tokens_for(role),
+            "temperature": self.temperature if temperature is None else temperature,
+        }
+
+    def cached_response(self, role: str, request: dict, key: str) -> LLMResponse | None:
+        """The response-cache hit for ``request`` (counted in the ledger at $0), or None."""
+        if self.cache is None:
+            return None
+        hit = self.cache.get(key)
+        if hit is None:
+            return None
+        u = hit["usage"]
+        self.ledger.cache_hit(request["model"], u["input_tokens"], u["output_tokens"])
+        return self._response(role, request["model"], hit, 0.0, True, key)
+
+    def _response(self, role: str, model: str, body: dict, cost: float, cached: bool, key: str,
+                  batched: bool = False) -> LLMResponse:
+        u = body["usage"]
         return LLMResponse(role=role, model=model, served_by=str(body.get("model")), content=body["content"],
-                           stop_reason=body.get("stop_reason"), input_tokens=body["usage"]["input_tokens"],
-                           output_tokens=body["usage"]["output_tokens"], cost_usd=cost, cached=cached,
-                           request_key=key)
+                           stop_reason=body.get("stop_reason"), input_tokens=u["input_tokens"],
+                           output_tokens=u["output_tokens"], cost_usd=cost, cached=cached, request_key=key,
+                           cache_creation_input_tokens=u.get("cache_creation_input_tokens", 0),
+                           cache_read_input_tokens=u.get("cache_read_input_tokens", 0), batched=batched)
+
+    @staticmethod
+    def has_cached_prefix(request: dict) -> bool:
+        """True when the request marks a prompt-cache breakpoint (its worst case is a cache write)."""
+        return isinstance(request.get("system"), list) and any(
+            isinstance(b, dict) and b.get("cache_control") for b in request["system"])
 
     def estimate_input_tokens(self, request: dict) -> int:
         """Conservative input-token estimate (characters / ``chars_per_token``) for the guard."""
@@ -323,7 +378,8 @@ class LLMClient:
         for attempt in range(self.max_attempts):
             self.breaker.before_call()  # raises CircuitOpenError: nothing is sent while open
             reserved = self.ledger.reserve(model, self.estimate_input_tokens(request),
-                                           request["max_tokens"], progress)
+                                           request["max_tokens"], progress,
+                                           cached_prefix=self.has_cached_prefix(request))
             retry_after: float | None = None
             fatal = malformed = None  # scrubbed messages, raised after the except blocks
             body = None
@@ -362,8 +418,7 @@ class LLMClient:
                 self.breaker.record_failure(f"malformed reply: {malformed}")
                 raise MalformedReply(malformed)
             if body is not None:
-                cost = self.ledger.settle(reserved, model, body["usage"]["input_tokens"],
-                                          body["usage"]["output_tokens"])
+                cost = self.ledger.settle(reserved, model, *usage_cost_args(body["usage"]))
                 self.breaker.record_success()
                 body["_cost"] = cost
                 return body

@@ -6,6 +6,11 @@ later batches know what earlier ones spent. The guard stops BEFORE a request cou
 past the budget: each request reserves its worst case (estimated input tokens at the input price
 plus ``max_tokens`` at the output price) and the reservation is settled with the real usage.
 
+Prompt caching and the Message Batches API change the price of a call (Anthropic pricing docs):
+a cache write costs ``CACHE_WRITE_MULTIPLIER`` (1.25) times the input price (5-minute cache), a cache
+read ``CACHE_READ_MULTIPLIER`` (0.1) times, and every token of a batched request is billed at
+``BATCH_DISCOUNT`` (50%) of the list price. :meth:`Price.cost` applies them.
+
 Spend whose billing is unknown (a timeout or dropped connection after the request was sent, a
 malformed reply) is booked at the worst case as ``uncertain_usd``: the API may have billed it, and
 a budget that ignored it could be overrun.
@@ -22,6 +27,9 @@ from typing import Any
 from .cache import BytesStore, canonical_json
 
 LEDGER_PREFIX = "llm-ledger"
+CACHE_WRITE_MULTIPLIER = 1.25  # 5-minute ephemeral cache write, times the base input price
+CACHE_READ_MULTIPLIER = 0.1    # cache hit / refresh, times the base input price
+BATCH_DISCOUNT = 0.5           # Message Batches API: half the list price on input and output
 
 
 @dataclass(frozen=True)
@@ -31,9 +39,16 @@ class Price:
     input_per_mtok: float
     output_per_mtok: float
 
-    def cost(self, input_tokens: int, output_tokens: int) -> float:
-        """Dollars for the given token counts."""
-        return (input_tokens * self.input_per_mtok + output_tokens * self.output_per_mtok) / 1e6
+    def cost(self, input_tokens: int, output_tokens: int, cache_write_tokens: int = 0, cache_read_tokens: int = 0,
+             batch: bool = False) -> float:
+        """Dollars for the given token counts. ``input_tokens`` are the uncached input tokens (the
+        API's ``usage.input_tokens``); cache writes and reads are priced with their multipliers;
+        ``batch`` applies the Message Batches discount to all of it."""
+        usd = (input_tokens * self.input_per_mtok
+               + cache_write_tokens * self.input_per_mtok * CACHE_WRITE_MULTIPLIER
+               + cache_read_tokens * self.input_per_mtok * CACHE_READ_MULTIPLIER
+               + output_tokens * self.output_per_mtok) / 1e6
+        return usd * BATCH_DISCOUNT if batch else usd
 
     @classmethod
     def parse(cls, model: str, value: Any) -> "Price":
@@ -94,12 +109,18 @@ class CostLedger:
         with self._lock:
             return self.spent_before_usd + self._billed_usd + self._uncertain_usd
 
-    def reserve(self, model: str, est_input_tokens: int, max_tokens: int, progress: dict | None = None) -> float:
+    def reserve(self, model: str, est_input_tokens: int, max_tokens: int, progress: dict | None = None, *,
+                cached_prefix: bool = False, batch: bool = False) -> float:
         """Reserve the worst-case cost of the next request or raise :class:`BudgetExceeded`.
 
-        Returns the reserved amount, to pass to :meth:`settle` / :meth:`release`.
+        With ``cached_prefix`` the worst case prices every input token as a cache write (1.25x);
+        ``batch`` applies the batch discount. Returns the reserved amount, to pass to
+        :meth:`settle` / :meth:`release`.
         """
-        worst = self.price(model).cost(est_input_tokens, max_tokens)
+        if cached_prefix:
+            worst = self.price(model).cost(0, max_tokens, cache_write_tokens=est_input_tokens, batch=batch)
+        else:
+            worst = self.price(model).cost(est_input_tokens, max_tokens, batch=batch)
         with self._lock:
             committed = self.spent_before_usd + self._billed_usd + self._uncertain_usd + self._reserved_usd
             if committed + worst > self.budget_usd:
@@ -116,9 +137,10 @@ class CostLedger:
         with self._lock:
             self._reserved_usd = max(0.0, self._reserved_usd - reserved)
 
-    def settle(self, reserved: float, model: str, input_tokens: int, output_tokens: int) -> float:
+    def settle(self, reserved: float, model: str, input_tokens: int, output_tokens: int,
+               cache_write_tokens: int = 0, cache_read_tokens: int = 0, batch: bool = False) -> float:
         """Replace a reservation by the billed cost of a successful reply; returns that cost."""
-        cost = self.price(model).cost(input_tokens, output_tokens)
+        cost = self.price(model).cost(input_tokens, output_tokens, cache_write_tokens, cache_read_tokens, batch)
         with self._lock:
             self._reserved_usd = max(0.0, self._reserved_usd - reserved)
             self._billed_usd += cost
@@ -126,8 +148,16 @@ class CostLedger:
             c["calls"] += 1
             c["input_tokens"] += input_tokens
             c["output_tokens"] += output_tokens
+            if cache_write_tokens:
+                c["cache_creation_input_tokens"] += cache_write_tokens
+            if cache_read_tokens:
+                c["cache_read_input_tokens"] += cache_read_tokens
+            if batch:
+                c["batch_calls"] += 1
             c["usd"] += cost
             self.counts["calls"] += 1
+            if batch:
+                self.counts["batch_calls"] += 1
         return cost
 
     def book_uncertain(self, reserved: float, model: str, reason: str) -> None:
@@ -163,6 +193,8 @@ class CostLedger:
             "by_model": by_model,
             "input_tokens": sum(c.get("input_tokens", 0) for c in by_model.values()),
             "output_tokens": sum(c.get("output_tokens", 0) for c in by_model.values()),
+            "cache_creation_input_tokens": sum(c.get("cache_creation_input_tokens", 0) for c in by_model.values()),
+            "cache_read_input_tokens": sum(c.get("cache_read_input_tokens", 0) for c in by_model.values()),
             "billed_usd": round(billed, 6),
             "uncertain_usd": round(uncertain, 6),
             "batch_usd": round(billed + uncertain, 6),

@@ -13,6 +13,19 @@ blocks), ``tools``, ``tool_choice``, ``max_tokens`` (text is cut and ``stop_reas
 ``max_tokens``) and ``usage`` in the reply (tokens estimated as characters / 4). Streaming is not
 implemented: a ``"stream": true`` request gets a 400 that says so.
 
+Prompt caching is accounted like the API: a ``cache_control`` breakpoint on a system block makes
+the prefix tools -> system (up to that block) cacheable when it has at least ``min_cache_tokens``
+tokens; the first request writes it (``usage.cache_creation_input_tokens``), later ones within
+``cache_ttl_s`` read it (``usage.cache_read_input_tokens``, TTL refreshed), and ``input_tokens``
+counts only the tokens after the cached prefix.
+
+The Message Batches API: ``POST /v1/messages/batches`` (``{"requests": [{"custom_id", "params"}]}``),
+``GET /v1/messages/batches/{id}`` (``processing_status`` ``in_progress`` until ``polls_to_end``
+retrievals have happened, then ``ended`` with ``request_counts`` and a ``results_url``) and
+``GET /v1/messages/batches/{id}/results`` (JSONL, one ``{"custom_id", "result"}`` per request, result
+type ``succeeded`` with the message, ``errored``, ``canceled`` or ``expired``). ``batch_outcome``
+(custom_id, params -> result type) lets tests make some requests fail or expire.
+
 Run it by hand: ``python -m surrogate_dagster.llm.local_server --port 8765``.
 """
 
@@ -22,6 +35,7 @@ import argparse
 import hashlib
 import json
 import math
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -59,6 +73,8 @@ class RequestRecord:
     label: str = ""
     status: int = 0
     fault: str = ""
+    method: str = "POST"
+    path: str = "/v1/messages"
 
 
 _ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 404: "not_found_error",
@@ -77,6 +93,69 @@ class _State:
     faults: list[Fault] = field(default_factory=list)
     records: list[RequestRecord] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    min_cache_tokens: int = 1024
+    cache_ttl_s: float = 300.0
+    prompt_cache: dict[str, float] = field(default_factory=dict)  # prefix hash -> expiry (monotonic)
+    batches: dict[str, dict] = field(default_factory=dict)
+    polls_to_end: int = 1
+    batch_outcome: Callable[[str, dict], str] | None = None
+    batch_items: list[RequestRecord] = field(default_factory=list)  # requests processed inside batches
+    base_url: str = ""
+
+
+_CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+BATCH_RESULT_TYPES = ("succeeded", "errored", "canceled", "expired")
+
+
+def _cache_prefix(req: dict) -> Any:
+    """The cacheable prefix (tools, system blocks up to the last ``cache_control``), or None."""
+    system = req.get("system")
+    if not isinstance(system, list):
+        return None
+    marks = [i for i, b in enumerate(system) if isinstance(b, dict) and b.get("cache_control")]
+    if not marks:
+        return None
+    return [req.get("tools"), system[: marks[-1] + 1]]
+
+
+def _usage(state: _State, req: dict, content: list[dict]) -> dict:
+    """The reply's usage, with prompt-cache writes and reads accounted (see the module docstring)."""
+    total = estimate_tokens(canonical_json([req.get("system"), req["messages"], req.get("tools")]))
+    usage = {"input_tokens": total, "output_tokens": estimate_tokens(canonical_json(content)),
+             "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    prefix = _cache_prefix(req)
+    if prefix is None:
+        return usage
+    n_prefix = estimate_tokens(canonical_json(prefix))
+    if n_prefix < state.min_cache_tokens:
+        return usage  # like the API: a prefix under the minimum is silently not cached
+    key = req["model"] + ":" + hashlib.sha256(canonical_json(prefix).encode()).hexdigest()
+    now = time.monotonic()
+    with state.lock:
+        hit = state.prompt_cache.get(key, 0.0) > now
+        state.prompt_cache[key] = now + state.cache_ttl_s
+    usage["cache_read_input_tokens" if hit else "cache_creation_input_tokens"] = n_prefix
+    usage["input_tokens"] = max(0, total - n_prefix)
+    return usage
+
+
+def _message(state: _State, req: dict) -> tuple[dict, str]:
+    """Answer one validated request with the responder: (message body, role label)."""
+    content, stop_reason, label = state.responder(req)
+    if state.latency is not None:
+        time.sleep(state.latency(req, label))
+    content, stop_reason = _cap_output(content, stop_reason, int(req["max_tokens"]))
+    body = {
+        "id": "msg_local_" + hashlib.sha256(canonical_json(req).encode()).hexdigest()[:24],
+        "type": "message", "role": "assistant", "model": STANDIN_MODEL_ID,
+        "content": content, "stop_reason": stop_reason, "stop_sequence": None,
+        "usage": _usage(state, req, content),
+    }
+    return body, label
+
+
+def _iso(t: float | None) -> str | None:
+    return None if t is None else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -104,23 +183,134 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(status, json.dumps(body).encode(), headers)
 
     def do_POST(self) -> None:  # noqa: N802 - stdlib naming
-        rec = RequestRecord(t_start=time.monotonic())
+        self._dispatch("POST")
+
+    def do_GET(self) -> None:  # noqa: N802 - stdlib naming
+        self._dispatch("GET")
+
+    def _dispatch(self, method: str) -> None:
+        path = self.path.split("?")[0]
+        rec = RequestRecord(t_start=time.monotonic(), method=method, path=path)
         with self.state.lock:
             self.state.records.append(rec)
         try:
-            rec.status = self._handle(rec)
+            length = int(self.headers.get("content-length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            if not (self.headers.get("x-api-key") or self.headers.get("authorization")):
+                self._error(401, "missing x-api-key header")
+                rec.status = 401
+            elif method == "POST" and path == "/v1/messages":
+                rec.status = self._handle(rec, raw)
+            elif method == "POST" and path == "/v1/messages/batches":
+                rec.status = self._create_batch(raw)
+            elif method == "GET" and re.fullmatch(r"/v1/messages/batches/[\w-]+", path):
+                rec.status = self._retrieve_batch(path.rsplit("/", 1)[1])
+            elif method == "GET" and re.fullmatch(r"/v1/messages/batches/[\w-]+/results", path):
+                rec.status = self._batch_results(path.split("/")[-2])
+            else:
+                self._error(404, f"unknown path {method} {self.path}")
+                rec.status = 404
         finally:
             rec.t_end = time.monotonic()
 
-    def _handle(self, rec: RequestRecord) -> int:
-        length = int(self.headers.get("content-length") or 0)
-        raw = self.rfile.read(length)
-        if self.path.split("?")[0] != "/v1/messages":
-            self._error(404, f"unknown path {self.path}")
+    # ----------------------------------------------------------------------- message batches
+    def _create_batch(self, raw: bytes) -> int:
+        try:
+            body = json.loads(raw)
+        except ValueError as exc:
+            self._error(400, f"body is not JSON: {exc}")
+            return 400
+        reqs = body.get("requests") if isinstance(body, dict) else None
+        if not isinstance(reqs, list) or not reqs:
+            self._error(400, "requests: must be a non-empty list")
+            return 400
+        seen: set[str] = set()
+        for i, r in enumerate(reqs):
+            cid = r.get("custom_id") if isinstance(r, dict) else None
+            if not isinstance(cid, str) or not _CUSTOM_ID.match(cid):
+                self._error(400, f"requests.{i}.custom_id: must match ^[a-zA-Z0-9_-]{{1,64}}$")
+                return 400
+            if cid in seen:
+                self._error(400, f"requests.{i}.custom_id: duplicate {cid!r}")
+                return 400
+            seen.add(cid)
+            problem = validate_request(r.get("params"))
+            if problem:
+                self._error(400, f"requests.{i}.params.{problem}")
+                return 400
+        now = time.time()
+        bid = "msgbatch_local_" + hashlib.sha256(f"{now}|{canonical_json(sorted(seen))}".encode()).hexdigest()[:20]
+        batch = {"id": bid, "requests": reqs, "created_at": now, "polls": 0, "ended_at": None, "results": None}
+        with self.state.lock:
+            self.state.batches[bid] = batch
+        self._send(200, json.dumps(self._batch_object(batch)).encode())
+        return 200
+
+    def _batch_object(self, batch: dict) -> dict:
+        n = len(batch["requests"])
+        counts = {"processing": n, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
+        if batch["results"] is not None:
+            counts["processing"] = 0
+            for line in batch["results"]:
+                counts[line["result"]["type"]] += 1
+        ended = batch["ended_at"] is not None
+        return {"id": batch["id"], "type": "message_batch",
+                "processing_status": "ended" if ended else "in_progress", "request_counts": counts,
+                "created_at": _iso(batch["created_at"]), "expires_at": _iso(batch["created_at"] + 86400),
+                "ended_at": _iso(batch["ended_at"]), "archived_at": None, "cancel_initiated_at": None,
+                "results_url": f"{self.state.base_url}/v1/messages/batches/{batch['id']}/results" if ended else None}
+
+    def _retrieve_batch(self, bid: str) -> int:
+        with self.state.lock:
+            batch = self.state.batches.get(bid)
+        if batch is None:
+            self._error(404, f"no message batch {bid!r}")
             return 404
-        if not (self.headers.get("x-api-key") or self.headers.get("authorization")):
-            self._error(401, "missing x-api-key header")
-            return 401
+        batch["polls"] += 1
+        if batch["ended_at"] is None and batch["polls"] > self.state.polls_to_end:
+            batch["results"] = [self._process(r) for r in batch["requests"]]
+            batch["ended_at"] = time.time()
+        self._send(200, json.dumps(self._batch_object(batch)).encode())
+        return 200
+
+    def _process(self, item: dict) -> dict:
+        cid, params = item["custom_id"], item["params"]
+        outcome = self.state.batch_outcome(cid, params) if self.state.batch_outcome else "succeeded"
+        if outcome not in BATCH_RESULT_TYPES:
+            raise ValueError(f"batch_outcome returned {outcome!r}; expected one of {BATCH_RESULT_TYPES}")
+        rec = RequestRecord(t_start=time.monotonic(), model=str(params["model"]), method="BATCH",
+                            path=cid, fault="" if outcome == "succeeded" else outcome)
+        with self.state.lock:
+            self.state.batch_items.append(rec)
+        if outcome == "succeeded":
+            body, rec.label = _message(self.state, params)
+            result: dict = {"type": "succeeded", "message": body}
+            rec.status = 200
+        elif outcome == "errored":
+            result = {"type": "errored", "error": {"type": "error", "error": {
+                "type": "api_error", "message": "injected batch item error"}}}
+            rec.status = 500
+        else:
+            result = {"type": outcome}
+        rec.t_end = time.monotonic()
+        return {"custom_id": cid, "result": result}
+
+    def _batch_results(self, bid: str) -> int:
+        with self.state.lock:
+            batch = self.state.batches.get(bid)
+        if batch is None or batch["results"] is None:
+            self._error(404 if batch is None else 400, f"message batch {bid!r} has no results yet")
+            return 404 if batch is None else 400
+        body = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in batch["results"]).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/binary")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+        return 200
+
+    # --------------------------------------------------------------------------- messages
+    def _handle(self, rec: RequestRecord, raw: bytes) -> int:
         try:
             req = json.loads(raw)
             problem = validate_request(req)
@@ -135,19 +325,7 @@ class _Handler(BaseHTTPRequestHandler):
         if fault is not None:
             rec.fault = fault.kind if fault.kind != "status" else str(fault.status)
             return self._apply_fault(fault)
-        content, stop_reason, label = self.state.responder(req)
-        rec.label = label
-        if self.state.latency is not None:
-            time.sleep(self.state.latency(req, label))
-        content, stop_reason = _cap_output(content, stop_reason, int(req["max_tokens"]))
-        body = {
-            "id": "msg_local_" + hashlib.sha256(canonical_json(req).encode()).hexdigest()[:24],
-            "type": "message", "role": "assistant", "model": STANDIN_MODEL_ID,
-            "content": content, "stop_reason": stop_reason, "stop_sequence": None,
-            "usage": {"input_tokens": estimate_tokens(canonical_json(
-                          [req.get("system"), req["messages"], req.get("tools")])),
-                      "output_tokens": estimate_tokens(canonical_json(content))},
-        }
+        body, rec.label = _message(self.state, req)
         self._send(200, json.dumps(body, ensure_ascii=False).encode())
         return 200
 
@@ -216,13 +394,18 @@ class MessagesServer:
     """The local Messages API server; use as a context manager or call start()/stop()."""
 
     def __init__(self, responder: Responder | None = None, host: str = "127.0.0.1", port: int = 0,
-                 latency: Callable[[dict, str], float] | None = None) -> None:
+                 latency: Callable[[dict, str], float] | None = None, *, min_cache_tokens: int = 1024,
+                 cache_ttl_s: float = 300.0, polls_to_end: int = 1,
+                 batch_outcome: Callable[[str, dict], str] | None = None) -> None:
         if responder is None:
             from .standin import StandInModel
             responder = StandInModel().respond
         self._httpd = ThreadingHTTPServer((host, port), _Handler)
         self._httpd.daemon_threads = True
-        self._httpd.state = _State(responder=responder, latency=latency)  # type: ignore[attr-defined]
+        self._httpd.state = _State(responder=responder, latency=latency,  # type: ignore[attr-defined]
+                                   min_cache_tokens=min_cache_tokens, cache_ttl_s=cache_ttl_s,
+                                   polls_to_end=polls_to_end, batch_outcome=batch_outcome)
+        self.state.base_url = self.url
         self._thread: threading.Thread | None = None
 
     @property
@@ -245,6 +428,17 @@ class MessagesServer:
         """A copy of the request log."""
         with self.state.lock:
             return list(self.state.records)
+
+    @property
+    def batch_items(self) -> list[RequestRecord]:
+        """A copy of the log of requests processed inside message batches (``path`` = custom_id)."""
+        with self.state.lock:
+            return list(self.state.batch_items)
+
+    def requests_to(self, method: str, path: str) -> int:
+        """How many HTTP requests hit ``method path`` (e.g. ``POST /v1/messages/batches``)."""
+        with self.state.lock:
+            return sum(r.method == method and r.path == path for r in self.state.records)
 
     @property
     def n_requests(self) -> int:

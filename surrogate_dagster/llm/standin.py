@@ -171,7 +171,7 @@ class StandInModel:
         user = _text(req["messages"][-1]["content"])
         m = re.search(r"Your assignment:\s*(.+?)(?:\n\n|$)", user, re.S)
         assignment = (m.group(1) if m else user).strip()
-        role = re.search(r"Role:\s*(.+)", req.get("system") or "")
+        role = re.search(r"Role:\s*(.+)", _text(req.get("system") or ""))
         dom = domain_for(assignment)
         return (f"Done: {assignment.split('.')[0]} ({role.group(1).strip() if role else dom.name})\n\n"
                 f"Steps:\n" + "\n".join(f"{i + 1}. {s}" for i, s in enumerate(dom.steps))
