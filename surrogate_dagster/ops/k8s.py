@@ -71,7 +71,10 @@ def instance_yaml(s: K8sSettings) -> str:
         # worker dies, and with a pool limit of 1 one leaked slot blocks that pool for good ...
         "run_monitoring": {"enabled": True, "start_timeout_seconds": 600, "max_resume_run_attempts": 0,
                            "poll_interval_seconds": 60, "free_slots_after_run_end_seconds": 300},
-        # ... then re-executed from the failed step: finished partitions are not redone.
+        # ... then re-executed from the failed step: finished partitions are not redone. A step
+        # that raised is not retried here: the steps that can fail transiently carry their own
+        # RetryPolicy (surrogate_dagster/retries.py), and retrying the run as well would repeat
+        # such a step up to (max_retries + 1) x its policy's attempts.
         "run_retries": {"enabled": True, "max_retries": s.max_retries, "retry_on_asset_or_op_failure": False},
         "concurrency": {"pools": {"default_limit": s.gpu_pool_limit}},
         "telemetry": {"enabled": False},

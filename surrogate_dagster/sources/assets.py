@@ -19,6 +19,7 @@ from ..catalog.code_version import asset_code_version
 from ..catalog.loader import config_hash
 from ..metadata import counts_table
 from ..resources import HubResource, ObjectStoreResource
+from ..retries import MIRROR_RETRY
 from .mirror import MirrorReport, mirror_fingerprint, mirror_source
 from .normalize import load_helper_questions, normalize_source
 
@@ -77,7 +78,7 @@ def _mirror_partition(context: AssetExecutionContext, object_store: ObjectStoreR
 
 
 @asset(group_name="sources", partitions_def=source_partitions,
-       code_version=asset_code_version("source_rows", CATALOG_VERSION), deps=["hf_revisions"], kinds={"parquet", "huggingface"})
+       code_version=asset_code_version("source_rows", CATALOG_VERSION), deps=["hf_revisions"], kinds={"parquet", "huggingface"}, retry_policy=MIRROR_RETRY)
 def source_rows(context: AssetExecutionContext, object_store: ObjectStoreResource,
                 hub: HubResource) -> MaterializeResult:
     """Upstream rows of one source at a pinned HF revision, capped and filtered per the catalog."""
@@ -85,7 +86,7 @@ def source_rows(context: AssetExecutionContext, object_store: ObjectStoreResourc
 
 
 @asset(group_name="sources", partitions_def=helper_partitions, code_version=asset_code_version("helper_rows", HELPERS_VERSION),
-       kinds={"parquet", "huggingface"})
+       kinds={"parquet", "huggingface"}, retry_policy=MIRROR_RETRY)
 def helper_rows(context: AssetExecutionContext, object_store: ObjectStoreResource,
                 hub: HubResource) -> MaterializeResult:
     """Problem statements OpenCodeReasoning-2 points at (TACO, APPS, code_contests, codeforces)."""

@@ -36,6 +36,7 @@ from dagster import (
 from ..llm.ledger import BudgetExceeded, record_batch_spend, spent_in_store
 from ..metadata import counts_table
 from ..resources import ObjectStoreResource
+from ..retries import LLM_RETRY
 from .config import (
     PAIRS_PREFIX,
     SCENARIOS_LEDGER_KEY,
@@ -84,7 +85,7 @@ def _md_cell(text: object, limit: int = 160) -> str:
     return (s[:limit] + "…" if len(s) > limit else s).replace("|", "\\|")
 
 
-@asset(group_name="synth", code_version=SYNTH_VERSION, kinds={"anthropic", "parquet"}, pool=LLM_POOL)
+@asset(group_name="synth", code_version=SYNTH_VERSION, kinds={"anthropic", "parquet"}, pool=LLM_POOL, retry_policy=LLM_RETRY)
 def synth_scenarios(context: AssetExecutionContext, object_store: ObjectStoreResource, llm: LLMResource,
                     synth: SynthSettings) -> MaterializeResult:
     """Startup-engineering tasks: the catalog's seeds expanded by the LLM to the profile's target,
@@ -170,7 +171,7 @@ def _samples_markdown(kept: list[dict], rejected: list[dict], traces: dict[str, 
 
 
 @asset(group_name="synth", partitions_def=batch_partitions, code_version=SYNTH_VERSION, deps=[synth_scenarios],
-       kinds={"anthropic", "parquet"}, pool=LLM_POOL)
+       kinds={"anthropic", "parquet"}, pool=LLM_POOL, retry_policy=LLM_RETRY)
 def orchestrator_traces(context: AssetExecutionContext, object_store: ObjectStoreResource, llm: LLMResource,
                         synth: SynthSettings) -> MaterializeResult:
     """One batch of orchestrator -> subagent traces (plan, parallel subagents, aggregate) in ChatML

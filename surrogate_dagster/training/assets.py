@@ -20,6 +20,7 @@ from dagster import (
 from ..catalog.code_version import asset_code_version
 from ..catalog.models import Profile
 from ..resources import HubResource, ObjectStoreResource
+from ..retries import TRAINER_RETRY
 from .config import StageSpec, TrainingCatalog, load_training_catalog, training_profile
 from .executor import TrainerExecutorResource
 from .render import check_lora_shape, config_hash, stable_hash, upstream_assets
@@ -103,7 +104,7 @@ def build_stage_asset(stage: StageSpec, executor: str, base_source: str, catalog
     if stage.asset == "stage2_checkpoint":  # runbook Day 14: after stage 1.6's smoke tests (evals' blocking check)
         deps.append(AssetKey("stage1_6_smoke_gate"))
 
-    @asset(name=stage.asset, group_name="training", pool="gpu", deps=deps, kinds={"axolotl", "pytorch"},
+    @asset(name=stage.asset, group_name="training", pool="gpu", deps=deps, kinds={"axolotl", "pytorch"}, retry_policy=TRAINER_RETRY,
            code_version=asset_code_version(stage.asset, config_hash(stage, catalog, executor)),
            description=f"{stage.title} ({stage.config})")
     def _checkpoint(context: AssetExecutionContext, object_store: ObjectStoreResource, hub: HubResource,

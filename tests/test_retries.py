@@ -1,0 +1,91 @@
+"""Step retry policies: attached to exactly the steps that can fail transiently (read back from
+the Definitions), shaped as exponential backoff with jitter, and honoured by Dagster: a step that
+fails once succeeds on its retry in the same run."""
+
+import pytest
+from dagster import AssetsDefinition, Backoff, DagsterInstance, Jitter, MaterializeResult, asset, materialize
+
+from surrogate_dagster.catalog import load_profile
+from surrogate_dagster.ops.k8s import instance_yaml, k8s_settings
+from surrogate_dagster.retries import (
+    HUB_PUSH_RETRY,
+    LLM_RETRY,
+    MIRROR_RETRY,
+    RETRY_POLICIES,
+    TRAINER_RETRY,
+    expected_policy,
+)
+
+
+@pytest.fixture(scope="module")
+def policies():
+    from surrogate_dagster.definitions import defs
+
+    out = {}
+    for a in defs.assets:
+        if isinstance(a, AssetsDefinition) and a.is_executable:
+            for key in a.keys:
+                out[key.to_user_string()] = a.op.retry_policy
+    return out
+
+
+def test_policies_are_attached_to_exactly_the_transient_steps(policies):
+    with_policy = {k: p for k, p in policies.items() if p is not None}
+    expected = {k: expected_policy(k) for k in policies if expected_policy(k) is not None}
+    assert with_policy == expected
+    # every family of the registry names at least one asset of the code location
+    assert {"source_rows", "helper_rows", "synth_scenarios", "orchestrator_traces"} <= set(with_policy)
+    assert any(k.endswith("_mixture_hub") for k in with_policy)
+    assert any(k.endswith("_checkpoint") for k in with_policy)
+    # deterministic steps get none: a retry would fail the same way
+    for name in ("normalized_rows", "sanitized_rows", "curated_rows", "dedup_decisions"):
+        assert policies[name] is None
+
+
+@pytest.mark.parametrize("policy", [MIRROR_RETRY, HUB_PUSH_RETRY, LLM_RETRY, TRAINER_RETRY])
+def test_policies_back_off_exponentially_with_jitter(policy):
+    assert policy.max_retries >= 1 and policy.delay >= 30
+    assert policy.backoff == Backoff.EXPONENTIAL and policy.jitter == Jitter.PLUS_MINUS
+
+
+def test_expected_policy_matches_families():
+    assert expected_policy("stage1_checkpoint") is TRAINER_RETRY
+    assert expected_policy("agent_mixture_hub") is HUB_PUSH_RETRY
+    assert expected_policy("agent_mixture") is None  # the mixture itself is local and deterministic
+    assert set(RETRY_POLICIES.values()) == {MIRROR_RETRY, HUB_PUSH_RETRY, LLM_RETRY, TRAINER_RETRY}
+
+
+def test_run_retries_leave_step_failures_to_the_step_policies():
+    import yaml
+
+    doc = yaml.safe_load(instance_yaml(k8s_settings(load_profile("production"))))
+    assert doc["run_retries"]["enabled"] is True
+    assert doc["run_retries"]["retry_on_asset_or_op_failure"] is False
+
+
+def test_a_flaky_step_succeeds_on_its_retry(tmp_path):
+    attempts = tmp_path / "attempts"
+    # the mirror's policy with the delay cut to nothing, so the test does not wait
+    quick = MIRROR_RETRY._replace(delay=0.01)
+
+    @asset(retry_policy=quick)
+    def flaky(context) -> MaterializeResult:
+        n = int(attempts.read_text()) if attempts.exists() else 0
+        attempts.write_text(str(n + 1))
+        if n == 0:
+            raise ConnectionError("HTTP 429 from the hub")
+        return MaterializeResult(metadata={"retry_number": context.retry_number})
+
+    instance = DagsterInstance.ephemeral()
+    res = materialize([flaky], instance=instance)
+    assert res.success and attempts.read_text() == "2"
+    mats = res.asset_materializations_for_node("flaky")
+    assert len(mats) == 1 and mats[0].metadata["retry_number"].value == 1
+    # without a policy the same failure fails the run
+    attempts.unlink()
+
+    @asset(name="flaky")
+    def no_retry(context) -> MaterializeResult:
+        return flaky.op.compute_fn.decorated_fn(context)
+
+    assert not materialize([no_retry], instance=instance, raise_on_error=False).success
