@@ -110,7 +110,7 @@ def model_ref(evals: EvalSettings, store, name: str):
     from ..synth.exec_pairs import download_tree
     from ..training.config import load_training_catalog
     from ..training.refs import base_model_resolution
-    from .inference import ModelRef
+    from ..inference import ModelRef
 
     base = base_model_resolution(store, load_training_catalog(), evals.base_source)
     if base.kind == "hub":
@@ -250,7 +250,7 @@ def devsecops_eval_tasks(context: AssetExecutionContext, object_store: ObjectSto
         "by_category": MetadataValue.md(counts_table(stats["kept"], "category", "tasks")),
         "rejected_by_reason": MetadataValue.md(counts_table(stats["rejected"])),
         "llm_requests": stats["llm_requests"], "llm_backend": client.backend,
-        "llm_cost_usd": round(client.ledger.summary().get("spent_usd", 0.0), 4), "uri": store.uri(key)})
+        "llm_cost_usd": round(client.ledger.summary()["batch_usd"], 4), "uri": store.uri(key)})
 
 
 def _curated_rows(store) -> tuple[list[dict], int | None, list[dict]]:

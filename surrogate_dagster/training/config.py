@@ -68,7 +68,6 @@ class TrainingCatalog(Strict):
     base_model: BaseModelSpec
     checkpoint_every_steps: int = Field(gt=0, description="save_steps on GPU executors")
     keep_checkpoints: int = Field(2, ge=1)
-    gpu_hourly_usd: dict[str, float] = Field(description="price of one GPU hour, by GPU type")
     executor_overrides: dict[ExecutorKind, dict[str, Any]]
     stages: list[StageSpec]
 

@@ -133,7 +133,6 @@ def materialize_stage(context, stage: StageSpec, catalog: TrainingCatalog, store
 
     progress = report.progress if report else summary.get("progress", [])
     gpu_hours = summary["wall_s"] / 3600 * trainer.gpu_count
-    cost = gpu_hours * catalog.gpu_hourly_usd.get(trainer.gpu_type, 0.0)
     artifact_uri = store.uri(f"{adapter_prefix}/adapter_model.safetensors").rsplit("/", 1)[0]
     merged_uri = (store.uri(f"{summary['merged_prefix']}/config.json").rsplit("/", 1)[0]
                   if summary.get("merged_prefix") else None)
@@ -192,7 +191,7 @@ def materialize_stage(context, stage: StageSpec, catalog: TrainingCatalog, store
         "wall_s": summary.get("wall_s"),
         "train_s": summary.get("train_s"),
         "gpu_hours": gpu_hours,
-        "cost_usd": cost,
+        "gpu_type": trainer.gpu_type,  # priced once, by the cost ledger (profile phases.ops.costs)
         "device": summary.get("device"),
         "artifact_uri": artifact_uri,
         "merged_policy_uri": merged_uri or "none",
