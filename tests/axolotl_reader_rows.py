@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from surrogate_dagster.curation.mixtures import to_jsonl, to_mixture_row
+from surrogate_dagster.curation.mixtures import default_system_prompt, to_jsonl, to_mixture_row
 from surrogate_dagster.sources.adapters.base import AdapterContext, dpo_row, sft_row
 from surrogate_dagster.sources.hermes import format_tool_response, hermes_system_prompt
 
@@ -222,7 +222,7 @@ def normalized_rows(mixture: str) -> list[dict]:
 
 def mixture_rows(mixture: str) -> list[dict]:
     """The mixture rows ``build_mixture`` writes for these normalized rows."""
-    return [to_mixture_row(r) for r in normalized_rows(mixture)]
+    return [to_mixture_row(r, default_system_prompt(mixture)) for r in normalized_rows(mixture)]
 
 
 def fixture_path(mixture: str) -> Path:

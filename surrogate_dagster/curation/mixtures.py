@@ -21,8 +21,21 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..paths import ASSETS_DIR
 from ..sources.hermes import to_template_messages
 from ..storage import ObjectStore
+
+# The system turn a mixture's rows get when they have none. Stage 1.6 (agent_sft) trains under the
+# Surrogate-1 prompt (tool list and decision rules); axolotl ignores a stage's ``system_prompt:``,
+# so it is written into the data. Rows with their own system turn keep it: theirs names the tools
+# their calls use. assets/stages/stage1_6.yaml explains the choice.
+DEFAULT_SYSTEM_FILES = {"agent_sft": ASSETS_DIR / "stages" / "stage1_6_system_prompt.txt"}
+
+
+def default_system_prompt(mixture: str) -> str | None:
+    """The system prompt given to rows of ``mixture`` without one (None: rows stay as curated)."""
+    path = DEFAULT_SYSTEM_FILES.get(mixture)
+    return path.read_text(encoding="utf-8").strip() if path else None
 
 
 @dataclass
@@ -34,20 +47,27 @@ class MixtureBuild:
     data_version: str = ""
 
 
-def to_mixture_row(row: dict) -> dict:
+def to_mixture_row(row: dict, default_system: str | None = None) -> dict:
     """One curated row in the axolotl chat_template format (ids kept for lineage): tool turns
-    unwrapped to one bare ``tool`` message per result, everything else as curated."""
+    unwrapped to one bare ``tool`` message per result, everything else as curated. An SFT row
+    without a system turn gets ``default_system`` as its first turn when one is given (without it
+    the Qwen2.5 template would insert its own default system prompt)."""
     base = {"id": row["id"], "source": row["source"]}
     if row["kind"] == "dpo":
         return {**base, "messages": to_template_messages(row["prompt"]),
                 "chosen": {"role": "assistant", "content": row["chosen"]},
                 "rejected": {"role": "assistant", "content": row["rejected"]}}
-    return {**base, "messages": to_template_messages(row["messages"])}
+    messages = to_template_messages(row["messages"])
+    if default_system and not (messages and messages[0]["role"] == "system"):
+        messages = [{"role": "system", "content": default_system}, *messages]
+    return {**base, "messages": messages}
 
 
 def build_mixture(name: str, kind: str, rows_by_source: dict[str, Iterable[dict]],
                   caps: dict[str, int | None]) -> MixtureBuild:
-    """Concatenate sources in catalog order, each up to its cap; the version hashes the content."""
+    """Concatenate sources in catalog order, each up to its cap; the version hashes the content.
+    Rows without a system turn get the mixture's :func:`default_system_prompt`, if it has one."""
+    system = default_system_prompt(name)
     out: list[dict] = []
     by_source: Counter[str] = Counter()
     capped: dict[str, int] = {}
@@ -60,7 +80,7 @@ def build_mixture(name: str, kind: str, rows_by_source: dict[str, Iterable[dict]
                 capped[source] = capped.get(source, 0) + 1
                 continue
             try:
-                out.append(to_mixture_row(row))
+                out.append(to_mixture_row(row, system))
             except ValueError as e:  # a malformed turn: name the row, do not train on a guess
                 raise ValueError(f"mixture {name}: row {source}/{row['id']}: {e}") from e
             by_source[source] += 1
