@@ -48,7 +48,20 @@ _CMD_TABLE: tuple[tuple[tuple[str, ...], str, bool, str, int], ...] = (
     # a secret written into a command's stdin: `echo X | docker login --password-stdin`
     (("echo", "printf"), r"(?:[ \t]+-[neE]+)*(?:[ \t]+(?:\"%s\\?n?\"|'%s\\?n?'))?[ \t]+(?=[^\n|]{1,300}\|[^\n|]{0,200}?"
      r"(?:--password-stdin|--with-token|--token-stdin|\bsudo[ \t]+-S\b|\bchpasswd\b|--stdin\b))", True, "cli_stdin", 4),
+    (("ipmitool",), r"\b[^\n]{0,200}?[ \t]-P[ \t]*", True, "cli_short_flag", 4),
+    (("psexec", "psexec64", "paexec", "rdesktop", "twine"), r"\b[^\n]{0,200}?[ \t]-p[ \t]+", True, "cli_short_flag", 4),
+    # Windows-style `/p:` `/password:` `/pass:` switches (FreeRDP, wmic, cmdkey)
+    (("xfreerdp", "wlfreerdp", "sdl-freerdp", "wmic", "cmdkey"), r"\b[^\n]{0,200}?[ \t]/(?:p|pass|password):", False,
+     "cli_short_flag", 4),
+    (("schtasks",), r"\b[^\n]{0,200}?[ \t]/rp[ \t]+", False, "cli_short_flag", 4),
+    # `gh secret set NAME --body VALUE`
+    (("gh",), r"[ \t]+secret[ \t]+set\b[^\n]{0,120}?[ \t](?:-b|--body)(?:=|[ \t]+)", True, "cli_short_flag", 6),
     # commands taking the secret as a positional argument
+    # MinIO client: `mc alias set NAME URL ACCESS_KEY SECRET_KEY`
+    (("mc",), r"[ \t]+(?:alias[ \t]+set|config[ \t]+host[ \t]+add)[ \t]+\S+[ \t]+\S+[ \t]+\S+[ \t]+", True,
+     "cli_positional", 8),
+    # `net user NAME PASSWORD /add`
+    (("net",), r"[ \t]+user[ \t]+[^\s/*]+[ \t]+(?=[^\s/*][^\n]*?/(?:add|domain)\b)", False, "cli_positional", 6),
     (("vault",), r"[ \t]+login(?:[ \t]+-[\w-]+(?:=\S+)?)*[ \t]+(?![\w.-]+=)", True, "cli_positional", 8),
     (("rabbitmqctl",), r"[ \t]+(?:add_user|change_password)[ \t]+\S+[ \t]+", True, "cli_positional", 8),
     # `<tool> config set <credential name> <value>` and tools whose arguments are name/value words
@@ -83,7 +96,9 @@ _SINGLE_KEYS = ("-storepass", "-keypass", " -passw", " -pwd")
 _SINGLE = re.compile(r"(?<![\w-])-(?:(?:src|dest)?storepass|keypass|password|passwd|pwd)(?:=|[ \t]+)" + _VAL)
 _LONG = re.compile(
     r"--(?<![\w-]--)(?:[a-z0-9]+-){0,3}(?:password|passwd|pass|pwd|token|secret|api-?key|access-key|secret-key|"
-    r"client-secret|auth|credentials?)(?:=|[ \t]+)" + _VAL)
+    r"client-secret|auth|credentials?|bearer)(?:=|[ \t]+)" + _VAL)
+# skopeo/buildah `--creds USER:PASS` (`--src-creds`, `--dest-creds`)
+_CREDS = re.compile(r"--(?<![\w-]--)(?:[a-z]+-)?creds(?:=|[ \t]+)[^\s:\"']+:" + _VAL)
 _INLINE = re.compile(  # `password=...` inside a command or a query string / key=value connection string
     r"(?:password|passwd|pwd|pass|secret|token|api_?key|access_?token|bind_?password|bindcredential)"
     r"=(?P<v>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|\{[^}\n]{1,200}\}|[^\s\"'`;&|)<>,]+)")
@@ -105,7 +120,7 @@ def _strip(v: str) -> tuple[str, int]:
 
 
 def _ok(v: str, min_len: int = 4) -> bool:
-    if looks_like_placeholder(v) or v.startswith(("-", "@", "/")) or len(v) < min_len:
+    if looks_like_placeholder(v) or v.startswith(("-", "@", "/", "env:", "file:", "fd:")) or len(v) < min_len:
         return False
     if re.fullmatch(r"%\w+%|\$\w+|\w+\(.*\)|[a-z_]+|[A-Z_]+", v):
         return False  # %VAR%, $VAR, call(), an identifier: not a literal credential
@@ -140,6 +155,9 @@ def detect_cli_credentials(text: str, lower: str, present: frozenset[str] | set[
             v = m.group("v")
             if _ok(v):
                 yield Candidate(m.start("v"), m.end("v"), PASSWORDS, "SECRET_PASSWORD", "oracle_login", 3)
+    if "creds" in lower:
+        for m in _CREDS.finditer(lower):
+            yield from _yield_val(text, m, "cli_long_flag", 4)
     if "--" in text:
         for m in _LONG.finditer(lower):
             flag = lower[m.start():m.start("v")]

@@ -67,7 +67,9 @@ def detect_private_keys(text: str, lower: str) -> Iterator[Candidate]:
 # ---------------------------------------------------------------- (6) passwords / credentials
 # Strong keywords: the value is a password whatever it looks like (if not a placeholder).
 # Weak keywords: the value must also look random (entropy floor, mixed character classes).
-_STRONG = r"passw(?:or)?d|passwd|pwd|passphrase|pass|pw|secrete?|private[_.-]?key|client[_.-]?secret"
+# `psk`, `PresharedKey`, `keyMaterial`: Wi-Fi/IPsec/WireGuard pre-shared keys (hostapd, pfSense, WLAN profiles)
+_STRONG = (r"passw(?:or)?d|passwd|pwd|passphrase|pass|pw|secrete?|private[_.-]?key|client[_.-]?secret|psk|"
+           r"pre[_.-]?shared[_.-]?key|key[_.-]?material")
 _WEAK = (r"token|api[_.-]?key|apikey|access[_.-]?key|auth[_.-]?key|credentials?|creds|"
          r"signing[_.-]?key|encryption[_.-]?key|master[_.-]?key")
 # bare `key` is the weakest signal of all: stricter value test, and many key names are not secrets
@@ -78,9 +80,9 @@ _AUTH = r"auth"
 _KW = re.compile(rf"(?i)({_STRONG})|({_WEAK})|({_KEYWORD})|({_AUTH})")
 # Cheap gate on the lower-cased text: a keyword, the rest of a name, then an operator. Most
 # keyword hits in code (`for key in`, `self.token)`) fail here, inside the regex engine.
-_GATE = re.compile(r"(?:pass|pw|secret|private.?key|client.?secret|token|api.?key|apikey|access.?key|auth|"
+_GATE = re.compile(r"(?:pass|pw|psk|pre.?shared.?key|secret|private.?key|client.?secret|token|api.?key|apikey|access.?key|auth|"
                    r"credential|creds|signing.?key|encryption.?key|master.?key|key)[\w.-]{0,40}?[\\\"'`\]]{0,2}[ \t]*"
-                   r"(?:=|:|,|\(|>|!=|[ \t]@?\\?[\"'`])")
+                   r"(?:=|:|,|\(|>|!=|[ \t]@?\\?[\"'`]|(?<=[ \t])[\w:.-]{1,40}=[\"'])")
 # a weak keyword glued to a lower-case prefix (`jsonwebtoken`) counts only after these words
 _GLUED_OK = frozenset({"access", "auth", "api", "bearer", "refresh", "session", "id", "bot", "app", "user", "client",
                        "secret", "private", "oauth", "github", "gitlab", "slack", "npm", "pypi", "hf", "service",
@@ -129,8 +131,10 @@ def _value_ok(value: str, strong: bool, quoted: bool, bare_key: bool = False, ba
     if bare_auth and not any(c.isdigit() for c in v):
         return False  # `auth: AuthConfig`, `"auth": "basic"`: a type or a scheme
     if bare_key:
+        if v.startswith("base64:"):
+            v = v[7:]  # Laravel-style `APP_KEY=base64:...`
         return (len(v) >= 16 and " " not in v and shannon_entropy(v) >= 3.5 and alnum_classes(v) >= 2
-                and _CODE_REF.match(v) is None and "/" not in v)
+                and _CODE_REF.match(v) is None and ("/" not in v or _b64_key(v)))
     if strong:
         if quoted:
             return len(v) >= 4
@@ -139,6 +143,15 @@ def _value_ok(value: str, strong: bool, quoted: bool, bare_key: bool = False, ba
         return False
     return (len(v) >= 8 and shannon_entropy(v) >= 3.0 and char_classes(v) >= 2
             and _CODE_REF.match(v) is None)
+
+
+_B64_KEY = re.compile(r"[A-Za-z0-9+/]{20,}={0,2}")
+
+
+def _b64_key(v: str) -> bool:
+    """Standard base64 key material (`q8F1xJ/9mZ0k...=`), as opposed to a path (`keys/dev/app`)."""
+    return (_B64_KEY.fullmatch(v) is not None and v[0] != "/" and "//" not in v and alnum_classes(v) == 3
+            and shannon_entropy(v) >= 4.0)
 
 
 def _random_case(v: str) -> bool:
@@ -166,7 +179,7 @@ def detect_assignments(text: str, lower: str) -> Iterator[Candidate]:
     # every _GATE alternative contains one of these words: a few substring scans spare most
     # documents the regex (which is tried at every p/s/c/t/a/e/m/k)
     gate = ("key" in lower or "pass" in lower or "token" in lower or "secret" in lower or "pw" in lower
-            or "cred" in lower or "auth" in lower)
+            or "cred" in lower or "auth" in lower or "psk" in lower)
     pos = 0 if gate else -1
     while pos >= 0:
         g = _GATE.search(lower, pos)
@@ -210,9 +223,16 @@ def detect_assignments(text: str, lower: str) -> Iterator[Candidate]:
             ns = _XML_NS_BACK.search(text, max(0, ks - 33), ks - 1)
             if ns is not None:
                 tag_start = ns.start()
-        if tag_start > 0 and text[tag_start - 1] == "<" and text[ke:ke + 1] == ">":
-            close = text.find(f"</{text[tag_start:ke]}>", ke + 1, ke + 400)
+        open_end = ke
+        if tag_start > 0 and text[tag_start - 1] == "<" and text[ke:ke + 1] in (" ", "\t"):
+            # `<Pass encoding="base64">...</Pass>`: an element named after the credential, with attributes
+            gt = _OPEN_TAG_REST.match(text, ke)
+            if gt is not None:
+                open_end = gt.end() - 1
+        if tag_start > 0 and text[tag_start - 1] == "<" and text[open_end:open_end + 1] == ">":
+            close = text.find(f"</{text[tag_start:ke]}>", open_end + 1, open_end + 400)
             if close > 0:
+                ke = open_end
                 val = text[ke + 1:close].strip()
                 if val.startswith("<![CDATA[") and val.endswith("]]>"):
                     val = val[9:-3].strip()
@@ -230,6 +250,8 @@ def detect_assignments(text: str, lower: str) -> Iterator[Candidate]:
         if op == "(" and not (key.lower().rstrip("0123456789").endswith(kw)
                               or key.lower().endswith((".assign", ".set", ".put"))):
             continue  # `self.password.encode('utf-8')`: a method call on a secret, not its value
+        if op == "(" and _LOOKUP_CALL.search(key):
+            continue  # `get_secret("prod/db")`, `vault.read_secret(...)`: the argument names a secret
         if op.isspace() and kw in ("pass", "pw"):
             continue  # `pass 'ignore' to ...`: English, not `password "value"`
         if op == "," and not (t.group("kq") and t.group("vq")):
@@ -271,6 +293,11 @@ def detect_assignments(text: str, lower: str) -> Iterator[Candidate]:
 
 
 _XML_NS_BACK = re.compile(r"[A-Za-z][\w.-]{0,30}\Z")
+# the rest of an opening tag after its name: attributes, then `>` (not `/>`: an empty element)
+_OPEN_TAG_REST = re.compile(r"""(?:[ \t]+[\w:.-]+[ \t]*=[ \t]*(?:"[^"<>\n]*"|'[^'<>\n]*'))+[ \t]*>""")
+# a call whose first argument is the name of a secret to look up, not its value
+_LOOKUP_CALL = re.compile(r"(?:^|[._])(?:get|read|fetch|load|lookup|retrieve|find|has|delete|del|remove|describe|"
+                          r"resolve|access|revoke|rotate|list|require)(?:_|(?=[A-Z]))", re.I)
 _YAML_BLOCK = frozenset({"|", "|-", "|+", ">", ">-", ">+"})
 _YAML_BLOCK_LINE = re.compile(r"[ \t]*\r?\n[ \t]+([^\s\"'`]{4,200})[ \t]*(?:\r?\n|\Z)")
 _REVERSED = re.compile(r"([\"'])(?P<val>[^\"'\n]{4,200})\1\s*(?:===?|!==?)\s*(?P<key>[A-Za-z0-9_.]{2,60})")
@@ -284,8 +311,9 @@ _CURL_USER = re.compile(
 # matched on the lower-cased text; the value is re-read from the original at the same offsets
 _CLI_FLAG = re.compile(
     r"""(?:--(?:password|passwd|pass|db-password|token|auth-token|access-token|api-key|apikey|secret|client-secret)"""
-    r"""(?:=|[ \t]+)|sshpass[ \t]+-p[ \t]+)(?P<v>"[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"'-][^\s"']*)""")
-_MYSQL_P = re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?[ \t]-p(?P<v>[^\s\"'-]\S*)")
+    r"""(?:=|[ \t]+)|sshpass[ \t]+-p[ \t]*)(?P<v>"[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"'-][^\s"']*)""")
+_MYSQL_P = re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mariadb)\b[^\n]*?[ \t]-p"
+                      r"(?P<v>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|[^\s\"'-]\S*)")
 _HEADER = re.compile(  # on the lower-cased text
     r"(?P<name>authorization|proxy-authorization|x-[a-z0-9-]{0,30}?(?:api-?key|token|auth)|api-?key|api-token|private-token|token)"
     r"\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?[ \t]*(?:(?P<scheme>basic|bearer|token|digest)[ \t]+)?(?P<v>[\w=~@.+/-]{8,})")
@@ -329,14 +357,18 @@ def detect_credentials_in_context(text: str, lower: str) -> Iterator[Candidate]:
         for m in _CLI_FLAG.finditer(lower):
             if m.start() > 0 and not text[m.start() - 1].isspace():
                 continue
-            v = _strip_quotes(text[m.start("v"):m.end("v")])
+            raw = text[m.start("v"):m.end("v")]
+            v = _strip_quotes(raw)
+            q = (len(raw) - len(v)) // 2
             if not looks_like_placeholder(v) and len(v) >= 6 and char_classes(v) >= 2:
-                yield Candidate(m.start("v"), m.end("v"), PASSWORDS, "SECRET_PASSWORD", "cli_flag", 3)
+                yield Candidate(m.start("v") + q, m.end("v") - q, PASSWORDS, "SECRET_PASSWORD", "cli_flag", 3)
     if "mysql" in lower or "mariadb" in lower:
         for m in _MYSQL_P.finditer(text):
             v = m.group("v")
-            if not looks_like_placeholder(v) and not v.isdigit():
-                yield Candidate(m.start("v"), m.end("v"), PASSWORDS, "SECRET_PASSWORD", "mysql_p", 3)
+            q = 1 if v[0] in "\"'" else 0
+            v = v[q:len(v) - q]
+            if v and not looks_like_placeholder(v) and not v.isdigit():
+                yield Candidate(m.start("v") + q, m.end("v") - q, PASSWORDS, "SECRET_PASSWORD", "mysql_p", 3)
     if "auth" in lower or "key" in lower or "token" in lower:
         for m in _HEADER.finditer(lower):
             if m.start() > 0 and (text[m.start() - 1].isalnum() or text[m.start() - 1] == "_"):
@@ -368,6 +400,8 @@ def detect_high_entropy_strings(text: str, lower: str) -> Iterator[Candidate]:
     for m in _QUOTED_B64.finditer(text):
         v = m.group(2)
         q = m.start() - 1 if m.start() and text[m.start() - 1] == "\\" else m.start()
+        if q and text[q - 1] in "bBrRuU" and (q == 1 or not (text[q - 2].isalnum() or text[q - 2] in "_$")):
+            q -= 1  # a string prefix: `Fernet(b'...')`
         if q and (text[q - 1].isalnum() or text[q - 1] in "+/=_-"):
             continue
         if char_classes(v) < 3 or shannon_entropy(v) < 4.5 or looks_like_placeholder(v) or _SEQUENTIAL.search(v):

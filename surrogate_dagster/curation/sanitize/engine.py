@@ -21,6 +21,7 @@ from .detectors import (Candidate, detect_assignments, detect_credentials_in_con
 from .cli import detect_cli_credentials
 from .config import detect_config_pairs
 from .encoded import detect_base64, may_hold_base64
+from .formats import detect_file_formats
 from .mac import detect_macs
 from .ner import DEFAULT_NER_MODEL, NERBackend, detect_ner, load_ner
 from .patterns import CATEGORIES, PII_CATEGORIES, RULES, SECRET_CATEGORIES, Rule
@@ -34,7 +35,7 @@ from .wallets import detect_wallets
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _CONTEXT_DETECTORS = (detect_private_keys, detect_assignments, detect_credentials_in_context,
                       detect_high_entropy_strings, detect_cli_credentials, detect_generic_prefixed,
-                      detect_config_pairs)
+                      detect_config_pairs, detect_file_formats)
 _PII_DETECTORS = (detect_emails, detect_phones, detect_ips, detect_ids, detect_wallets, detect_macs)
 # the core provider rules, then the wider vendor catalogue (rule order breaks ties in `_resolve`)
 _ALL_RULES: tuple[Rule, ...] = RULES + VENDOR_RULES

@@ -1,0 +1,126 @@
+"""Credentials in file formats that have no `name = value` shape, and key material passed
+through a decoding call.
+
+- `.pgpass` lines, `hostname:port:database:username:password` (PostgreSQL libpq docs; `*`
+  wildcards, `\\:` escapes a colon in a field);
+- `.netrc` entries, `machine HOST login USER password PASS` on one line or across lines
+  (the `default` entry too);
+- space-separated directives of server configs whose value is a credential: Redis
+  `requirepass`/`masterauth`, Sentinel `sentinel auth-pass NAME PASS`, OpenLDAP `rootpw`,
+  nss/pam-ldap `bindpw`, keepalived `auth_pass`, Debian interfaces `wpa-psk`, and a bare
+  `password VALUE` / `secret VALUE` line;
+- strongSwan `ipsec.secrets` entries, `ID : PSK "secret"` (also EAP/XAUTH);
+- Laravel-style `base64:` app keys (`APP_KEY=base64:<44 chars>`) wherever they appear;
+- literals decoded into key bytes: `bytes.fromhex("...")`, `unhexlify`, `b64decode("...")`,
+  `atob`, `Buffer.from("...", "base64"|"hex")`, `Convert.FromBase64String`, Go
+  `DecodeString`, Java `getDecoder().decode`, PHP `base64_decode`/`hex2bin`, Ruby `decode64`,
+  when the literal is long, random-looking and does not decode to text (text is the base64
+  detector's to scan);
+- JSON Web Keys (RFC 7517/7518): the private members `d`, `p`, `q`, `dp`, `dq`, `qi` and the
+  symmetric `k` of an object carrying `"kty"`.
+"""
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+from .detectors import Candidate
+from .patterns import PASSWORDS
+from .validators import alnum_classes, char_classes, decode_b64_text, looks_like_placeholder, shannon_entropy
+
+_PGPASS = re.compile(r"(?m)^[ \t]*(?:[\w.*-]+|\[[0-9A-Fa-f:.]+\]):(?:\d{1,5}|\*):(?:[^:\s\\]|\\.)+:(?:[^:\s\\]|\\.)+:"
+                     r"(?P<v>(?:[^:\s\\]|\\.){4,200})[ \t]*\r?$")
+_PGPASS_HINT = re.compile(r":(?:\d{1,5}|\*):")
+_HEXISH_LINE = re.compile(r"[0-9A-Fa-f:]+")
+_NETRC = re.compile(r"(?:\bmachine[ \t]+\S+|\bdefault)(?P<body>(?:\s+(?:login|account|port|password)[ \t]+\S+){1,5})")
+_NETRC_PW = re.compile(r"\bpassword[ \t]+(?P<v>\S+)")
+_DIRECTIVE = re.compile(
+    r"(?m)^[ \t]*(?:requirepass|masterauth|rootpw|bindpw|auth_pass|wpa-psk|sentinel[ \t]+auth-pass[ \t]+\S+|"
+    r"password|passwd|secret|psk)[ \t]+(?P<v>\"[^\"\n]{4,200}\"|'[^'\n]{4,200}'|[^\s\"'#;][^\s#;]{3,200})[ \t]*\r?$")
+_DIRECTIVE_KEYS = ("requirepass", "masterauth", "rootpw", "bindpw", "auth_pass", "wpa-psk", "auth-pass", "password",
+                   "passwd", "secret", "psk")
+_IPSEC = re.compile(r":[ \t]*(?:PSK|EAP|XAUTH|NTLM)[ \t]+(?P<v>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|0[sx][A-Za-z0-9+/=]{8,})")
+_APP_KEY = re.compile(r"base64:(?P<v>[A-Za-z0-9+/]{32,}={0,2})(?![A-Za-z0-9+/=])")
+_DECODE = re.compile(
+    r"(?:fromhex|unhexlify|a2b_hex|b64decode|a2b_base64|decodebytes|atob|frombase64string|decodestring|"
+    r"getdecoder\(\)\.decode|geturldecoder\(\)\.decode|base64_decode|hex2bin|decode64|decodehex|parsehexbinary)"
+    r"\([ \t]*[bru]?(?P<q>[\"'`])(?P<v>[A-Za-z0-9+/_=-]{24,1024})(?P=q)"
+    r"|buffer\.from\([ \t]*(?P<q2>[\"'`])(?P<v2>[A-Za-z0-9+/_=-]{24,1024})(?P=q2)[ \t]*,[ \t]*[\"'](?:hex|base64|base64url)[\"']")
+_DECODE_KEYS = ("hex", "decode", "atob", "base64", "frombase64")
+_SEQUENTIAL = re.compile(r"(?i)0123456789|abcdef0123|00000000|ffffffff")
+_JWK_MEMBER = re.compile(r"\"(?:d|p|q|dp|dq|qi|k)\"[ \t]*:[ \t]*\"(?P<v>[A-Za-z0-9_-]{16,})\"")
+
+
+def _plain_ok(v: str) -> bool:
+    """A literal credential, not a variable, a file or an identifier."""
+    if looks_like_placeholder(v) or v.startswith(("-", "/", "~", "@", "$", "%")) or len(v) < 4:
+        return False
+    if re.fullmatch(r"[a-z_]+|[A-Z_]+|[A-Za-z_][\w.]*\(.*\)|[\w./-]+\.(?:pem|key|txt|conf|cfg|json|crt|p12|pfx|jks)", v):
+        return False
+    return char_classes(v) >= 2 or len(v) >= 10
+
+
+def _key_material(v: str) -> bool:
+    """A decoded literal that looks like random key bytes: hex or base64, long, high entropy."""
+    if _SEQUENTIAL.search(v):
+        return False
+    body = v.rstrip("=")
+    if re.fullmatch(r"[0-9a-fA-F]+", body):
+        if len(body) < 32 or shannon_entropy(body) < 3.0:
+            return False
+        try:
+            raw = bytes.fromhex(body if len(body) % 2 == 0 else body[:-1])
+        except ValueError:
+            return False
+        text = raw.decode("utf-8", "ignore")
+        return not (len(text) == len(raw) and text.isprintable())  # hex-encoded text is not key bytes
+    return (len(body) >= 24 and shannon_entropy(body) >= 4.0 and alnum_classes(body) >= 3
+            and decode_b64_text(v.replace("-", "+").replace("_", "/")) is None)
+
+
+def detect_file_formats(text: str, lower: str) -> Iterator[Candidate]:
+    """See the module docstring."""
+    if _PGPASS_HINT.search(text):
+        for m in _PGPASS.finditer(text):
+            line = m.group(0).strip()
+            if _HEXISH_LINE.fullmatch(line):
+                continue  # an IPv6 address or a MAC-like run of hex groups
+            v = m.group("v")
+            if _plain_ok(v.replace("\\:", ":")):
+                yield Candidate(m.start("v"), m.end("v"), PASSWORDS, "SECRET_PASSWORD", "pgpass", 3)
+    if "password" in lower and ("machine" in lower or "default" in lower):
+        for m in _NETRC.finditer(text):
+            for p in _NETRC_PW.finditer(m.group("body")):
+                v = p.group("v")
+                if _plain_ok(v):
+                    s = m.start("body") + p.start("v")
+                    yield Candidate(s, s + len(v), PASSWORDS, "SECRET_PASSWORD", "netrc", 3)
+    if any(k in lower for k in _DIRECTIVE_KEYS):
+        for m in _DIRECTIVE.finditer(lower):
+            s, e = m.span("v")
+            q = 1 if text[s] in "\"'" else 0
+            v = text[s + q:e - q]
+            if _plain_ok(v):
+                yield Candidate(s + q, e - q, PASSWORDS, "SECRET_PASSWORD", "config_directive", 2)
+    if "PSK" in text or "EAP" in text or "XAUTH" in text or "NTLM" in text:
+        for m in _IPSEC.finditer(text):
+            s, e = m.span("v")
+            q = 1 if text[s] in "\"'" else 0
+            if e - s - 2 * q >= 4 and not looks_like_placeholder(text[s + q:e - q]):
+                yield Candidate(s + q, e - q, PASSWORDS, "SECRET_PASSWORD", "ipsec_secret", 3)
+    if "base64:" in text:
+        for m in _APP_KEY.finditer(text):
+            v = m.group("v")
+            if shannon_entropy(v) >= 4.0 and alnum_classes(v) >= 3 and decode_b64_text(v) is None:
+                yield Candidate(m.start("v"), m.end("v"), PASSWORDS, "SECRET_TOKEN", "base64_app_key", 3)
+    if any(k in lower for k in _DECODE_KEYS):
+        for m in _DECODE.finditer(lower):
+            g = "v" if m.group("v") is not None else "v2"
+            s, e = m.span(g)
+            if _key_material(text[s:e]):
+                yield Candidate(s, e, PASSWORDS, "SECRET_TOKEN", "decoded_literal", 3)
+    if "\"kty\"" in text:
+        for m in _JWK_MEMBER.finditer(text):
+            v = m.group("v")
+            if len(v) >= 16 and shannon_entropy(v) >= 3.5:
+                yield Candidate(m.start("v"), m.end("v"), PASSWORDS, "SECRET_TOKEN", "jwk_private_member", 3)
