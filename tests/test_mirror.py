@@ -105,3 +105,29 @@ def test_pinned_revision_missing_from_mirror(tmp_path):
     spec = SourceSpec(name="s", family="dpo", hf_id="org/ds", adapter="x", revision="c" * 40)
     with pytest.raises(RevisionNotFound, match="has no revision"):
         mirror_source(spec, hub, LocalObjectStore(tmp_path / "store"), log=lambda m: None)
+
+
+def test_lone_surrogate_is_quarantined_not_fatal(tmp_path):
+    # JSON may spell a lone UTF-16 surrogate; json.loads accepts it, Parquet (UTF-8) cannot hold it.
+    lines = ['{"x": 1, "text": "ok"}', '{"x": 2, "text": "half a pair \\ud83d here"}',
+             '{"x": 3, "msgs": [{"content": "nested \\udc00"}]}', '{"x": 4, "text": "caf\\u00e9 \\ud83d\\ude00"}']
+    hub = _mirror(tmp_path, {"default/train.jsonl": lines})
+    spec = SourceSpec(name="s", family="dpo", hf_id="org/ds", cap=10, adapter="x")
+    store = LocalObjectStore(tmp_path / "store")
+    rep = mirror_source(spec, hub, store, log=lambda m: None)
+    assert rep.rows == 2 and rep.quarantined == {"unencodable_text": 2}
+    rows = [r for p in rep.parts for r in parquet_bytes_to_rows(store.get_bytes(p))]
+    assert sorted(r["x"] for r in rows) == [1, 4]  # a well-formed surrogate pair is an emoji, kept
+    q = parquet_bytes_to_rows(store.get_bytes(rep.prefix + "quarantine.parquet"))
+    assert sorted(r["detail"] for r in q) == ["msgs.0.content: lone surrogate", "text: lone surrogate"]
+
+
+def test_a_mostly_unreadable_source_fails_and_publishes_nothing(tmp_path):
+    hub = _mirror(tmp_path, {"default/train.jsonl": [{"x": 1}, "{broken", "[1]", "nope"]})
+    spec = SourceSpec(name="s", family="dpo", hf_id="org/ds", cap=10, adapter="x")
+    store = LocalObjectStore(tmp_path / "store")
+    with pytest.raises(RuntimeError, match=r"3 of 4 rows quarantined (?s:.*)quarantine\.parquet"):
+        mirror_source(spec, hub, store, log=lambda m: None)
+    with pytest.raises(FileNotFoundError):
+        read_latest(store, "s")
+    assert not [k for k in store.list("") if k.endswith("_SUCCESS.json")]

@@ -26,6 +26,9 @@ from .filters import Uncoercible, passes
 from .sampling import candidate, group_of, group_stats, row_rank, spread_sample
 
 PART_ROWS = 5000  # rows per Parquet part: bounds memory for 80k-row sources with long rows
+# A source whose readable share falls below this is broken upstream (wrong config, a format change),
+# not noisy: the mirror fails, naming the quarantine file, instead of succeeding with a few rows.
+MAX_QUARANTINED_SHARE = 0.5
 
 
 @dataclass
@@ -94,6 +97,29 @@ def _interleave(streams: list[tuple[str, str, Iterator[dict]]]) -> Iterator[tupl
                 live.remove(item)
 
 
+def unencodable_field(value: Any, path: str = "") -> str | None:
+    """The path of the first string in `value` that UTF-8 cannot encode (a lone surrogate), else None."""
+    if isinstance(value, str):
+        if value.isascii():
+            return None
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return path or "<row>"
+        return None
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, (list, tuple)):
+        items = enumerate(value)
+    else:
+        return None
+    for k, v in items:
+        hit = unencodable_field(v, f"{path}.{k}" if path else str(k))
+        if hit:
+            return hit
+    return None
+
+
 def _candidates(spec: SourceSpec, hub: HubClient, revision: str, quarantine: list[dict],
                 filtered: Counter[str], quarantined: Counter[str]) -> Iterator[tuple[int, dict, dict]]:
     """(ordinal, mirror tags, row) of every row that passes the filters, in stream order.
@@ -116,6 +142,13 @@ def _candidates(spec: SourceSpec, hub: HubClient, revision: str, quarantine: lis
             quarantined["unreadable_row"] += 1
             quarantine.append({**ref, "reason": "unreadable_row", "detail": row["__unreadable__"],
                                "row_json": row.get("__line__", "")})
+            continue
+        bad_text = unencodable_field(row)
+        if bad_text:
+            # JSON may spell a lone UTF-16 surrogate ("\ud800"); Parquet (UTF-8) cannot store it.
+            quarantined["unencodable_text"] += 1
+            quarantine.append({**ref, "reason": "unencodable_text", "detail": f"{bad_text}: lone surrogate",
+                               "row_json": json.dumps(row, default=str)})
             continue
         reason = None
         try:
@@ -239,6 +272,12 @@ def mirror_source(spec: SourceSpec, hub: HubClient, store: ObjectStore,
     if quarantine:
         data = rows_to_parquet_bytes(quarantine)
         store.put_bytes(prefix + "quarantine.parquet", data)
+    read = n_kept + sum(filtered.values()) + sum(quarantined.values())
+    if quarantine and len(quarantine) > MAX_QUARANTINED_SHARE * read:
+        raise RuntimeError(
+            f"{spec.name}@{revision[:12]}: {len(quarantine)} of {read} rows quarantined "
+            f"({dict(quarantined)}), more than {MAX_QUARANTINED_SHARE:.0%}; nothing is published. "
+            f"Rows and reasons: {store.uri(prefix + 'quarantine.parquet')}")
     stats = group_stats(groups.elements())
     report = MirrorReport(
         source=spec.name, revision=revision, prefix=prefix, rows=n_kept, cap=spec.cap,
