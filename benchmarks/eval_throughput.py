@@ -41,7 +41,7 @@ def main() -> int:
     from surrogate_dagster.evals.harness import bfcl, humaneval_plus, livecodebench, mbpp_plus, ruler
     from surrogate_dagster.evals.harness.evalplus_core import (EvalPlusConfig, check_solutions, compute_groundtruth,
                                                                evaluate, load_problems)
-    from surrogate_dagster.evals.inference import ModelRef, TransformersInference
+    from surrogate_dagster.inference import ModelRef, TransformersInference
     from surrogate_dagster.evals.tiny_model import build_tiny_qwen2
     from surrogate_dagster.paths import ASSETS_DIR, shared_dir
     from surrogate_dagster.sandbox import Sandbox

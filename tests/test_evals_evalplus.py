@@ -22,7 +22,7 @@ from surrogate_dagster.evals.harness.evalplus_core import (
     load_problems,
     sanitize_solution,
 )
-from surrogate_dagster.evals.inference import GenResult, InferenceClient, ModelRef
+from surrogate_dagster.inference import GenResult, InferenceClient, ModelRef
 from surrogate_dagster.paths import shared_dir
 from surrogate_dagster.sandbox import Sandbox
 

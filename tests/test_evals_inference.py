@@ -11,16 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from surrogate_dagster.evals.inference import (
+from surrogate_dagster.inference import (
     GenRequest,
     ModelRef,
     TransformersInference,
     VLLMServerInference,
     cut_at_stop,
     render_prompt,
-    vllm_serve_command,
 )
 from surrogate_dagster.evals.tiny_model import build_tiny_qwen2
+from surrogate_dagster.inference.server import ServerSpec, serve_command
 
 MSG = ({"role": "user", "content": "Write def add(a, b)"},)
 
@@ -114,7 +114,7 @@ def test_vllm_server_client_addresses_the_adapter_by_name(tiny):
         assert sent["prompt"].startswith("<|im_start|>system")
     finally:
         srv.shutdown()
-    cmd = vllm_serve_command(ref, port=9000)
+    cmd = serve_command(ServerSpec(port=9000), ref)
     assert cmd[:3] == ["vllm", "serve", str(tiny)] and "stage1_checkpoint=/adapters/stage1" in cmd
     assert "--enable-lora" in cmd
 

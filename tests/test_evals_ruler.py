@@ -9,7 +9,7 @@ import re
 import pytest
 
 from surrogate_dagster.evals.harness import ruler
-from surrogate_dagster.evals.inference import ModelRef, TransformersInference
+from surrogate_dagster.inference import ModelRef, TransformersInference
 from surrogate_dagster.evals.tiny_model import build_tiny_qwen2
 from test_evals_evalplus import ScriptedModel
 

@@ -251,7 +251,7 @@ def tiny_model(tmp_path_factory):
 
 
 def test_transformers_sampler_k_samples_at_temperature(tiny_model):
-    from surrogate_dagster.evals.inference import ModelRef
+    from surrogate_dagster.inference import ModelRef
 
     s = exec_pairs.TransformersSampler(ModelRef("tiny", str(tiny_model)), batch_size=2, max_new_tokens=12, seed=3)
     out = s(["Write a function that returns the sum.", "Write a Dockerfile.", "hi"], 3, 1.0)
@@ -263,7 +263,7 @@ def test_transformers_sampler_k_samples_at_temperature(tiny_model):
 
 
 def test_vllm_server_sampler_sends_n_and_temperature(tiny_model):
-    from surrogate_dagster.evals.inference import ModelRef
+    from surrogate_dagster.inference import ModelRef
 
     bodies = []
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..storage import ObjectStore
 from ..training.serving import ServingLimits, decide, read_adapter_config
-from .inference import ModelRef
+from ..inference import ModelRef
 
 
 def _download(store: ObjectStore, prefix: str, dest: Path) -> str:

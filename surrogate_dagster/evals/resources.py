@@ -12,7 +12,7 @@ from dagster import ConfigurableResource
 
 from ..catalog.models import Profile
 from .config import EvalsProfile, evals_profile
-from .inference import InferenceClient, InferenceSettings, ModelRef, make_inference
+from ..inference import InferenceClient, InferenceSettings, ModelRef, make_inference
 
 
 def dir_revision(path: str | Path) -> str:

@@ -18,7 +18,7 @@ from .config import TIER1, EvalCatalog, EvalsProfile
 from .harness import bfcl, humaneval_plus, livecodebench, mbpp_plus, ruler
 from .harness.common import EvalReport, safe_loads
 from .harness.evalplus_core import EVALPLUS_VERSION, EvalPlusConfig, compute_groundtruth
-from .inference import InferenceClient
+from ..inference import InferenceClient
 
 
 @dataclass

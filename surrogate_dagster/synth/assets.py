@@ -277,7 +277,7 @@ def _pass_rate_plot(summary: dict) -> str:
 
 
 def _model_ref(store, synth: SynthSettings, cfg):
-    from ..evals.inference import ModelRef
+    from ..inference import ModelRef
     from ..paths import resolve_repo_path
     from .exec_pairs import checkpoint_model_ref
 

@@ -8,7 +8,7 @@
 Sampling goes through a ``generate(prompts, n, temperature) -> list[list[str]]`` callable:
 :class:`TransformersSampler` (in-process, the local profile) or :class:`VLLMServerSampler` (an
 OpenAI-compatible ``vllm serve`` in the GPU image). Both render prompts with the checkpoint's own
-chat template (``evals.inference.render_prompt``), like the evals do. The evals' inference clients
+chat template (``inference.render_prompt``), like the evals do. The evals' inference clients
 decode greedily only, hence these samplers.
 """
 
@@ -25,7 +25,7 @@ from itertools import zip_longest
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ..evals.inference import GenRequest, ModelRef, render_prompt
+from ..inference import GenRequest, ModelRef, render_prompt
 from .graders import GradingTask, load_devsecops_tasks, task_from_opc_educational, task_from_opencodeinstruct
 from .pairs import make_pair, pass_rate_summary, scored_from_grades
 

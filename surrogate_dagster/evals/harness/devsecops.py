@@ -27,7 +27,7 @@ from typing import Any, Callable, Sequence
 import yaml
 
 from ...synth.graders import GradingTask
-from ..inference import GenRequest, InferenceClient
+from ...inference import GenRequest, InferenceClient
 from .common import EvalReport, Timer, pct
 
 BENCHMARK = "devsecops"

@@ -28,7 +28,7 @@ from typing import Callable, Sequence
 
 from surrogate_dagster.sandbox import Sandbox, SandboxLimits
 
-from ..inference import GenRequest, InferenceClient
+from ...inference import GenRequest, InferenceClient
 from .common import BatchRunner, EvalReport, Timer, pct
 
 INSTRUCTION_PREFIX = ("Please provide a self-contained Python script that solves the following problem "

@@ -15,7 +15,7 @@ import re
 import string
 from typing import Callable
 
-from ..inference import GenRequest, InferenceClient
+from ...inference import GenRequest, InferenceClient
 from .common import EvalReport, Timer, pct, unavailable
 
 BENCHMARK = "gaia_level1"

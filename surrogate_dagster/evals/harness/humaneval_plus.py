@@ -20,7 +20,7 @@ from typing import Callable
 
 from surrogate_dagster.sandbox import Sandbox
 
-from ..inference import InferenceClient
+from ...inference import InferenceClient
 from .common import BatchRunner, EvalReport, safe_loads, sha256_bytes
 from .evalplus_core import (CHECK_LIMITS, SANDBOX_ENV, EvalPlusConfig, compute_groundtruth, evaluate, load_problems,
                             select_ids)

@@ -29,7 +29,7 @@ from typing import Callable, Iterable, Sequence
 
 from surrogate_dagster.sandbox import Sandbox, SandboxLimits
 
-from ..inference import GenRequest, InferenceClient
+from ...inference import GenRequest, InferenceClient
 from .common import BatchRunner, EvalReport, Timer, extract_python, pct, safe_loads, sha256_bytes
 
 BENCHMARK = "livecodebench"

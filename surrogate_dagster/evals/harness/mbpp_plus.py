@@ -15,7 +15,7 @@ from typing import Callable
 
 from surrogate_dagster.sandbox import Sandbox
 
-from ..inference import InferenceClient
+from ...inference import InferenceClient
 from .common import EvalReport, sha256_bytes
 from .evalplus_core import EvalPlusConfig, compute_groundtruth, evaluate, load_problems, select_ids
 

@@ -30,7 +30,7 @@ import string
 from dataclasses import asdict, dataclass
 from typing import Callable, Iterable, Sequence
 
-from ..inference import GenRequest, InferenceClient
+from ...inference import GenRequest, InferenceClient
 from .common import EvalReport, Timer
 
 BENCHMARK = "noleak"

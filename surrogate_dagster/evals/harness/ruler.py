@@ -25,7 +25,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from ..inference import GenRequest, InferenceClient, render_prompt
+from ...inference import GenRequest, InferenceClient, render_prompt
 from .common import EvalReport, Timer
 
 BENCHMARK = "ruler"

@@ -19,7 +19,7 @@ import subprocess
 from pathlib import Path
 from typing import Callable
 
-from ..inference import GenRequest, InferenceClient
+from ...inference import GenRequest, InferenceClient
 from .common import EvalReport, Timer, pct, unavailable
 
 BENCHMARK = "swebench_lite"

@@ -1,12 +1,15 @@
-"""Inference for evals, Dagster-free: one interface, three backends.
+"""Greedy inference for one checkpoint, Dagster-free: one interface, three backends.
+
+Shared by every phase that generates from a checkpoint (synth's execution-graded pairs, the
+evals), so it sits below them.
 
 - ``TransformersInference``: transformers (+ PEFT adapter, NOT merged) in this process; the CPU
   path of the local profile, and a GPU fallback.
 - ``VLLMServerInference``: an OpenAI-compatible ``/v1/completions`` endpoint (``vllm serve``) in
-  the GPU image. vLLM pins its own torch/transformers (PITFALLS), so the pipeline never imports it:
-  it talks to the server over HTTP. A LoRA adapter is served beside its base with
-  ``--enable-lora --lora-modules <name>=<dir>`` and requested by that name: no merge.
-  ``vllm_serve_command`` builds that command line for the GPU image.
+  the GPU image. vLLM pins its own torch/transformers, so the pipeline never imports it: it talks
+  to the server over HTTP. A LoRA adapter is served beside its base with
+  ``--enable-lora --lora-modules <name>=<dir>`` and requested by that name: no merge. The server
+  itself is started and stopped by :mod:`.server`.
 - ``VLLMOfflineInference``: ``vllm.LLM`` with ``LoRARequest``, for code that runs INSIDE the GPU
   image (imports vllm lazily). Not exercised on the CPU machine.
 
@@ -36,6 +39,9 @@ class ModelRef:
     adapter_dir: str | None = None
     revision: str = ""  # content hash of the artifact, recorded in every report
     model_revision: str | None = None  # a Hub commit when model_dir is a Hub id (the pinned base)
+    # the largest LoRA rank the serving engine reserves slots for (vllm serve --max-lora-rank);
+    # None: the server's configured default
+    max_lora_rank: int | None = None
 
 
 @dataclass(frozen=True)
@@ -299,20 +305,9 @@ class VLLMOfflineInference(InferenceClient):
                           "length" if o.outputs[0].finish_reason == "length" else "stop") for o in outs]
 
 
-def vllm_serve_command(ref: ModelRef, *, port: int = 8000, max_context: int = 32768,
-                       max_lora_rank: int = 64, extra: Sequence[str] = ()) -> list[str]:
-    """The ``vllm serve`` argv for the GPU image: base model, plus the adapter as a LoRA module."""
-    cmd = ["vllm", "serve", ref.model_dir, "--port", str(port), "--max-model-len", str(max_context),
-           "--dtype", "bfloat16", "--disable-log-requests"]
-    if ref.adapter_dir:
-        cmd += ["--enable-lora", "--max-lora-rank", str(max_lora_rank),
-                "--lora-modules", f"{ref.name}={ref.adapter_dir}"]
-    return cmd + list(extra)
-
-
 @dataclass
 class InferenceSettings:
-    """Backend choice and knobs (the profile's ``phases.evals.inference`` section)."""
+    """Backend choice and knobs (a profile's ``phases.evals.inference`` section)."""
 
     backend: str = "transformers"  # transformers | vllm_server | vllm_offline
     device: str = "cpu"
@@ -338,6 +333,7 @@ def make_inference(ref: ModelRef, settings: InferenceSettings) -> InferenceClien
         return VLLMServerInference(ref, base_url=settings.base_url, api_key_env=settings.api_key_env,
                                    max_context=settings.max_context or 32768, concurrency=settings.concurrency)
     if settings.backend == "vllm_offline":
-        return VLLMOfflineInference(ref, max_context=settings.max_context or 32768)
+        return VLLMOfflineInference(ref, max_context=settings.max_context or 32768,
+                                    max_lora_rank=ref.max_lora_rank or 64)
     raise ValueError(f"unknown inference backend {settings.backend!r}")
 
