@@ -8,9 +8,14 @@ cross-source steps and the mixtures, and nothing else. `execute_plan` runs a pla
 dependency order (the laptop path); the sensor hands the same plan to Dagster as one run per
 changed source.
 
-`stale_plan` also plans a partition whose latest materialization looks fresh to Dagster but whose
-output is gone from the object store (a run killed while rewriting it, a deleted object): the
-event log alone cannot tell.
+`stale_plan` reads staleness from the event log through public instance calls only, with the
+rules Dagster's UI applies: an (asset, partition) is MISSING without a materialization, and STALE
+when its latest materialization recorded another code version than the asset has now, or an input
+data version that a parent has since replaced (a parent partition re-materialized or re-observed
+with a new data version after the materialization read it), or no input from a parent it now has.
+It also plans a partition whose latest materialization looks fresh but whose output is gone from
+the object store (a run killed while rewriting it, a deleted object): the event log alone cannot
+tell.
 """
 
 from __future__ import annotations
@@ -20,7 +25,6 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from dagster import AssetKey, AssetRecordsFilter, DagsterInstance, materialize
-from dagster._core.definitions.data_version import CachingStaleStatusResolver, StaleStatus
 
 Plan = dict[AssetKey, set[str | None]]
 
@@ -116,22 +120,116 @@ def default_store():
     return resources_for_profile(load_profile())["object_store"].get_store()
 
 
+# Tags Dagster writes on every materialization (and, the data version, on observations).
+DATA_VERSION_TAG = "dagster/data_version"
+CODE_VERSION_TAG = "dagster/code_version"
+INPUT_VERSION_TAG = "dagster/input_data_version/"
+INPUT_POINTER_TAG = "dagster/input_event_pointer/"
+# What Dagster records for an input that had no data version (a never-observed source).
+UNVERSIONED = {"INITIAL", "NULL", None}
+# Dagster leaves partitioned parents with this many partitions or more out of staleness.
+PARENT_PARTITIONS_LIMIT = 100
+
+
+class _EventLog:
+    """Latest materialization/observation records, each query asked once per plan."""
+
+    def __init__(self, instance: DagsterInstance) -> None:
+        self.instance = instance
+        self._cache: dict[tuple, Any] = {}
+
+    def latest(self, key: AssetKey, partition: str | None, observed: bool = False,
+               after: int | None = None, before: int | None = None):
+        cache_key = (key, partition, observed, after, before)
+        if cache_key not in self._cache:
+            flt = AssetRecordsFilter(asset_key=key, asset_partitions=[partition] if partition is not None else None,
+                                     after_storage_id=after, before_storage_id=before)
+            fetch = self.instance.fetch_observations if observed else self.instance.fetch_materializations
+            records = fetch(flt, limit=1).records
+            self._cache[cache_key] = records[0] if records else None
+        return self._cache[cache_key]
+
+
+def _tags(record) -> dict[str, str]:
+    event = record.event_log_entry.asset_materialization or record.event_log_entry.asset_observation
+    return dict(event.tags or {}) if event is not None else {}
+
+
+def _data_version(record) -> str | None:
+    return _tags(record).get(DATA_VERSION_TAG) if record is not None else None
+
+
+def _parent_partitions(asset_graph, key: AssetKey, partition: str | None, parent: AssetKey,
+                       instance) -> list[str | None]:
+    pdef = asset_graph.get(parent).partitions_def
+    if pdef is None:
+        return [None]
+    if partition is None:  # an unpartitioned step reads every partition of its parent
+        return list(pdef.get_partition_keys(dynamic_partitions_store=instance))
+    subset = asset_graph.get_parent_partition_keys_for_child(partition, parent, key).partitions_subset
+    return list(subset.get_partition_keys())
+
+
+def _parent_changed(log: _EventLog, asset_graph, parent: AssetKey, parts: list[str | None],
+                    tags: dict[str, str]) -> bool:
+    """Whether a parent's data changed since a materialization read it (its recorded input tags)."""
+    external = not asset_graph.get(parent).is_materializable
+    name = parent.to_user_string()
+    if parts == [None]:  # unpartitioned parent: its current data version against the recorded one
+        current = _data_version(log.latest(parent, None, observed=external))
+        recorded = tags[INPUT_VERSION_TAG + name]
+        return not (recorded in UNVERSIONED and current in UNVERSIONED) and current != recorded
+    if len(parts) >= PARENT_PARTITIONS_LIMIT:
+        return False
+    pointer = tags.get(INPUT_POINTER_TAG + name)
+    if not (pointer and pointer.isdigit()):
+        # The materialization read no record of this parent (a source not yet observed then):
+        # Dagster does not count a first record as a change, and neither does the plan.
+        return False
+    cursor = int(pointer)
+    for part in parts:
+        # a record of this parent partition written after the one the materialization read ...
+        newer = log.latest(parent, part, observed=external, after=cursor)
+        if newer is None:
+            continue
+        # ... counts when its data version differs from the one that partition had then
+        before = log.latest(parent, part, observed=external, before=cursor + 1)
+        if _data_version(newer) != _data_version(before):
+            return True
+    return False
+
+
+def partition_status(asset_graph, instance: DagsterInstance, key: AssetKey, partition: str | None,
+                     log: _EventLog | None = None) -> str:
+    """"MISSING", "STALE" or "FRESH" for one (asset, partition), from its latest materialization's tags."""
+    log = log or _EventLog(instance)
+    record = log.latest(key, partition)
+    if record is None:
+        return "MISSING"
+    tags = _tags(record)
+    node = asset_graph.get(key)
+    if node.code_version is not None and tags.get(CODE_VERSION_TAG) != node.code_version:
+        return "STALE"
+    for parent in sorted(node.parent_keys, key=lambda k: k.to_user_string()):
+        if INPUT_VERSION_TAG + parent.to_user_string() not in tags:
+            return "STALE"  # a dependency the materialization did not have
+        parts = _parent_partitions(asset_graph, key, partition, parent, instance)
+        if _parent_changed(log, asset_graph, parent, parts, tags):
+            return "STALE"
+    return "FRESH"
+
+
 def stale_plan(asset_graph, instance: DagsterInstance, keys: Iterable[AssetKey] | None = None,
                store=None) -> Plan:
     """Every (asset, partition) whose status is MISSING or STALE (code, data or upstream changed),
     or whose recorded output is missing from ``store`` (default: the active profile's store)."""
-    from dagster._core.asset_graph_view.asset_graph_view import AssetGraphView, TemporalContext
-    from dagster._time import get_current_datetime
-
-    view = AssetGraphView(temporal_context=TemporalContext(effective_dt=get_current_datetime(), last_event_id=None),
-                          instance=instance, asset_graph=asset_graph)
-    resolver = CachingStaleStatusResolver(instance=instance, asset_graph=asset_graph, loading_context=view)
+    log = _EventLog(instance)
     keys = list(keys if keys is not None else asset_graph.materializable_asset_keys)
     plan: Plan = {}
     for key in keys:
         pdef = asset_graph.get(key).partitions_def
         parts = pdef.get_partition_keys(dynamic_partitions_store=instance) if pdef else [None]
-        todo = {p for p in parts if resolver.get_status(key, p) in (StaleStatus.MISSING, StaleStatus.STALE)}
+        todo = {p for p in parts if partition_status(asset_graph, instance, key, p, log) != "FRESH"}
         if todo:
             plan[key] = todo
     gone = missing_output_plan(asset_graph, instance, store if store is not None else default_store(), keys, plan)
