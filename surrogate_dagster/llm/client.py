@@ -297,6 +297,10 @@ class LLMClient:
         """
         request = self.build_request(role, system=system, messages=messages, tools=tools,
                                      tool_choice=tool_choice, temperature=temperature, max_tokens=max_tokens)
+        return self.send(role, request, progress)
+
+    def send(self, role: str, request: dict, progress: dict | None = None) -> LLMResponse:
+        """One direct call of a request built by :meth:`build_request` (cache, guard, retries)."""
         model = request["model"]
         key = request_key(request)
         with self._key_lock(key):
@@ -345,6 +349,28 @@ class LLMClient:
                            output_tokens=u["output_tokens"], cost_usd=cost, cached=cached, request_key=key,
                            cache_creation_input_tokens=u.get("cache_creation_input_tokens", 0),
                            cache_read_input_tokens=u.get("cache_read_input_tokens", 0), batched=batched)
+
+    @property
+    def sdk(self) -> Any:
+        """The ``anthropic.Anthropic`` client (``max_retries=0``) for endpoints this class does not wrap."""
+        return self._sdk
+
+    @staticmethod
+    def api_params(request: dict) -> dict:
+        """A request as the API's JSON body (fields left unset are not sent)."""
+        return {k: v for k, v in request.items() if v is not None}
+
+    def book_response(self, role: str, request: dict, key: str, body: dict, reserved: float,
+                      batch: bool) -> LLMResponse:
+        """Settle a reservation with a reply obtained outside :meth:`send` (a batch result), cache it."""
+        cost = self.ledger.settle(reserved, request["model"], *usage_cost_args(body["usage"]), batch=batch)
+        if self.cache is not None:
+            self.cache.put(key, body, request["model"])
+        return self._response(role, request["model"], body, cost, False, key, batched=batch)
+
+    def scrub_text(self, text: str) -> str:
+        """``text`` with this client's key and any credential redacted (see :func:`scrub`)."""
+        return self._scrub(text)
 
     @staticmethod
     def has_cached_prefix(request: dict) -> bool:
