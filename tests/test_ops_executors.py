@@ -52,7 +52,7 @@ def test_settings_validation():
         validate_settings({"kind": "local", "task": 2})
     with pytest.raises(ValueError, match="missing"):
         validate_settings({"kind": "slurm", "tasks": 4})
-    assert executor_settings(load_profile("local")) == {"kind": "local"}
+    assert executor_settings(load_profile("local")) == {"kind": "pool", "workers": 2}
     assert executor_settings(load_profile("production"))["kind"] == "ray"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from dagster import ConfigurableResource
 
@@ -13,7 +14,13 @@ from .config import CurationProfile
 class CurationSettings(ConfigurableResource, CurationProfile):
     """Which NER model and edu scorer this deployment runs, where scratch files go, how many
     worker processes a step forks. The fields (and their validation) are `CurationProfile`'s,
-    so the profile YAML and the resource (and the UI's launchpad) cannot drift apart."""
+    so the profile YAML and the resource (and the UI's launchpad) cannot drift apart.
+
+    ``datatrove_executor`` is the profile's ``phases.ops.datatrove_executor`` (see
+    :mod:`..ops.executors`): where the steps that apply row blocks run them
+    (:func:`.executor.apply_blocks`)."""
+
+    datatrove_executor: dict[str, Any] = {"kind": "in_process"}
 
     def work_path(self, *parts: str) -> Path:
         p = resolve_repo_path(self.work_dir).joinpath(*parts)

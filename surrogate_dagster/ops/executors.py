@@ -1,11 +1,19 @@
 """Run curation blocks at scale on datatrove's executors, chosen by the profile.
 
-The profile's `phases.ops.datatrove_executor` names the executor and its settings:
+The profile's `phases.ops.datatrove_executor` names the executor and its settings; curation's
+seam (`curation.executor.apply_blocks`) reads them. Besides datatrove's three executors, two
+kinds run without datatrove: `in_process` (the default: the step's own process) and `pool`
+(this machine's forked worker pool):
 
+    datatrove_executor: {kind: in_process}
+    datatrove_executor: {kind: pool, workers: 2, chunk_rows: 256}
     datatrove_executor: {kind: local, tasks: 4, workers: 2}                 # one machine, processes
     datatrove_executor: {kind: slurm, tasks: 64, partition: cpu, time: "02:00:00",
                          cpus_per_task: 2, mem_per_cpu_gb: 4, venv_path: /opt/venv/bin/activate}
-    datatrove_executor: {kind: ray, tasks: 64, cpus_per_task: 1, address: "ray://head:10001"}
+    datatrove_executor: {kind: ray, tasks: 64, cpus_per_task: 1, address: "ray://head:10001",
+                         io_root: "s3://bucket/curation-runs"}
+
+`io_root` (datatrove kinds) is where a run's rows travel: a folder every node reaches.
 
 A curation block (a row -> None | drop-reason function, see curation/) becomes a datatrove
 filter with `BlockFilter`; rows travel as JSON in the document text, so every field survives;
@@ -29,20 +37,23 @@ from datatrove.pipeline.writers import JsonlWriter
 
 Block = Callable[[dict], str | None]
 
+DATATROVE_KINDS = ("local", "slurm", "ray")
 ALLOWED = {
-    "local": {"tasks", "workers", "start_method", "skip_completed", "randomize_start_duration"},
+    "in_process": set(),
+    "pool": {"workers", "chunk_rows"},
+    "local": {"tasks", "workers", "start_method", "skip_completed", "randomize_start_duration", "io_root"},
     "slurm": {"tasks", "workers", "time", "partition", "cpus_per_task", "mem_per_cpu_gb", "job_name", "qos",
               "env_command", "condaenv", "venv_path", "sbatch_args", "max_array_size", "slurm_logs_folder",
-              "skip_completed", "requeue", "srun_args", "tasks_per_job"},
+              "skip_completed", "requeue", "srun_args", "tasks_per_job", "io_root"},
     "ray": {"tasks", "workers", "cpus_per_task", "mem_per_cpu_gb", "skip_completed", "address", "tasks_per_job",
-            "time", "ray_remote_kwargs", "randomize_start_duration"},
+            "time", "ray_remote_kwargs", "randomize_start_duration", "io_root"},
 }
 REQUIRED = {"slurm": {"tasks", "time", "partition"}}
 
 
 def executor_settings(profile) -> dict[str, Any]:
-    """The profile's datatrove executor section (default: local, 1 task) validated."""
-    cfg = dict((profile.phases.get("ops") or {}).get("datatrove_executor") or {"kind": "local"})
+    """The profile's executor section for curation blocks (default: in_process), validated."""
+    cfg = dict((profile.phases.get("ops") or {}).get("datatrove_executor") or {"kind": "in_process"})
     validate_settings(cfg)
     return cfg
 
@@ -63,13 +74,15 @@ def validate_settings(cfg: dict[str, Any]) -> None:
 def make_executor(pipeline: list, cfg: dict[str, Any], logging_dir: str) -> PipelineExecutor:
     """The executor the settings name, over `pipeline`, logging (and recording completions) in `logging_dir`."""
     validate_settings(cfg)
-    kw = {k: v for k, v in cfg.items() if k not in ("kind", "address")}
+    kw = {k: v for k, v in cfg.items() if k not in ("kind", "address", "io_root")}
     kind = cfg["kind"]
+    if kind not in DATATROVE_KINDS:
+        raise ValueError(f"datatrove_executor.kind {kind!r} runs without datatrove; expected one of {DATATROVE_KINDS}")
     if kind == "local":
         from datatrove.executor import LocalPipelineExecutor
 
         # fork, not datatrove's forkserver default: under Dagster's run worker a forkserver
-        # re-imports the code location and re-spawns (PITFALLS, datatrove).
+        # re-imports the code location and re-spawns it.
         kw.setdefault("start_method", "fork")
         return LocalPipelineExecutor(pipeline, logging_dir=logging_dir, **kw)
     if kind == "slurm":

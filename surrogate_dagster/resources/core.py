@@ -53,11 +53,12 @@ def resources_for_profile(profile: Profile) -> dict[str, Any]:
     """All resources of a profile, keyed as the assets' parameters name them."""
     from ..curation.config import CurationProfile
     from ..curation.resource import CurationSettings
+    from ..ops.executors import executor_settings
 
     store_cfg = profile.object_store.model_dump()
     curation = CurationProfile(**profile.phases.get("curation", {}))
     return {
         "object_store": ObjectStoreResource(**store_cfg),
         "hub": HubResource(**profile.hub.model_dump()),
-        "curation": CurationSettings(**curation.model_dump()),
+        "curation": CurationSettings(**curation.model_dump(), datatrove_executor=executor_settings(profile)),
     }
