@@ -14,6 +14,7 @@ from .catalog import load_profile
 from .curation.assets import CURATION_ASSETS, CURATION_CHECKS
 from .evals import EVAL_ASSETS, EVAL_CHECKS, EVAL_JOBS, EVAL_SCHEDULES, eval_resources
 from .ops import OPS_ASSETS, OPS_CHECKS, OPS_JOBS, ops_resources, ops_schedules, ops_sensors
+from .ops.sensors import with_recuration_condition
 from .resources import resources_for_profile
 from .sources.assets import helper_rows, normalized_rows, source_rows
 from .synth.assets import SYNTH_ASSETS, synth_resources
@@ -23,8 +24,10 @@ from .training.mixture_views import mixture_views_asset
 PROFILE = load_profile()
 
 defs = Definitions(
-    assets=[source_rows, helper_rows, normalized_rows, *CURATION_ASSETS, *SYNTH_ASSETS,
-            *training_assets(PROFILE), mixture_views_asset(PROFILE), *EVAL_ASSETS, *OPS_ASSETS],
+    # the sources and curation assets re-run declaratively when a source's revision changes
+    assets=with_recuration_condition([
+        source_rows, helper_rows, normalized_rows, *CURATION_ASSETS, *SYNTH_ASSETS, *training_assets(PROFILE),
+        mixture_views_asset(PROFILE), *EVAL_ASSETS, *OPS_ASSETS]),
     asset_checks=[*CURATION_CHECKS, *EVAL_CHECKS, *OPS_CHECKS],
     jobs=[*EVAL_JOBS, *OPS_JOBS],
     schedules=[*EVAL_SCHEDULES, *ops_schedules(PROFILE)],

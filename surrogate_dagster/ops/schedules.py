@@ -1,9 +1,10 @@
 """Schedules: weekly re-curation (observe every source's HF revision) and monthly Tier-2 evals.
 
-The weekly schedule only *observes* `hf_revisions` (22 cheap hub calls); the `recuration_sensor`
-then compares each observed revision with the one last mirrored and launches a backfill of the
-changed sources' chains, the cross-source steps and the mixtures. Observing from the UI
-("Observe sources") starts the same re-curation at any time.
+The weekly schedule only *observes* `hf_revisions` (22 cheap hub calls); a source whose pin
+moved gets a new data version, and the automation conditions on the sources/curation assets
+(evaluated by `recuration_sensor`, sensors.py) re-run that source's chain, then the cross-source
+steps and the mixtures. Observing from the UI ("Observe sources") starts the same re-curation at
+any time.
 
 Re-curation re-pushes the stage datasets, so it never starts by itself: the schedule (and the
 sensor, sensors.py) are STOPPED unless the profile sets `phases.ops.scheduled_recuration: true`
@@ -55,7 +56,7 @@ def build_weekly_recuration_schedule(enabled: bool = False):
     @schedule(name="weekly_recuration", cron_schedule="0 3 * * 1", job=observe_hf_revisions_job,
               execution_timezone="UTC", default_status=status,
               description="Mondays 03:00 UTC: observe HF revisions; changed sources are re-curated by "
-                          "recuration_sensor")
+                          "their automation conditions (recuration_sensor)")
     def weekly_recuration_schedule(context: ScheduleEvaluationContext):
         return RunRequest(run_key=f"observe-{context.scheduled_execution_time:%Y-%m-%d}",
                           tags={"surrogate/trigger": "weekly_recuration"})

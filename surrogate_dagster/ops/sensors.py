@@ -1,14 +1,24 @@
 """Sensors: re-curate sources whose HF revision changed; explain failed eval gates.
 
-`recuration_sensor` reads the event log only (cheap, every minute): for each source, the latest
-observed `hf_revisions` data version vs the revision `source_rows` last mirrored. Changed sources
-become one run each (public `RunRequest` with `asset_selection` and `partition_key`): that
-partition of every sources/curation asset downstream of `source_rows`, then, in the same run, the
-cross-source steps and the mixtures, which Dagster runs after the partitioned steps they read.
-Two sources changed at once are two runs, each ending with the cross-source steps (the later one
-sees both sources). The cursor remembers the revision requested per source, so an in-flight
-request is not made twice. It is STOPPED unless the profile turns scheduled re-curation on
-(schedules.recuration_enabled), since a backfill re-pushes the stage datasets.
+Re-curation is declarative: every materializable asset of the sources and curation groups carries
+`RECURATION_CONDITION` (Dagster's `AutomationCondition.eager()`: run when a parent was updated
+since the last evaluation, or is about to be in the same evaluation, unless a parent is missing
+or in progress), applied in `with_recuration_condition`. `hf_revisions` is the root: observing it
+records each source's pin as that partition's data version, and a partition counts as updated
+only when its data version changed, so moving one pin requests that partition of `source_rows`
+and, in the same evaluation, the same partition of every per-source step below it; the
+cross-source steps and the mixtures follow on the next evaluation, once the per-source steps
+have materialized (Dagster does not put steps of different partitionings into one run). A
+re-observation that finds every pin unchanged requests nothing. `recuration_sensor` is the
+automation condition sensor that evaluates these conditions (every minute); it is STOPPED
+unless the profile turns scheduled re-curation on (schedules.recuration_enabled), since a
+re-curation re-pushes the stage datasets.
+
+`revision_backfill_sensor` is the explicit alternative for a person or a script that wants the
+plan spelled out: one public `RunRequest` per changed source (that partition of every
+sources/curation asset downstream of `source_rows`, plus the cross-source steps and mixtures),
+from the observed vs mirrored revisions in the event log, with a cursor so an in-flight request
+is not made twice. The code location does not register it.
 
 `regression_report_sensor` watches the latest evaluation of every check on an evals-group asset
 whose name says it is a gate (GATE_PATTERN); a failed evaluation launches `regression_report_job`
@@ -23,11 +33,15 @@ import re
 
 from dagster import (
     AssetSelection,
+    AssetsDefinition,
+    AutomationCondition,
+    AutomationConditionSensorDefinition,
     DefaultSensorStatus,
     RunRequest,
     SensorEvaluationContext,
     SensorResult,
     SkipReason,
+    map_asset_specs,
     sensor,
 )
 
@@ -59,15 +73,40 @@ def recuration_requests(plan, changes: dict[str, tuple[str, str]], tags: dict[st
     return out
 
 
-def build_recuration_sensor(enabled: bool = False):
-    """The re-curation sensor, RUNNING by default only when `enabled` (schedules.recuration_enabled)."""
+RECURATION_CONDITION = AutomationCondition.eager().with_label("recurate_when_parents_change")
+
+
+def with_recuration_condition(assets: list) -> list:
+    """`assets` with RECURATION_CONDITION on every asset of the re-curation groups (others unchanged)."""
+    def add(spec):
+        if spec.group_name in RECURATION_GROUPS:
+            return spec.replace_attributes(automation_condition=RECURATION_CONDITION)
+        return spec
+
+    return [map_asset_specs(add, [a])[0] if isinstance(a, AssetsDefinition) and a.is_executable else a
+            for a in assets]
+
+
+def build_recuration_sensor(enabled: bool = False) -> AutomationConditionSensorDefinition:
+    """The automation condition sensor of the re-curation groups, RUNNING by default only when
+    `enabled` (schedules.recuration_enabled)."""
+    status = DefaultSensorStatus.RUNNING if enabled else DefaultSensorStatus.STOPPED
+    return AutomationConditionSensorDefinition(
+        "recuration_sensor", target=AssetSelection.groups(*RECURATION_GROUPS), default_status=status,
+        minimum_interval_seconds=60,
+        description="Declarative re-curation: a source whose observed HF revision changed re-runs its "
+                    "partition of the sources/curation chain, then the cross-source steps and mixtures")
+
+
+def build_revision_backfill_sensor(enabled: bool = False):
+    """The explicit re-curation sensor (one run per changed source), RUNNING by default only when `enabled`."""
     status = DefaultSensorStatus.RUNNING if enabled else DefaultSensorStatus.STOPPED
 
-    @sensor(name="recuration_sensor", minimum_interval_seconds=60, default_status=status,
+    @sensor(name="revision_backfill_sensor", minimum_interval_seconds=60, default_status=status,
             asset_selection=AssetSelection.groups(*RECURATION_GROUPS),
             description="Backfill the sources whose observed HF revision differs from the mirrored one, "
                         "then the cross-source steps and mixtures")
-    def recuration_sensor(context: SensorEvaluationContext):
+    def revision_backfill_sensor(context: SensorEvaluationContext):
         requested = json.loads(context.cursor) if context.cursor else {}
         changes = revision_changes(context.instance, requested)
         if not changes:
@@ -80,10 +119,11 @@ def build_recuration_sensor(enabled: bool = False):
         return SensorResult(run_requests=recuration_requests(plan, changes, tags),
                             cursor=json.dumps(requested, sort_keys=True))
 
-    return recuration_sensor
+    return revision_backfill_sensor
 
 
 recuration_sensor = build_recuration_sensor()
+revision_backfill_sensor = build_revision_backfill_sensor()
 
 
 def gate_check_keys(asset_graph, group: str = "evals"):
