@@ -10,7 +10,8 @@ import pytest
 
 from surrogate_dagster.catalog import load_profile
 from surrogate_dagster.curation.ast_validity import check_row_code
-from surrogate_dagster.curation.executor import apply_blocks, block_name, first_reason
+from surrogate_dagster.curation.blocks import BlockStats, run_blocks
+from surrogate_dagster.curation.executor import apply_blocks, as_block
 from surrogate_dagster.ops.executors import executor_settings, make_executor, validate_settings
 
 GOOD = "def f(x):\n    return x + 1"
@@ -65,9 +66,11 @@ def test_profile_setting_reaches_the_curation_resource() -> None:
 
 def test_same_decisions_on_every_executor(tmp_path) -> None:
     rows = _rows()
-    expected = [first_reason(BLOCKS, r) for r in rows]
+    chain = [as_block(b) for b in BLOCKS]
+    assert [b.name for b in chain] == ["check_row_code", "too_long"]
+    ref_stats = BlockStats()
+    expected = run_blocks(chain, rows, ref_stats)
     assert {"ast_error_python", "too_long", None} <= set(expected)
-    assert [block_name(b) for b in BLOCKS] == ["check_row_code", "too_long"]
     runs = {"in_process": apply_blocks(rows, BLOCKS, None, tmp_path),
             "pool": apply_blocks(rows, BLOCKS, {"kind": "pool", "workers": 2, "chunk_rows": 5}, tmp_path),
             # one worker process: forking a pytest process that runs threads can deadlock
@@ -84,6 +87,7 @@ def test_same_decisions_on_every_executor(tmp_path) -> None:
         ray.shutdown()
     for kind, run in runs.items():
         assert run.kind == kind and run.reasons == expected, kind
+        assert run.stats.as_metadata() == ref_stats.as_metadata(), kind
     assert list(tmp_path.iterdir()) == []  # every run folder removed
     print(f"ray local cluster run: {time.monotonic() - t0:.1f}s")
 

@@ -1,26 +1,28 @@
 """The one seam through which curation applies row blocks, on the executor the profile names.
 
-A block decides one row: ``decide(row) -> None`` (keep) or a drop reason; a block is either an
-object with ``name`` and ``decide`` or a plain callable ``row -> None | reason`` (its
-``__name__`` is its name). :func:`apply_blocks` runs blocks in order over a partition's rows
-and returns, per row, the first reason (None: kept), whatever the executor:
+A block is :class:`.blocks.Block` (``name`` + ``decide(row) -> None | reason``, optionally
+``decide_batch``); a plain callable ``row -> None | reason`` is accepted too (named by its
+``__name__``). :func:`apply_blocks` runs a chain of blocks over a partition's rows and returns,
+per row, the first reason (None: kept) and the per-block counts, whatever the executor:
 
     kind        where the rows are decided
-    in_process  this process, one row after the other (tests, tiny partitions)
-    pool        this machine's forked worker pool (:mod:`.parallel`), ``workers`` processes
+    in_process  this process: :func:`.blocks.run_blocks` (tests, tiny partitions)
+    pool        this machine's forked worker pool (:mod:`.parallel`): run_blocks per chunk
     local       datatrove's LocalPipelineExecutor: ``tasks`` ranks on ``workers`` processes
     slurm       datatrove's SlurmPipelineExecutor (job arrays via sbatch)
     ray         datatrove's RayPipelineExecutor (a Ray cluster: ``address``)
 
 The settings are the profile's ``phases.ops.datatrove_executor`` (validated by
-:func:`..ops.executors.validate_settings`). For the datatrove kinds the rows travel as JSONL
-(``{"i": position, "row": row}``) through a run folder: ``io_root`` (a local path or an
-fsspec URL such as ``s3://bucket/curation-runs`` that every node can reach; default: the
-caller's ``work_dir``). Each run gets its own folder (so datatrove's completion records never
-skip a rank of a later run) and it is removed afterwards. Every input position must come back
-exactly once, kept or dropped, else the run fails naming the missing rows. Rows must be JSON
-(what the normalized rows are); the blocks see the rows after a JSON round trip, equal to the
-originals for JSON data, so every kind returns the same reasons (tested).
+:func:`..ops.executors.validate_settings`). For the datatrove kinds each block becomes a
+datatrove filter calling ``decide`` per row, and the rows travel as JSONL
+(``{"i": position, "row": row}``) through a run folder under ``io_root`` (a local path or an
+fsspec URL such as ``s3://bucket/curation-runs`` that every node reaches; default: the caller's
+``work_dir``). Each run gets its own folder (so datatrove's completion records never skip a
+rank of a later run), removed afterwards. Every input position must come back exactly once,
+kept or dropped, else the run fails naming the missing rows. Rows must be JSON (what the
+normalized rows are); the blocks see them after a JSON round trip, equal to the originals for
+JSON data, so every kind returns the same reasons (tested). The datatrove kinds count rows
+seen/kept/dropped per block; block notes and CPU seconds stay in the remote workers' logs.
 """
 
 from __future__ import annotations
@@ -30,79 +32,82 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence, runtime_checkable
+from typing import Any, Callable, Sequence
 
 from ..ops.executors import validate_settings
+from .blocks import Block, BlockStats, run_blocks
 from .parallel import DEFAULT_CHUNK_ROWS, map_chunks
 
 Reason = str | None
 
 
-@runtime_checkable
-class RowBlock(Protocol):
-    name: str
+class CallableBlock:
+    """A plain ``row -> None | reason`` function as a block (picklable when the function is)."""
 
-    def decide(self, row: dict) -> Reason: ...
+    def __init__(self, fn: Callable[[dict], Reason], name: str | None = None) -> None:
+        self.fn = fn
+        self.name = name or getattr(fn, "__name__", type(fn).__name__)
 
-
-Block = RowBlock | Callable[[dict], Reason]
-
-
-def block_name(block: Block) -> str:
-    return getattr(block, "name", None) or getattr(block, "__name__", type(block).__name__)
+    def decide(self, row: dict) -> Reason:
+        return self.fn(row)
 
 
-def block_decide(block: Block) -> Callable[[dict], Reason]:
-    decide = getattr(block, "decide", None)
-    return decide if callable(decide) else block
-
-
-def first_reason(blocks: Sequence[Block], row: dict) -> Reason:
-    """The first block's drop reason for ``row``, None when every block keeps it."""
-    for b in blocks:
-        reason = block_decide(b)(row)
-        if reason is not None:
-            return reason
-    return None
+def as_block(block: Block | Callable[[dict], Reason]) -> Block:
+    return block if callable(getattr(block, "decide", None)) else CallableBlock(block)
 
 
 @dataclass
 class BlockRun:
-    """Per-row reasons (None: kept) in input order, and how the run went."""
+    """Per-row reasons (None: kept) in input order, per-block counts, and how the run went."""
 
     reasons: list[Reason]
+    stats: BlockStats
     kind: str
     seconds: float
 
 
-def _chunk(blocks: Sequence[Block], rows: Sequence[dict], start: int, end: int) -> list[Reason]:
-    return [first_reason(blocks, rows[i]) for i in range(start, end)]
+def _chunk(blocks: Sequence[Block], rows: Sequence[dict], start: int, end: int) -> tuple[list[Reason], BlockStats]:
+    stats = BlockStats()
+    return run_blocks(blocks, rows[start:end], stats), stats
 
 
-def apply_blocks(rows: Sequence[dict], blocks: Sequence[Block], settings: dict[str, Any] | None,
-                 work_dir: str | Path, workers: int = 1, chunk_size: int = DEFAULT_CHUNK_ROWS) -> BlockRun:
-    """Decide every row with ``blocks`` on the executor ``settings`` name (default in_process).
-
-    ``workers``/``chunk_size`` are the pool's when the settings do not give their own.
-    For the pool, pass the same ``blocks`` sequence object on every call: its workers are kept
-    per sequence (see :func:`.parallel.pool_for`).
-    """
+def apply_blocks(rows: Sequence[dict], blocks: Sequence[Block | Callable[[dict], Reason]],
+                 settings: dict[str, Any] | None, work_dir: str | Path, workers: int = 1,
+                 chunk_size: int = DEFAULT_CHUNK_ROWS) -> BlockRun:
+    """Decide every row with the chain ``blocks`` on the executor ``settings`` name (default
+    in_process). ``workers``/``chunk_size`` are the pool's when the settings do not give their
+    own. For the pool, pass the same ``blocks`` sequence object on every call: its workers are
+    kept per sequence (see :func:`.parallel.pool_for`)."""
     cfg = dict(settings or {"kind": "in_process"})
     validate_settings(cfg)
     kind = cfg["kind"]
+    chain = blocks if all(callable(getattr(b, "decide", None)) for b in blocks) else [as_block(b) for b in blocks]
     t0 = time.monotonic()
+    stats = BlockStats()
     if kind == "in_process" or not rows:
-        reasons = [first_reason(blocks, r) for r in rows]
+        reasons = run_blocks(chain, rows, stats)
     elif kind == "pool":
-        reasons = [r for part in map_chunks(_chunk, blocks, rows, cfg.get("workers", workers),
-                                            cfg.get("chunk_rows", chunk_size)) for r in part]
+        reasons = []
+        for part, part_stats in map_chunks(_chunk, chain, rows, cfg.get("workers", workers),
+                                           cfg.get("chunk_rows", chunk_size)):
+            reasons.extend(part)
+            stats.merge(part_stats)
     else:
-        reasons = _datatrove_run(rows, blocks, cfg, work_dir)
-    return BlockRun(reasons, kind, time.monotonic() - t0)
+        reasons, dropped_by = _datatrove_run(rows, chain, cfg, work_dir)
+        alive = len(rows)
+        for j, b in enumerate(chain):  # the chain's counts, rebuilt from which block dropped each row
+            counts = stats.of(b.name)
+            counts.seen += alive
+            for i in dropped_by[j]:
+                counts.dropped[reasons[i]] += 1
+            alive -= len(dropped_by[j])
+            counts.kept += alive
+    return BlockRun(reasons, stats, kind, time.monotonic() - t0)
 
 
 def _datatrove_run(rows: Sequence[dict], blocks: Sequence[Block], cfg: dict[str, Any],
-                   work_dir: str | Path) -> list[Reason]:
+                   work_dir: str | Path) -> tuple[list[Reason], list[list[int]]]:
+    """(reasons, positions each block dropped) of one run through a fresh run folder."""
     from datatrove.io import get_datafolder
     from datatrove.pipeline.readers import JsonlReader
     from datatrove.pipeline.writers import JsonlWriter
@@ -115,6 +120,7 @@ def _datatrove_run(rows: Sequence[dict], blocks: Sequence[Block], cfg: dict[str,
     folder = get_datafolder(run_dir)
     tasks = max(1, int(cfg.get("tasks", 1)))
     cfg.setdefault("tasks", tasks)
+    done = False
     try:
         # one input file per rank: datatrove hands ranks whole files
         per = -(-len(rows) // tasks)
@@ -125,14 +131,16 @@ def _datatrove_run(rows: Sequence[dict], blocks: Sequence[Block], cfg: dict[str,
         steps: list = [JsonlReader(f"{run_dir}/input", adapter=_doc_in, glob_pattern="*.jsonl")]
         for j, b in enumerate(blocks):
             excl = JsonlWriter(f"{run_dir}/dropped/{j:02d}", adapter=_position_out, compression=None)
-            steps.append(BlockFilter(block_decide(b), label=block_name(b), exclusion_writer=excl))
+            steps.append(BlockFilter(b.decide, label=b.name, exclusion_writer=excl))
         steps.append(JsonlWriter(f"{run_dir}/kept", adapter=_position_out, compression=None))
         make_executor(steps, cfg, f"{run_dir}/logs").run()
         reasons: list[Reason] = [None] * len(rows)
+        dropped_by: list[list[int]] = [[] for _ in blocks]
         seen = [False] * len(rows)
         for path in folder.list_files(recursive=True, glob_pattern="**/*.jsonl"):
             if not (path.startswith("kept/") or path.startswith("dropped/")):
                 continue
+            block = int(path.split("/")[1]) if path.startswith("dropped/") else None
             with folder.open(path, "r") as fh:
                 for line in fh:
                     rec = json.loads(line)
@@ -142,15 +150,18 @@ def _datatrove_run(rows: Sequence[dict], blocks: Sequence[Block], cfg: dict[str,
                     if seen[i]:
                         raise RuntimeError(f"row {i} came back twice from the {cfg['kind']} executor ({run_dir})")
                     seen[i] = True
-                    reasons[i] = rec.get("reason")
+                    if block is not None:
+                        reasons[i] = rec["reason"]
+                        dropped_by[block].append(i)
         lost = [i for i, s in enumerate(seen) if not s]
         if lost:
             raise RuntimeError(f"{len(lost)} rows did not come back from the {cfg['kind']} executor "
                                f"(first positions {lost[:5]}); see its logs in {run_dir}/logs")
-        return reasons
+        done = True
+        return reasons, dropped_by
     finally:
         fs, path = url_to_fs(run_dir)
-        if fs.exists(path):
+        if done and fs.exists(path):  # a failed run keeps its folder: the logs say why
             fs.rm(path, recursive=True)
 
 
