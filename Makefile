@@ -7,6 +7,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 TVENV := .venv-trainer
 TSTAMP := $(TVENV)/.installed
+BVENV := .venv-bfcl
+BSTAMP := $(BVENV)/.installed
+BFCL_EVAL := bfcl-eval==2026.3.23
 
 .PHONY: setup run test ui validate bench clean
 
@@ -32,7 +35,19 @@ $(TSTAMP): trainer/requirements.txt trainer/pyproject.toml
 	$(TVENV)/bin/pip install -q --no-deps -e trainer/
 	touch $(TSTAMP)
 
-setup: $(STAMP) $(TSTAMP)
+# BFCL's official checker (bfcl-eval pins numpy 1.26.4, tree-sitter 0.21 and many API clients): its own
+# venv, driven out of process by evals/harness/bfcl_official.py. torch first, the CPU wheel (its
+# sentence-transformers dependency would pull CUDA); soundfile is imported by qwen-agent, which
+# bfcl-eval's model registry imports, but not declared by it.
+$(BSTAMP):
+	test -x $(BVENV)/bin/python || $(PY) -m venv $(BVENV)
+	$(BVENV)/bin/pip install -q --upgrade pip
+	$(BVENV)/bin/pip install -q torch==2.13.0
+	$(BVENV)/bin/pip install -q $(BFCL_EVAL) soundfile
+	$(BVENV)/bin/python -I -c "from bfcl_eval.eval_checker.ast_eval.ast_checker import ast_checker"
+	touch $(BSTAMP)
+
+setup: $(STAMP) $(TSTAMP) $(BSTAMP)
 
 run: setup
 	$(BIN)/python -m surrogate_dagster.cli run
