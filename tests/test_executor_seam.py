@@ -103,3 +103,31 @@ def test_rows_that_do_not_come_back_fail_the_run(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(seam, "_position_out", lossy)
     with pytest.raises(RuntimeError, match="unknown row position -1"):
         apply_blocks(_rows(6), BLOCKS, {"kind": "local", "tasks": 1, "workers": 1}, tmp_path)
+
+
+class ParentOnly:
+    """A block that must not leave the calling process (fork_safe = False, like a torch model)."""
+
+    name = "parent_only"
+    fork_safe = False
+
+    def __init__(self) -> None:
+        import os
+
+        self.pid = os.getpid()
+
+    def decide(self, row: dict) -> str | None:
+        import os
+
+        assert os.getpid() == self.pid, "a fork_safe=False block ran in a worker"
+        return "odd" if row["meta"]["n"] % 2 else None
+
+
+def test_blocks_that_are_not_fork_safe_run_in_the_calling_process(tmp_path) -> None:
+    rows = _rows(12)
+    chain = [as_block(check_row_code), ParentOnly(), TooLong(150)]
+    ref_stats = BlockStats()
+    expected = run_blocks(chain, rows, ref_stats)
+    for settings in ({"kind": "pool", "workers": 2, "chunk_rows": 3}, {"kind": "local", "tasks": 2, "workers": 1}):
+        run = apply_blocks(rows, chain, settings, tmp_path)
+        assert run.reasons == expected and run.stats.as_metadata() == ref_stats.as_metadata()

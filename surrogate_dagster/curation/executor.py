@@ -23,6 +23,8 @@ kept or dropped, else the run fails naming the missing rows. Rows must be JSON (
 normalized rows are); the blocks see them after a JSON round trip, equal to the originals for
 JSON data, so every kind returns the same reasons (tested). The datatrove kinds count rows
 seen/kept/dropped per block; block notes and CPU seconds stay in the remote workers' logs.
+A block with ``fork_safe = False`` (a torch model) and the blocks after it run in the calling
+process over the survivors, on every kind but in_process (which runs everything there).
 """
 
 from __future__ import annotations
@@ -85,23 +87,33 @@ def apply_blocks(rows: Sequence[dict], blocks: Sequence[Block | Callable[[dict],
     t0 = time.monotonic()
     stats = BlockStats()
     if kind == "in_process" or not rows:
-        reasons = run_blocks(chain, rows, stats)
-    elif kind == "pool":
+        return BlockRun(run_blocks(chain, rows, stats), stats, kind, time.monotonic() - t0)
+    # A block that is not fork_safe (a torch model) and every block after it run here, batched,
+    # over the survivors of the blocks before it, which fan out (as filter_stage.filter_rows does).
+    split = next((i for i, b in enumerate(chain) if not getattr(b, "fork_safe", True)), len(chain))
+    away, here = tuple(chain[:split]), chain[split:]
+    if kind == "pool":
         reasons = []
-        for part, part_stats in map_chunks(_chunk, chain, rows, cfg.get("workers", workers),
-                                           cfg.get("chunk_rows", chunk_size)):
+        for part, part_stats in map_chunks(_chunk, away if split < len(chain) else chain, rows,
+                                           cfg.get("workers", workers), cfg.get("chunk_rows", chunk_size)):
             reasons.extend(part)
             stats.merge(part_stats)
-    else:
-        reasons, dropped_by = _datatrove_run(rows, chain, cfg, work_dir)
+    elif away:
+        reasons, dropped_by = _datatrove_run(rows, away, cfg, work_dir)
         alive = len(rows)
-        for j, b in enumerate(chain):  # the chain's counts, rebuilt from which block dropped each row
+        for j, b in enumerate(away):  # the chain's counts, rebuilt from which block dropped each row
             counts = stats.of(b.name)
             counts.seen += alive
             for i in dropped_by[j]:
                 counts.dropped[reasons[i]] += 1
             alive -= len(dropped_by[j])
             counts.kept += alive
+    else:
+        reasons = [None] * len(rows)
+    if here:
+        survivors = [i for i, r in enumerate(reasons) if r is None]
+        for i, reason in zip(survivors, run_blocks(here, [rows[i] for i in survivors], stats)):
+            reasons[i] = reason
     return BlockRun(reasons, stats, kind, time.monotonic() - t0)
 
 
