@@ -274,3 +274,14 @@ def test_run_scores_with_bfcl_eval_and_says_so():
     assert rep.metrics["parity_disagreements"] == 0 and rep.metrics["checker_exceptions"] == 0
     s = rep.samples[1]
     assert s["passed"] is False and s["project_passed"] is False and s["reason"].startswith("simple_function_checker")
+
+
+def test_gated_figure_is_the_harness_categories_not_the_overall():
+    from surrogate_dagster.evals.config import load_eval_catalog
+    b = load_eval_catalog().tier1.bfcl
+    # the yaml's categories are the ones the harness scores (each one, once) and the gate is the variant's
+    assert len(b.categories) == len(set(b.categories)) == 11
+    assert set(b.categories) <= set(bfcl.AST_CATEGORIES) | set(bfcl.RELEVANCE_CATEGORIES)
+    assert b.variant.threshold == 80 and b.threshold == 70
+    assert "11 single-turn" in b.variant.differs and "not the leaderboard's overall" in b.variant.differs
+    assert "bfcl-eval" in b.variant.differs
