@@ -47,6 +47,8 @@ from .config import (
     load_exec_graded_pairs,
     load_orchestrator_traces,
     load_scenarios,
+    read_pointer,
+    read_table,
     synth_catalog,
     trace_batch_keys,
     write_table_set,
@@ -276,6 +278,11 @@ def _pass_rate_plot(summary: dict) -> str:
     return md
 
 
+def _ordered_table(counts: dict, key: str, value: str) -> str:
+    """A Markdown table in the mapping's own order (histogram bins stay in bin order)."""
+    return "\n".join([f"| {key} | {value} |", "|---|---:|", *(f"| {k} | {v} |" for k, v in counts.items())])
+
+
 def _model_ref(store, synth: SynthSettings, cfg):
     from ..inference import ModelRef
     from ..paths import resolve_repo_path
@@ -299,21 +306,33 @@ def _model_ref(store, synth: SynthSettings, cfg):
              AssetKey("stage1_6_smoke_gate")])
 def exec_graded_pairs(context: AssetExecutionContext, object_store: ObjectStoreResource,
                       synth: SynthSettings) -> MaterializeResult:
-    """DPO pairs from execution: k samples per prompt with tests (temperature 1.0, from the agent
-    checkpoint), each graded in the sandbox (pytest-style asserts, semgrep, shellcheck, hadolint,
-    Terraform/Kubernetes validators), best vs worst where their scores differ."""
+    """DPO pairs from execution: the hardest prompts with tests (up to exec_pairs.max_prompts), k
+    samples each (temperature 1.0, from the agent checkpoint), each graded in the sandbox
+    (pytest-style asserts, semgrep, shellcheck, hadolint, Terraform/Kubernetes validators, checkov),
+    several pairs per prompt with a real margin (passing vs failing tests first), near-identical
+    and duplicate pairs dropped."""
     from ..curation.stage_io import read_step
-    from .exec_pairs import build_exec_pairs, devsecops_tasks, make_sampler, tasks_from_rows
+    from .exec_pairs import (build_exec_pairs, devsecops_tasks, exec_pairs_catalog, known_pass_rates, make_sampler,
+                             select_tasks, tasks_from_rows)
     from .graders import Grader
 
     store = object_store.get_store()
     cfg = synth.profile()
+    cat = exec_pairs_catalog(CATALOG)
+    max_prompts = cfg.max_prompts or cat.max_prompts
+    min_margin = cfg.min_margin if cfg.min_margin is not None else cat.min_margin
+    max_pairs = cfg.max_pairs_per_prompt or cat.max_pairs_per_prompt
+    prev = read_pointer(store, PAIRS_PREFIX)  # the previous run's grades: known pass rates
+    known = known_pass_rates(read_table(store, prev, "grades")) if prev else {}
     tasks, dropped = [], Counter()
     for source in cfg.pair_sources:
         _, rows = read_step(store, "curated", source)
-        t, d = tasks_from_rows(rows, source, cfg.max_prompts_per_source, cfg.max_prompt_chars)
+        t, d = tasks_from_rows(rows, source, cfg.max_prompts_per_source, cfg.max_prompt_chars,
+                               known=known, cfg=cat.difficulty)
         tasks += t
         dropped.update(d)
+    tasks, d = select_tasks(tasks, max_prompts)
+    dropped.update(d)
     if cfg.devsecops:
         t, d = devsecops_tasks(cfg.max_devsecops_prompts, cfg.max_prompt_chars)
         tasks += t
@@ -326,7 +345,8 @@ def exec_graded_pairs(context: AssetExecutionContext, object_store: ObjectStoreR
     sampler = make_sampler(ref, cfg)
     grader = Grader(workers=cfg.grader_workers)
     res = build_exec_pairs(tasks, sampler, grader, n=cfg.samples_per_prompt, temperature=cfg.temperature,
-                           min_margin=cfg.min_margin)
+                           min_margin=min_margin, max_pairs_per_prompt=max_pairs,
+                           drop_same_code=cat.drop_same_code, inject_pool=cfg.inject_pool)
     version = content_version(res.rows, ref.revision)
     write_table_set(store, PAIRS_PREFIX, version, {"rows": res.rows, "grades": res.grades},
                     {"model": {"name": ref.name, "model_dir": ref.model_dir, "adapter_dir": ref.adapter_dir,
@@ -338,6 +358,16 @@ def exec_graded_pairs(context: AssetExecutionContext, object_store: ObjectStoreR
         data_version=DataVersion(version),
         metadata={
             "prompts": s["prompts"], "pairs": s["pairs"], "samples_per_prompt": s["samples_per_prompt"],
+            "pairs_per_prompt_mean": round(s["pairs"] / s["prompts"], 3) if s["prompts"] else 0.0,
+            "pairs_per_prompt": MetadataValue.md(_ordered_table(s["pairs_per_prompt"], "pairs made", "prompts")),
+            "margin_histogram": MetadataValue.md(_ordered_table(s["margin_histogram"], "score margin", "pairs")),
+            "pairs_by_tier": MetadataValue.md(counts_table(s["pairs_by_tier"], "tier", "pairs")),
+            "candidate_pairs_left_out": MetadataValue.md(counts_table(s["candidate_pairs_left_out"], "reason",
+                                                                      "candidate pairs")),
+            "min_margin": min_margin, "max_pairs_per_prompt": max_pairs, "max_prompts": max_prompts,
+            # the reference answers graded beside the model's samples (never counted as samples)
+            "pool_injected": s["pool_injected"], "pairs_with_injected": s["pairs_with_injected"],
+            "difficulty_basis": MetadataValue.json(s["difficulty_basis"]),
             "temperature": s["temperature"], "pass_rate": round(s["overall"]["pass_rate"], 4),
             "mean_score": round(s["overall"]["mean_score"], 4),
             "by_kind": MetadataValue.md("| kind | prompts | pairs | pass rate | mean score | pairable |\n"

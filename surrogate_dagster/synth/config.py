@@ -148,7 +148,11 @@ class SynthProfile(_Strict):
     temperature: float = Field(1.0, gt=0)
     max_new_tokens: int = Field(1024, ge=1)
     seed: int = 0
-    min_margin: float = Field(0.0, ge=0)
+    # None: assets/synth.yaml exec_pairs (max_prompts, min_margin, max_pairs_per_prompt)
+    max_prompts: int | None = Field(default=None, ge=1)
+    min_margin: float | None = Field(default=None, gt=0, le=1)
+    max_pairs_per_prompt: int | None = Field(default=None, ge=1)
+    inject_pool: bool = Field(False, description="grade each prompt's reference answer beside the samples")
     grader_workers: int = Field(2, ge=1)
     # -- sampling backend (transformers in-process locally; a vLLM server in the GPU image)
     backend: Literal["transformers", "vllm_server"] = "transformers"

@@ -1,9 +1,16 @@
 """Glue for execution-graded preference pairs (runbook Days 15-16), Dagster-free:
 
     prompts that carry tests (curated OpenCodeInstruct / opc-sft-stage2 educational_instruct rows,
-    the DevSecOps seed prompts) -> k samples each at temperature 1.0 from a checkpoint
-    -> graded in the sandbox (graders.py) -> best vs worst where they differ (pairs.py)
+    the DevSecOps seed prompts), the hardest first (:func:`rank_by_difficulty`, up to
+    ``exec_pairs.max_prompts`` in assets/synth.yaml) -> k samples each at temperature 1.0 from a
+    checkpoint -> graded in the sandbox (graders.py) -> several pairs per prompt with a real
+    margin, near-identical and duplicate pairs dropped (pairs.select_pairs)
     -> normalized DPO rows, source ``exec_graded``.
+
+A model too weak to ever pass (the local profile's tiny model) yields no pairs. ``inject_pool``
+then adds each prompt's known-good answer (the dataset's reference solution) to the graded pool
+beside the model's samples; it is graded like them, recorded with ``origin: injected_reference``
+(never as a model sample) and counted in the summary (``pool_injected``).
 
 Sampling goes through a ``generate(prompts, n, temperature) -> list[list[str]]`` callable:
 :class:`TransformersSampler` (in-process, the local profile) or :class:`VLLMServerSampler` (an
@@ -23,20 +30,69 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import zip_longest
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from ..inference import GenRequest, ModelRef, render_prompt
-from .graders import GradingTask, load_devsecops_tasks, task_from_opc_educational, task_from_opencodeinstruct
-from .pairs import make_pair, pass_rate_summary, scored_from_grades
+from pydantic import BaseModel, ConfigDict, Field
+
+from .graders import (GradingTask, extract_code, load_devsecops_tasks, task_from_opc_educational,
+                      task_from_opencodeinstruct)
+from .pairs import (TIERS, margin_histogram, normalized_text, pair_row, pass_rate_summary, scored_from_grades,
+                    select_pairs)
 
 EXEC_SOURCE = "exec_graded"  # the rows' ``source`` (pairs.py names its context "exec_graded_pairs")
 Generate = Callable[[list[str], int, float], list[list[str]]]
+MODEL, INJECTED = "model", "injected_reference"  # a graded completion's origin
+
+
+# ------------------------------------------------------------------------------------- catalog
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DifficultyCfg(_Strict):
+    """How prompts are ranked (assets/synth.yaml ``exec_pairs.difficulty`` states the rule)."""
+
+    tests_for_max: int = Field(10, ge=1)
+    chars_for_max: int = Field(2000, ge=1)
+    never_passed: float = Field(0.5, ge=0, le=1)
+
+
+class IacScannerCfg(_Strict):
+    tool: str = "checkov"
+    checks: dict[str, list[str]] = Field(default_factory=dict)
+
+
+class ExecPairsCatalog(_Strict):
+    """The ``exec_pairs`` section of assets/synth.yaml."""
+
+    max_prompts: int = Field(ge=1)
+    difficulty: DifficultyCfg = DifficultyCfg()
+    max_pairs_per_prompt: int = Field(ge=1)
+    min_margin: float = Field(gt=0, le=1)
+    drop_same_code: bool = True
+    iac_scanner: IacScannerCfg = IacScannerCfg()
+
+
+def exec_pairs_catalog(catalog: dict | None = None) -> ExecPairsCatalog:
+    """``exec_pairs`` of assets/synth.yaml, validated (a missing or bad section raises)."""
+    from .config import synth_catalog
+
+    cat = catalog if catalog is not None else synth_catalog()
+    if not isinstance(cat.get("exec_pairs"), dict):
+        raise ValueError("assets/synth.yaml: no 'exec_pairs' section")
+    return ExecPairsCatalog(**cat["exec_pairs"])
 
 
 # ------------------------------------------------------------------------------ prompts with tests
 def _user_prompt(row: dict) -> str | None:
     users = [m["content"] for m in row.get("messages") or [] if m.get("role") == "user"]
     return users[0] if users else None
+
+
+def _reference(row: dict) -> str | None:
+    answers = [m["content"] for m in row.get("messages") or [] if m.get("role") == "assistant"]
+    return answers[-1] if answers and isinstance(answers[-1], str) and answers[-1].strip() else None
 
 
 def task_from_curated(row: dict, source: str) -> GradingTask | str:
@@ -49,40 +105,98 @@ def task_from_curated(row: dict, source: str) -> GradingTask | str:
         if source == "opencodeinstruct":
             if not meta.get("unit_tests"):
                 return "no_tests"
-            return task_from_opencodeinstruct({"id": row["id"], "input": prompt, "unit_tests": meta["unit_tests"]})
-        if source == "opc_sft_stage2":
+            task = task_from_opencodeinstruct({"id": row["id"], "input": prompt, "unit_tests": meta["unit_tests"]})
+        elif source == "opc_sft_stage2":
             if meta.get("config") != "educational_instruct" or not meta.get("testcase"):
                 return "no_tests"  # only the educational_instruct config carries test cases
-            return task_from_opc_educational({"instruction": prompt, "testcase": meta["testcase"]}, row_id=row["id"])
-    except ValueError:
+            task = task_from_opc_educational({"instruction": prompt, "testcase": meta["testcase"]},
+                                             row_id=row["id"])
+        else:
+            raise ValueError(f"no prompts-with-tests rule for source {source!r} "
+                             "(known: opencodeinstruct, opc_sft_stage2)")
+    except ValueError as e:
+        if "no prompts-with-tests rule" in str(e):
+            raise
         return "no_runnable_tests"  # every test failed to parse
-    raise ValueError(f"no prompts-with-tests rule for source {source!r} (known: opencodeinstruct, opc_sft_stage2)")
+    task.reference = _reference(row)  # the dataset's answer: only ever graded as an injected sample
+    return task
 
 
-def _stable_order(tasks: list[GradingTask]) -> list[GradingTask]:
-    # A hash order spreads a capped selection over the source instead of taking its first rows,
-    # and stays the same between runs.
-    return sorted(tasks, key=lambda t: hashlib.sha256(t.id.encode()).hexdigest())
+def _hash(task_id: str) -> str:
+    return hashlib.sha256(task_id.encode()).hexdigest()
 
 
-def tasks_from_rows(rows: Sequence[dict], source: str, limit: int | None,
-                    max_prompt_chars: int) -> tuple[list[GradingTask], Counter]:
-    """Grading tasks of one source (at most ``limit``) and counted reasons for rows left out."""
-    tasks, dropped = [], Counter()
+def known_pass_rates(grade_rows: Iterable[dict]) -> dict[str, float]:
+    """Per task id, the share of the model's samples that passed (a previous run's grades table;
+    injected completions do not count)."""
+    n: Counter = Counter()
+    ok: Counter = Counter()
+    for g in grade_rows:
+        if (g.get("origin") or MODEL) != MODEL:
+            continue
+        n[g["task_id"]] += 1
+        ok[g["task_id"]] += bool(g["passed"])
+    return {t: ok[t] / n[t] for t in n}
+
+
+def difficulty(task: GradingTask, known: dict[str, float], cfg: DifficultyCfg) -> tuple[float, str]:
+    """(difficulty in [0, 1], basis ``pass_rate`` | ``features``): the rule in assets/synth.yaml."""
+    if task.id in known:
+        p = known[task.id]
+        return (cfg.never_passed if p == 0 else 1.0 - p), "pass_rate"
+    n_tests = len(task.tests) or len(task.asserts) or len(task.cases)
+    return (min(1.0, n_tests / cfg.tests_for_max) + min(1.0, len(task.prompt) / cfg.chars_for_max)) / 2, "features"
+
+
+def rank_by_difficulty(tasks: Sequence[GradingTask], known: dict[str, float],
+                       cfg: DifficultyCfg) -> list[GradingTask]:
+    """Hardest first; ties in a hash order (stable between runs, spread over the source). Each
+    task's difficulty and its basis are recorded in ``task.meta``."""
+    for t in tasks:
+        d, basis = difficulty(t, known, cfg)
+        t.meta = {**t.meta, "difficulty": round(d, 4), "difficulty_basis": basis}
+    return sorted(tasks, key=lambda t: (-t.meta["difficulty"], _hash(t.id)))
+
+
+def tasks_from_rows(rows: Sequence[dict], source: str, limit: int | None, max_prompt_chars: int, *,
+                    known: dict[str, float] | None = None,
+                    cfg: DifficultyCfg | None = None) -> tuple[list[GradingTask], Counter]:
+    """Grading tasks of one source, hardest first (at most ``limit``), and counted reasons for rows
+    left out. A prompt whose text repeats an earlier one (whitespace aside) is left out."""
+    tasks, dropped, prompts = [], Counter(), set()
     for row in rows:
         t = task_from_curated(row, source)
         if isinstance(t, str):
             dropped[f"{source}:{t}"] += 1
         elif len(t.prompt) > max_prompt_chars:
             dropped[f"{source}:prompt_too_long"] += 1
+        elif normalized_text(t.prompt) in prompts:
+            dropped[f"{source}:duplicate_prompt"] += 1
         else:
+            prompts.add(normalized_text(t.prompt))
             t.source = source
             tasks.append(t)
-    tasks = _stable_order(tasks)
+    tasks = rank_by_difficulty(tasks, known or {}, cfg or DifficultyCfg())
     if limit is not None and len(tasks) > limit:
         dropped[f"{source}:over_limit"] += len(tasks) - limit
         tasks = tasks[:limit]
     return tasks, dropped
+
+
+def select_tasks(tasks: Sequence[GradingTask], max_prompts: int) -> tuple[list[GradingTask], Counter]:
+    """The ``max_prompts`` hardest of several sources' ranked tasks (a prompt that two sources
+    share is kept once)."""
+    seen, unique, dropped = set(), [], Counter()
+    for t in sorted(tasks, key=lambda t: (-t.meta.get("difficulty", 0.0), _hash(t.id))):
+        key = normalized_text(t.prompt)
+        if key in seen:
+            dropped[f"{t.source}:duplicate_prompt"] += 1
+            continue
+        seen.add(key)
+        unique.append(t)
+    for t in unique[max_prompts:]:
+        dropped[f"{t.source}:over_max_prompts"] += 1
+    return unique[:max_prompts], dropped
 
 
 def devsecops_tasks(limit: int | None, max_prompt_chars: int) -> tuple[list[GradingTask], Counter]:
@@ -108,15 +222,17 @@ def devsecops_tasks(limit: int | None, max_prompt_chars: int) -> tuple[list[Grad
 @dataclass
 class ExecPairsResult:
     rows: list[dict]  # normalized DPO rows
-    grades: list[dict]  # one row per sampled completion (for audit)
+    grades: list[dict]  # one row per graded completion (for audit), with its origin
     dropped: Counter = field(default_factory=Counter)  # prompts without a pair, by reason
     summary: dict = field(default_factory=dict)
-    groups_by_kind: dict[str, list] = field(default_factory=dict)  # kind -> [[ScoredCompletion]*k]
+    groups_by_kind: dict[str, list] = field(default_factory=dict)  # kind -> [[ScoredCompletion]*k] (model samples)
 
 
 def build_exec_pairs(tasks: Sequence[GradingTask], generate: Generate, grader: Any, *, n: int = 4,
-                     temperature: float = 1.0, min_margin: float = 0.0) -> ExecPairsResult:
-    """Sample ``n`` completions per task, grade all of them in one batch, pair best vs worst."""
+                     temperature: float = 1.0, min_margin: float = 0.1, max_pairs_per_prompt: int = 4,
+                     drop_same_code: bool = True, inject_pool: bool = False) -> ExecPairsResult:
+    """Sample ``n`` completions per task, grade all of them (plus each task's reference when
+    ``inject_pool``) in one batch, and pair them with :func:`pairs.select_pairs`."""
     tasks = list(tasks)
     t0 = time.monotonic()
     samples = generate([t.prompt for t in tasks], n, temperature) if tasks else []
@@ -124,33 +240,69 @@ def build_exec_pairs(tasks: Sequence[GradingTask], generate: Generate, grader: A
     if len(samples) != len(tasks) or any(len(s) != n or not all(isinstance(c, str) for c in s) for s in samples):
         raise ValueError(f"generate returned {[len(s) for s in samples]} completions for {len(tasks)} prompts; "
                          f"expected {n} strings per prompt")
+    pools = [[(c, MODEL) for c in s] + ([(t.reference, INJECTED)] if inject_pool and t.reference else [])
+             for t, s in zip(tasks, samples)]
     t0 = time.monotonic()
-    grades = grader.grade_many([(t, c) for t, s in zip(tasks, samples) for c in s])
+    flat = grader.grade_many([(t, c) for t, pool in zip(tasks, pools) for c, _ in pool])
     grade_s = time.monotonic() - t0
-    rows, grade_rows, dropped = [], [], Counter()
+    rows, grade_rows, dropped, left_out = [], [], Counter(), Counter()
     groups: dict[str, list] = {}
-    for i, (task, completions) in enumerate(zip(tasks, samples)):
-        scored = scored_from_grades(completions, grades[i * n:(i + 1) * n])
-        groups.setdefault(task.kind, []).append(scored)
-        for j, (c, s) in enumerate(zip(completions, scored)):
+    per_prompt: Counter = Counter()
+    seen: set[str] = set()
+    at = 0
+    for task, pool in zip(tasks, pools):
+        scored = scored_from_grades([c for c, _ in pool], flat[at:at + len(pool)])
+        at += len(pool)
+        origins = [o for _, o in pool]
+        groups.setdefault(task.kind, []).append([s for s, o in zip(scored, origins) if o == MODEL])
+        for j, (s, origin) in enumerate(zip(scored, origins)):
             grade_rows.append({"task_id": task.id, "source": task.source, "kind": task.kind, "sample": j,
-                               "score": s.score, "passed": s.passed,
+                               "origin": origin, "score": s.score, "passed": s.passed,
                                "failed_gate": (s.grade or {}).get("failed_gate") or "",
                                "checks": json.dumps((s.grade or {}).get("checks", []), default=str),
-                               "completion": c})
-        row, reason = make_pair(task.id, task.prompt, scored, task_source=task.source, min_margin=min_margin,
-                                extra_meta={"kind": task.kind, "temperature": temperature})
-        if row is None:
-            dropped[reason] += 1
-        else:
-            rows.append({**row, "source": EXEC_SOURCE})
+                               "completion": s.completion})
+        code_of = (lambda c, k=task.kind: extract_code(c, k)) if drop_same_code else None
+        choices, why = select_pairs(scored, min_margin=min_margin, max_pairs=max_pairs_per_prompt,
+                                    code_of=code_of, seen=seen)
+        left_out.update(why)
+        made = 0
+        for ch in choices:
+            row, reason = pair_row(task.id, task.prompt, scored, ch, task_source=task.source, extra_meta={
+                "kind": task.kind, "temperature": temperature, "chosen_origin": origins[ch.chosen],
+                "rejected_origin": origins[ch.rejected], "difficulty": task.meta.get("difficulty"),
+                "difficulty_basis": task.meta.get("difficulty_basis")})
+            if row is None:
+                left_out[f"quarantined:{reason}"] += 1
+            else:
+                rows.append({**row, "source": EXEC_SOURCE})
+                made += 1
+        per_prompt[made] += 1
+        if not made:
+            dropped[_no_pair_reason(scored, why)] += 1
+    metas = [json.loads(r["meta"]) for r in rows]
     all_groups = [g for gs in groups.values() for g in gs]
     summary = {"prompts": len(tasks), "pairs": len(rows), "samples_per_prompt": n, "temperature": temperature,
+               "min_margin": min_margin, "max_pairs_per_prompt": max_pairs_per_prompt,
                "overall": pass_rate_summary(all_groups),
                "by_kind": {k: pass_rate_summary(g) for k, g in sorted(groups.items())},
-               "pairs_by_kind": dict(Counter(json.loads(r["meta"])["kind"] for r in rows)),
+               "pairs_by_kind": dict(Counter(m["kind"] for m in metas)),
+               "pairs_by_tier": {t: sum(m["tier"] == t for m in metas) for t in TIERS},
+               # {pairs made: prompts}
+               "pairs_per_prompt": {str(k): per_prompt[k] for k in sorted(per_prompt)},
+               "margin_histogram": margin_histogram(m["margin"] for m in metas),
+               "candidate_pairs_left_out": dict(left_out),
+               "pool_injected": sum(len(p) - n for p in pools),
+               "pairs_with_injected": sum(INJECTED in (m["chosen_origin"], m["rejected_origin"]) for m in metas),
+               "difficulty_basis": dict(Counter(t.meta.get("difficulty_basis", "none") for t in tasks)),
                "no_pair_by_reason": dict(dropped), "sample_s": round(sample_s, 2), "grade_s": round(grade_s, 2)}
     return ExecPairsResult(rows, grade_rows, dropped, summary, groups)
+
+
+def _no_pair_reason(scored: Sequence[Any], why: Counter) -> str:
+    """Why a prompt gave no pair: equal scores, or the most frequent reason its candidates were left out."""
+    if len({s.score for s in scored}) <= 1:
+        return "all_scores_equal"
+    return why.most_common(1)[0][0] if why else "no_candidate"
 
 
 # ------------------------------------------------------------------------------------- samplers
@@ -284,31 +436,29 @@ def download_tree(store: Any, prefix: str, dest: Path) -> str:
     return tree
 
 
-def checkpoint_model_ref(store: Any, dest: Path, *, asset: str = "stage1_6_checkpoint",
+def checkpoint_model_ref(store: Any, dest: Path, *, asset: str = "stage1_6_checkpoint", stage: str | None = None,
                          base_model_dir: str | None = None) -> ModelRef:
     """A checkpoint asset's latest artifact as a local model dir (downloaded, verified, reused).
 
-    Reads the pointer the training phase leaves in the object store (training/refs.py:
-    ``training/<stage>/_latest.json`` -> ``<output_prefix>/merged`` or ``/adapter``), so no Dagster
-    instance is needed. The merged policy is preferred (self-contained; stage 1.6 merges, see
-    assets/training.yaml); an adapter-only checkpoint needs ``base_model_dir`` for its base.
-    FileNotFoundError when the checkpoint was never materialized.
+    Reads the pointer a training stage leaves in the object store, ``training/<stage>/_latest.json``
+    (``output_prefix``, ``data_version``, ``merged``) -> ``<output_prefix>/merged`` or ``/adapter``,
+    so neither a Dagster instance nor the training phase's code is needed. ``stage`` defaults to the
+    asset's name without ``_checkpoint`` (assets/training.yaml names them so). The merged policy is
+    preferred (self-contained; stage 1.6 merges); an adapter-only checkpoint needs
+    ``base_model_dir`` for its base. FileNotFoundError when the checkpoint was never materialized.
     """
-    from ..training.config import load_training_catalog
-    from ..training.refs import stage_pointer, stage_resolution
-
-    catalog = load_training_catalog()
-    stage = catalog.stage(asset)
-    pointer = json.loads(store.get_bytes(stage_pointer(stage.name))) if store.exists(stage_pointer(stage.name)) \
-        else None
-    if pointer is None:
-        raise FileNotFoundError(f"{asset} has not been materialized yet (no {stage_pointer(stage.name)})")
-    if pointer.get("merged"):
-        res = stage_resolution(store, catalog, asset, "merged")
-        download_tree(store, res.value, dest / "merged")
-        return ModelRef(name=asset, model_dir=str(dest / "merged"), revision=res.data_version)
-    if not base_model_dir:
+    key = f"training/{stage or asset.removesuffix('_checkpoint')}/_latest.json"
+    if not store.exists(key):
+        raise FileNotFoundError(f"{asset} has not been materialized yet (no {key})")
+    pointer = json.loads(store.get_bytes(key))
+    missing = [k for k in ("output_prefix", "data_version") if not pointer.get(k)]
+    if missing:
+        raise ValueError(f"{key}: pointer without {missing}")
+    part = "merged" if pointer.get("merged") else "adapter"
+    if part == "adapter" and not base_model_dir:
         raise ValueError(f"{asset} has only an adapter (merge: false); set phases.synth.base_model_dir to its base")
-    res = stage_resolution(store, catalog, asset, "adapter")
-    download_tree(store, res.value, dest / "adapter")
-    return ModelRef(name=asset, model_dir=base_model_dir, adapter_dir=str(dest / "adapter"), revision=res.data_version)
+    download_tree(store, f"{pointer['output_prefix']}/{part}", dest / part)
+    if part == "merged":
+        return ModelRef(name=asset, model_dir=str(dest / "merged"), revision=pointer["data_version"])
+    return ModelRef(name=asset, model_dir=base_model_dir, adapter_dir=str(dest / "adapter"),
+                    revision=pointer["data_version"])

@@ -124,7 +124,10 @@ class SynthSettings(ConfigurableResource):
     temperature: float = 1.0
     max_new_tokens: int = 1024
     seed: int = 0
-    min_margin: float = 0.0
+    max_prompts: Optional[int] = None
+    min_margin: Optional[float] = None
+    max_pairs_per_prompt: Optional[int] = None
+    inject_pool: bool = False
     grader_workers: int = 2
     backend: str = "transformers"
     device: str = "cpu"
