@@ -197,12 +197,8 @@ class InferenceSection(_Strict):
     base_url: str | None = None
     api_key_env: str | None = None
     concurrency: int = 32
-
-    @model_validator(mode="after")
-    def _server_needs_url(self) -> "InferenceSection":
-        if self.backend == "vllm_server" and not self.base_url:
-            raise ValueError("backend vllm_server needs base_url")
-        return self
+    # backend vllm_server: base_url names a server run elsewhere; without it the profile's
+    # phases.serving runs one per step (evals/resources.py checks that one of them is set)
 
 
 class BenchOverride(_Strict):

@@ -1,18 +1,23 @@
-"""The evals' Dagster resource: the profile's ``phases.evals`` section, and the checkpoint ->
-inference client factory. Thin: the logic lives in config/checkpoints/inference/runner."""
+"""The evals' Dagster resource: the profile's ``phases.evals`` and ``phases.serving`` sections, and
+the checkpoint -> inference client factory. Thin: the logic lives in config/checkpoints/runner and
+the shared inference package (clients, managed server)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from dagster import ConfigurableResource
+from dagster import ConfigurableResource, InitResourceContext
+from pydantic import PrivateAttr
 
 from ..catalog.models import Profile
+from ..inference import InferenceClient, InferenceSettings, ModelRef, VLLMServerInference, make_inference
+from ..inference.config import ServingSection, serving_section
+from ..inference.server import ServerSlot
 from .config import EvalsProfile, evals_profile
-from ..inference import InferenceClient, InferenceSettings, ModelRef, make_inference
 
 
 def dir_revision(path: str | Path) -> str:
@@ -25,33 +30,68 @@ def dir_revision(path: str | Path) -> str:
 
 
 class EvalSettings(ConfigurableResource):
-    """``phases.evals`` (JSON, validated by config.EvalsProfile), where bases come from, and
-    optional local model dirs per checkpoint (they replace the object-store lookup)."""
+    """``phases.evals`` (JSON, validated by config.EvalsProfile), ``phases.serving`` (JSON,
+    inference.config.ServingSection), where bases come from, and optional local model dirs per
+    checkpoint (they replace the object-store lookup).
+
+    With ``inference.backend: vllm_server`` and a managed serving section, :meth:`client` starts
+    the checkpoint's server (one at a time) and the step's resource teardown stops it."""
 
     section_json: str = '{"offline": true}'
+    serving_json: str = "{}"
     base_source: str = "tiny"
     model_dirs: dict[str, str] = {}
+    _slot: ServerSlot = PrivateAttr(default_factory=ServerSlot)
+    _log: Callable[[str], None] = PrivateAttr(default=print)
 
     def profile(self) -> EvalsProfile:
         return EvalsProfile.model_validate_json(self.section_json)
 
+    def serving(self) -> ServingSection:
+        return ServingSection.model_validate_json(self.serving_json)
+
     def model_ref(self, store: Any, checkpoint: str) -> ModelRef:
-        """The checkpoint's policy as a local dir (or a Hub id for a pinned base + adapter)."""
+        """The checkpoint's policy as a local dir (or a Hub id for a pinned base + adapter), with
+        the serving section's ``max_lora_rank`` (the ``--max-lora-rank`` its adapter is served with)."""
         if checkpoint in self.model_dirs:
             d = self.model_dirs[checkpoint]
-            return ModelRef(name=checkpoint, model_dir=d, revision=dir_revision(d))
-        from .checkpoints import resolve_checkpoint
+            ref = ModelRef(name=checkpoint, model_dir=d, revision=dir_revision(d))
+        else:
+            from .checkpoints import resolve_checkpoint
 
-        return resolve_checkpoint(store, checkpoint, self.profile().work_path("checkpoints"), self.base_source)
+            ref = resolve_checkpoint(store, checkpoint, self.profile().work_path("checkpoints"), self.base_source)
+        return ref if ref.max_lora_rank else replace(ref, max_lora_rank=self.serving().vllm.max_lora_rank)
 
-    def client(self, ref: ModelRef) -> InferenceClient:
+    def client(self, ref: ModelRef, log: Callable[[str], None] | None = None) -> InferenceClient:
         inf = self.profile().inference
+        serving = self.serving()
+        if inf.backend == "vllm_server" and serving.managed:
+            srv = self._slot.ensure(serving.vllm.spec(), ref, log=log or self._log)
+            return VLLMServerInference(ref, base_url=srv.base_url, served_name=srv.served_name,
+                                       api_key_env=serving.vllm.api_key_env,
+                                       max_context=inf.max_context or serving.vllm.max_context,
+                                       concurrency=inf.concurrency)
         return make_inference(ref, InferenceSettings(**inf.model_dump()))
+
+    def stop_server(self) -> None:
+        self._slot.stop()
+
+    def setup_for_execution(self, context: InitResourceContext) -> None:
+        if context.log is not None:  # the server's output goes to the step's Dagster log
+            self._log = context.log.info
+
+    def teardown_after_execution(self, context: InitResourceContext) -> None:
+        self.stop_server()
 
 
 def eval_resources(profile: Profile) -> dict[str, Any]:
     """``{"evals": EvalSettings}`` for a profile (its phases.evals validated here: a bad section
     fails definitions loading)."""
     prof = evals_profile(profile)
+    serving = serving_section(profile.phases, profile.name)
+    if prof.inference.backend == "vllm_server" and not (prof.inference.base_url or serving.managed):
+        raise ValueError(f"profile {profile.name}: phases.evals.inference.backend vllm_server needs base_url, "
+                         "or phases.serving.backend: vllm_server to run the server")
     base_source = ((profile.phases.get("training") or {}).get("base_model")) or "tiny"
-    return {"evals": EvalSettings(section_json=json.dumps(prof.model_dump(mode="json")), base_source=base_source)}
+    return {"evals": EvalSettings(section_json=json.dumps(prof.model_dump(mode="json")),
+                                  serving_json=json.dumps(serving.model_dump(mode="json")), base_source=base_source)}

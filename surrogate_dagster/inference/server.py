@@ -125,13 +125,14 @@ class ManagedServer:
 
     def __init__(self, spec: ServerSpec, ref: ModelRef, *, log: Callable[[str], None] = print,
                  log_file: str | Path | None = None, poll_s: float = 0.5) -> None:
-        self.spec, self.ref, self.log, self.poll_s = spec, ref, log, poll_s
+        self.spec, self.ref, self._sink, self.poll_s = spec, ref, log, poll_s
         self.served_name = served_name(ref)
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in ref.name)
         self.log_file = Path(log_file) if log_file else Path(spec.log_dir) / f"{safe}-{spec.port}.log"
         self._proc: subprocess.Popen | None = None
         self._pump: threading.Thread | None = None
         self._tail: deque[str] = deque(maxlen=LOG_TAIL_LINES)
+        self.last_pid: int | None = None  # the latest process started (also its process group id)
         self._secrets = _secret_values(spec)
 
     @property
@@ -160,7 +161,7 @@ class ManagedServer:
     def start(self) -> str:
         """Start (or check the external server), wait until ready; the base URL."""
         if not self.managed:
-            self.log(f"serving: reusing the external server at {self.base_url}")
+            self._say(f"serving: reusing the external server at {self.base_url}")
             self._wait_ready(deadline=time.monotonic() + self.spec.startup_timeout_s)
             return self.base_url
         if self._proc is not None:
@@ -170,7 +171,7 @@ class ManagedServer:
                                    "process, pick another port, or set external_url to reuse it")
         cmd = self.command()
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
-        self.log(f"serving: starting {' '.join(cmd)} (log: {self.log_file})")
+        self._say(f"serving: starting {' '.join(cmd)} (log: {self.log_file})")
         # Own session = own process group: stop() reaches the engine workers the server forks.
         env = dict(os.environ)
         if self.spec.api_key_env:
@@ -179,6 +180,7 @@ class ManagedServer:
             env["VLLM_API_KEY"] = os.environ[self.spec.api_key_env]
         self._proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                       start_new_session=True, text=True, errors="replace", bufsize=1, env=env)
+        self.last_pid = self._proc.pid
         _LIVE.add(self)
         self._pump = threading.Thread(target=self._copy_output, args=(self._proc,), daemon=True,
                                       name=f"serving-log-{self._proc.pid}")
@@ -189,7 +191,7 @@ class ManagedServer:
         except BaseException:
             self.stop()
             raise
-        self.log(f"serving: {self.served_name} ready at {self.base_url} after {time.monotonic() - t0:.1f}s "
+        self._say(f"serving: {self.served_name} ready at {self.base_url} after {time.monotonic() - t0:.1f}s "
                  f"(pid {self._proc.pid})")
         return self.base_url
 
@@ -204,14 +206,14 @@ class ManagedServer:
             try:
                 proc.wait(timeout=self.spec.stop_timeout_s)
             except subprocess.TimeoutExpired:
-                self.log(f"serving: pid {proc.pid} ignored SIGTERM for {self.spec.stop_timeout_s}s; SIGKILL")
+                self._say(f"serving: pid {proc.pid} ignored SIGTERM for {self.spec.stop_timeout_s}s; SIGKILL")
                 self._signal_group(proc, signal.SIGKILL)
                 proc.wait()
         # Workers that outlived their parent still belong to the group.
         self._signal_group(proc, signal.SIGKILL)
         if self._pump is not None:
             self._pump.join(timeout=5)
-        self.log(f"serving: stopped {self.served_name} (exit status {proc.returncode})")
+        self._say(f"serving: stopped {self.served_name} (exit status {proc.returncode})")
 
     @staticmethod
     def _signal_group(proc: subprocess.Popen, sig: int) -> None:
@@ -229,7 +231,10 @@ class ManagedServer:
                 self._tail.append(line)
                 f.write(line + "\n")
                 f.flush()
-                self.log(f"[server] {line}")
+                self._sink(f"[server] {line}")  # already scrubbed
+
+    def _say(self, msg: str) -> None:
+        self._sink(scrub_line(msg, self._secrets))
 
     def log_tail(self) -> str:
         return "\n".join(self._tail)
@@ -238,9 +243,9 @@ class ManagedServer:
         if self._pump is not None and self._proc is not None and self._proc.poll() is not None:
             self._pump.join(timeout=5)  # the last lines explain the exit
         tail = self.log_tail() or "(no output)"
-        cmd = scrub_line(" ".join(self.command()), self._secrets)
-        return ServerStartError(f"serving {self.served_name}: {why}\ncommand: {cmd}\nlog: {self.log_file}\n"
-                                f"last {LOG_TAIL_LINES} log lines:\n{tail}")
+        return ServerStartError(scrub_line(
+            f"serving {self.served_name}: {why}\ncommand: {' '.join(self.command())}\nlog: {self.log_file}\n"
+            f"last {LOG_TAIL_LINES} log lines:\n{tail}", self._secrets))
 
     def _wait_ready(self, deadline: float) -> None:
         import httpx
@@ -263,9 +268,9 @@ class ManagedServer:
                             if self.served_name in ids:
                                 return
                             if not self.managed:
-                                raise ServerStartError(
+                                raise ServerStartError(scrub_line(
                                     f"serving: the external server at {self.base_url} does not serve "
-                                    f"{self.served_name!r} (it serves {ids})")
+                                    f"{self.served_name!r} (it serves {ids})", self._secrets))
                             last = f"/v1/models lists {ids}, not {self.served_name!r} yet"
                     else:
                         last = f"/health: HTTP {health.status_code}"
@@ -277,3 +282,26 @@ class ManagedServer:
                     raise ServerStartError(f"serving: the external server at {self.base_url} is not ready "
                                            f"after {self.spec.startup_timeout_s:.0f}s ({last})")
                 time.sleep(self.poll_s)
+
+
+class ServerSlot:
+    """At most one managed server at a time (one GPU per step): :meth:`ensure` returns the running
+    server when it serves the same checkpoint the same way, else stops it and starts the one asked for."""
+
+    def __init__(self) -> None:
+        self.server: ManagedServer | None = None
+
+    def ensure(self, spec: ServerSpec, ref: ModelRef, *, log: Callable[[str], None] = print) -> ManagedServer:
+        cur = self.server
+        if cur is not None and cur.spec == spec and cur.ref == ref:
+            return cur
+        self.stop()
+        srv = ManagedServer(spec, ref, log=log)
+        srv.start()
+        self.server = srv
+        return srv
+
+    def stop(self) -> None:
+        srv, self.server = self.server, None
+        if srv is not None:
+            srv.stop()
