@@ -17,14 +17,15 @@ from typing import Iterator
 
 from .detectors import Candidate
 from .patterns import PASSWORDS
-from .prefilter import KeywordScan
+from .prefilter import trie_pattern
 from .validators import char_classes, looks_like_placeholder
 
 _VAL = r"""(?P<v>"[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"'`|;&<>$-][^\s"'`|;]*)"""
 # Command rules: (command names, what follows the name up to the value, case-sensitive?, rule id,
 # minimum value length). Each compiles to one regex per name that starts with the name itself, so
-# `re` jumps between occurrences of that literal; a rule runs only when its name is present
-# (`KEYWORDS`, the combined prefilter). Flags are those documented by each tool's --help.
+# `re` jumps between occurrences of that literal; a rule runs only when its name starts a word
+# somewhere in the text (`_NAME_SCAN`, one pass for all names). Flags are those documented by each
+# tool's --help.
 _LOGIN_P = r"[^\n]{0,120}?\blogin\b[^\n]{0,200}?[ \t]-p[ \t]*"
 _CMD_TABLE: tuple[tuple[tuple[str, ...], str, bool, str, int], ...] = (
     (("docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras", "crane", "regctl", "az", "cf", "oc", "heroku"),
@@ -135,10 +136,11 @@ def _yield_val(text: str, m: re.Match, rule: str, min_len: int = 4) -> Iterator[
 
 def detect_cli_credentials(text: str, lower: str, present: frozenset[str] | set[str] | None = None) -> Iterator[Candidate]:
     """Command-line and connection-string credentials (see the module docstring). `present`: the
-    keywords of `KEYWORDS` that occur in the text, when a caller's prefilter already knows them;
-    otherwise one `KeywordScan` finds them."""
+    keywords of `KEYWORDS` that occur in the text (command names: where they start a word), when
+    a caller's prefilter already knows them; otherwise `_NAME_SCAN` finds them."""
     if present is None:
-        present = _SCAN.present(lower)
+        present = set(_NAME_SCAN.findall(lower))
+        present.update(k for k in _SINGLE_KEYS if k in lower)
     for name in present & _CMD_NAMES:
         for rx, case, rule, min_len in _CMD_RULES[name]:
             for m in rx.finditer(text if case else lower):
@@ -166,21 +168,45 @@ def detect_cli_credentials(text: str, lower: str, present: frozenset[str] | set[
             v, q = _strip(text[m.start("v"):m.end("v")])
             if _ok(v, 6):
                 yield Candidate(m.start("v") + q, m.start("v") + q + len(v), PASSWORDS, "SECRET_PASSWORD", "cli_long_flag", 3)
-    if any(k in lower for k in _INLINE_KEYS) and any(h in lower for h in _CONN_HINTS):
-        for m in _INLINE.finditer(lower):
-            if m.start() and (lower[m.start() - 1].isalnum() or lower[m.start() - 1] in "_.-"):
-                continue  # part of a longer name: `db_password = x` is the assignment detector's
-            line_start = lower.rfind("\n", 0, m.start()) + 1
-            line_end = lower.find("\n", m.end())
-            line = lower[line_start:line_end if line_end >= 0 else len(lower)]
-            if not any(h in line for h in _CONN_HINTS):
-                continue  # a plain `password = x` line is the assignment detector's case
-            v, q = _strip(text[m.start("v"):m.end("v")])
-            if _ok(v):
-                yield Candidate(m.start("v") + q, m.start("v") + q + len(v), PASSWORDS, "SECRET_PASSWORD", "inline_pair", 3)
+    if any(k in lower for k in _INLINE_KEYS):
+        # only lines holding a connection-string or command hint are scanned (a plain
+        # `password = x` line is the assignment detector's case)
+        for ls, le in _hint_lines(lower):
+            for m in _INLINE.finditer(lower, ls, le):
+                if m.start() and (lower[m.start() - 1].isalnum() or lower[m.start() - 1] in "_.-"):
+                    continue  # part of a longer name: `db_password = x` is the assignment detector's
+                v, q = _strip(text[m.start("v"):m.end("v")])
+                if _ok(v):
+                    yield Candidate(m.start("v") + q, m.start("v") + q + len(v), PASSWORDS, "SECRET_PASSWORD",
+                                    "inline_pair", 3)
+
+
+def _hint_lines(lower: str) -> list[tuple[int, int]]:
+    """Spans of the lines that hold one of `_CONN_HINTS`, sorted and merged."""
+    spans: list[tuple[int, int]] = []
+    for h in _CONN_HINTS:
+        i = lower.find(h)
+        while i >= 0:
+            ls = lower.rfind("\n", 0, i) + 1
+            le = lower.find("\n", i)
+            le = len(lower) if le < 0 else le
+            spans.append((ls, le))
+            i = lower.find(h, le)
+    spans.sort()
+    merged: list[tuple[int, int]] = []
+    for ls, le in spans:
+        if merged and ls <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], le))
+        else:
+            merged.append((ls, le))
+    return merged
 
 
 _CMD_NAMES = frozenset(_CMD_RULES)
 # the literals the command rules and the single-dash flags need: this detector's prefilter keywords
 KEYWORDS: tuple[str, ...] = tuple(sorted(_CMD_NAMES | set(_SINGLE_KEYS)))
-_SCAN = KeywordScan(KEYWORDS)
+# Command names where a word starts: a name inside a word (`doc` in `docker`, `az` in `lazy`) runs
+# no rule, and `\b` plus a trie-shaped alternation is one cheap pass (a name's rule still checks
+# its own boundaries). A family prefix (`ldap`, `mongo`, `snmp`) is found at the start of
+# `ldapsearch`, `mongodump`.
+_NAME_SCAN = re.compile(r"\b" + trie_pattern(sorted(_CMD_NAMES)))

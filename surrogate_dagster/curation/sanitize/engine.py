@@ -4,7 +4,8 @@ Idempotence is by construction: placeholders match no detector, spans touching a
 are dropped, and when a pass changed the text the detectors run again on the result (at most
 `max_rounds`), so `sanitize(sanitize(x).text)` finds nothing. A replacement can enable a new match
 (a token glued to a redacted one, a context word moved closer, NER context): later rounds catch
-those by re-running the context-sensitive detectors over the text and every detector in windows
+those by re-running the context-sensitive detectors over the lines around each replacement
+(elsewhere their context is unchanged) and every detector in windows
 around placeholders glued to token characters or cut by a dropped overlapping candidate (no
 detector reads more than ~64 characters of context; a window that would cut a PEM block, and NER,
 force a full rescan). A document with no finding costs one pass.
@@ -162,11 +163,51 @@ class Sanitizer:
             cands.extend(detect_base64(text, covered, lambda t, d: _resolve(self._scan_plain(t, d)), depth))
         return cands
 
-    def _raw(self, text: str, context_only: bool = False) -> list[Candidate]:
-        """Unresolved candidates, minus any touching an existing placeholder."""
+    def _context_near(self, text: str, changed: list[tuple[int, int]]) -> list[Candidate]:
+        """The context-sensitive detectors over the lines around `changed` spans (the placeholders
+        the last round wrote). Elsewhere every detector's context is what round 0 saw, so round 0
+        already decided there. A window reaches `_CONTEXT_REACH` characters past each span, then
+        on to the line ends (at most `_LINE_CAP` further); a candidate near an edge that is not a
+        line boundary is dropped (a cut token there can look like a whole one) -- it lies more
+        than `_MARGIN` characters from any change, so round 0 decided it."""
+        windows: list[list[int]] = []
+        n = len(text)
+        for ps, pe in changed:
+            a, b = max(0, ps - _CONTEXT_REACH), min(n, pe + _CONTEXT_REACH)
+            ws = text.rfind("\n", max(0, a - _LINE_CAP), a) + 1 if a else 0
+            if ws == 0 and a - _LINE_CAP > 0:
+                ws = a - _LINE_CAP
+            we = text.find("\n", b, b + _LINE_CAP) if b < n else n
+            if we < 0:
+                we = min(n, b + _LINE_CAP)
+            if windows and ws <= windows[-1][1]:
+                windows[-1][1] = max(windows[-1][1], we)
+            else:
+                windows.append([ws, we])
+        out: list[Candidate] = []
+        for ws, we in windows:
+            win = text[ws:we]
+            lower = _lower(win)
+            soft_s = ws > 0 and text[ws - 1] != "\n"
+            soft_e = we < n and text[we] != "\n"
+            for det in _CONTEXT_SENSITIVE:
+                for c in det(win, lower):
+                    if c.category not in self._cats:
+                        continue
+                    if (soft_s and c.start < _MARGIN) or (soft_e and c.end > len(win) - _MARGIN):
+                        continue
+                    out.append(c._replace(start=c.start + ws, end=c.end + ws))
+        return out
+
+    def _raw(self, text: str, context_only: bool = False, changed: list[tuple[int, int]] | None = None) -> list[Candidate]:
+        """Unresolved candidates, minus any touching an existing placeholder. `context_only`: only
+        the context-sensitive detectors, around `changed` spans when given."""
         if context_only:
-            lower = _lower(text)
-            cands = [c for det in _CONTEXT_SENSITIVE for c in det(text, lower) if c.category in self._cats]
+            if changed is not None:
+                cands = self._context_near(text, changed)
+            else:
+                lower = _lower(text)
+                cands = [c for det in _CONTEXT_SENSITIVE for c in det(text, lower) if c.category in self._cats]
         else:
             cands = self._scan_plain(text)
             if self._ner is not None:
@@ -186,13 +227,14 @@ class Sanitizer:
         """Non-overlapping candidates for `text`, placeholders excluded, sorted by start."""
         return _resolve(self._raw(text))
 
-    def _detect_later_round(self, text: str, hot: list[tuple[int, int]]) -> list[Candidate]:
+    def _detect_later_round(self, text: str, hot: list[tuple[int, int]],
+                            changed: list[tuple[int, int]] | None = None) -> list[Candidate]:
         """What a replacement can newly expose (see the module docstring): the context-sensitive
         detectors over the whole text, and every detector around `hot` placeholders (those glued
         to token characters, or cut through by a dropped overlapping candidate). Around each,
         the zone is the whitespace-free run the placeholder sits in, and the scanned window adds
         `_MARGIN` characters of context on both sides."""
-        cands = self._raw(text, context_only=True)
+        cands = self._raw(text, context_only=True, changed=changed)
         if hot:
             zones: list[tuple[int, int]] = []
             for ps, pe in hot:
@@ -235,11 +277,11 @@ class Sanitizer:
                 raw = self._raw(cur)
                 cands = _resolve(raw)
             else:
-                raw = cands = self._detect_later_round(cur, hot)
+                raw = cands = self._detect_later_round(cur, hot, changed)
             if not cands:
                 break
             dropped = sorted({(c.start, c.end) for c in raw} - {(c.start, c.end) for c in cands})
-            parts, pos, out_len, hot = [], 0, 0, []
+            parts, pos, out_len, hot, changed = [], 0, 0, [], []
             for c in cands:
                 ph = alloc.get(c.tag, cur[c.start:c.end])
                 parts.append(cur[pos:c.start])
@@ -253,6 +295,7 @@ class Sanitizer:
                 if glued or cut:
                     hot.append((out_len, out_len + len(ph)))
                 parts.append(ph)
+                changed.append((out_len, out_len + len(ph)))
                 out_len += len(ph)
                 pos = c.end
                 counts[c.category] += 1
@@ -274,6 +317,8 @@ def _lower(text: str) -> str:
 _GLUE_BEFORE = re.compile(r"(?:[A-Za-z0-9_]|[A-Za-z0-9+/_.-]{16}[=.~+/!%)-])\Z")
 _GLUE_AFTER = re.compile(r"[A-Za-z0-9_]|[+(.-][A-Za-z0-9]")
 _MARGIN = 64    # context scanned on each side of a hot zone in later rounds (key names, prefixes)
+_CONTEXT_REACH = 2 * _MARGIN  # later rounds rescan this far around each replacement, then to the line ends
+_LINE_CAP = 512  # ... but no further than this past the reach on a long line
 _RUN_BACK = re.compile(r"\S{0,1024}\Z")
 _RUN_FWD = re.compile(r"\S{0,1024}")
 

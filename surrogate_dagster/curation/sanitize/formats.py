@@ -34,19 +34,24 @@ _PGPASS_HINT = re.compile(r":(?:\d{1,5}|\*):")
 _HEXISH_LINE = re.compile(r"[0-9A-Fa-f:]+")
 _NETRC = re.compile(r"(?:\bmachine[ \t]+\S+|\bdefault)(?P<body>(?:\s+(?:login|account|port|password)[ \t]+\S+){1,5})")
 _NETRC_PW = re.compile(r"\bpassword[ \t]+(?P<v>\S+)")
-_DIRECTIVE = re.compile(
-    r"(?m)^[ \t]*(?:requirepass|masterauth|rootpw|bindpw|auth_pass|wpa-psk|sentinel[ \t]+auth-pass[ \t]+\S+|"
-    r"password|passwd|secret|psk)[ \t]+(?P<v>\"[^\"\n]{4,200}\"|'[^'\n]{4,200}'|[^\s\"'#;][^\s#;]{3,200})[ \t]*\r?$")
-_DIRECTIVE_KEYS = ("requirepass", "masterauth", "rootpw", "bindpw", "auth_pass", "wpa-psk", "auth-pass", "password",
-                   "passwd", "secret", "psk")
+# led by the newline (a literal `re` skips to); the text's first line is matched with `.match`
+_DIRECTIVE_BODY = (
+    r"[ \t]*(?:requirepass|masterauth|rootpw|bindpw|auth_pass|wpa-psk|sentinel[ \t]+auth-pass[ \t]+\S+|"
+    r"password|passwd|secret|psk)[ \t]+(?P<v>\"[^\"\n]{4,200}\"|'[^'\n]{4,200}'|[^\s\"'#;][^\s#;]{3,200})[ \t]*\r?(?=\n|\Z)")
+_DIRECTIVE = re.compile(_DIRECTIVE_BODY)
+_DIRECTIVE_NL = re.compile(r"\n" + _DIRECTIVE_BODY)
 _IPSEC = re.compile(r":[ \t]*(?:PSK|EAP|XAUTH|NTLM)[ \t]+(?P<v>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|0[sx][A-Za-z0-9+/=]{8,})")
 _APP_KEY = re.compile(r"base64:(?P<v>[A-Za-z0-9+/]{32,}={0,2})(?![A-Za-z0-9+/=])")
-_DECODE = re.compile(
+# A long quoted literal as a call's first argument (led by the literal `(`), then the call's name
+# read backwards from the parenthesis: cheaper than trying every name at every position.
+_CALL_LITERAL = re.compile(r"\((?=[ \t]*[bru]?[\"'`][A-Za-z0-9+/_=-]{24})[ \t]*[bru]?(?P<q>[\"'`])"
+                           r"(?P<v>[A-Za-z0-9+/_=-]{24,1024})(?P=q)")
+_DECODE_NAME = re.compile(
     r"(?:fromhex|unhexlify|a2b_hex|b64decode|a2b_base64|decodebytes|atob|frombase64string|decodestring|"
-    r"getdecoder\(\)\.decode|geturldecoder\(\)\.decode|base64_decode|hex2bin|decode64|decodehex|parsehexbinary)"
-    r"\([ \t]*[bru]?(?P<q>[\"'`])(?P<v>[A-Za-z0-9+/_=-]{24,1024})(?P=q)"
-    r"|buffer\.from\([ \t]*(?P<q2>[\"'`])(?P<v2>[A-Za-z0-9+/_=-]{24,1024})(?P=q2)[ \t]*,[ \t]*[\"'](?:hex|base64|base64url)[\"']")
-_DECODE_KEYS = ("hex", "decode", "atob", "base64", "frombase64")
+    r"getdecoder\(\)\.decode|geturldecoder\(\)\.decode|base64_decode|hex2bin|decode64|decodehex|parsehexbinary|"
+    r"(?P<buf>buffer\.from))[ \t]*\Z")
+_BUFFER_ENCODING = re.compile(r"[ \t]*,[ \t]*[\"'](?:hex|base64|base64url)[\"']")
+_DECODE_KEYS = ("hex", "decode", "atob", "base64")
 _SEQUENTIAL = re.compile(r"(?i)0123456789|abcdef0123|00000000|ffffffff")
 _JWK_MEMBER = re.compile(r"\"(?:d|p|q|dp|dq|qi|k)\"[ \t]*:[ \t]*\"(?P<v>[A-Za-z0-9_-]{16,})\"")
 
@@ -95,13 +100,13 @@ def detect_file_formats(text: str, lower: str) -> Iterator[Candidate]:
                 if _plain_ok(v):
                     s = m.start("body") + p.start("v")
                     yield Candidate(s, s + len(v), PASSWORDS, "SECRET_PASSWORD", "netrc", 3)
-    if any(k in lower for k in _DIRECTIVE_KEYS):
-        for m in _DIRECTIVE.finditer(lower):
-            s, e = m.span("v")
-            q = 1 if text[s] in "\"'" else 0
-            v = text[s + q:e - q]
-            if _plain_ok(v):
-                yield Candidate(s + q, e - q, PASSWORDS, "SECRET_PASSWORD", "config_directive", 2)
+    first = _DIRECTIVE.match(lower)
+    for m in ([first] if first else []) + list(_DIRECTIVE_NL.finditer(lower)):
+        s, e = m.span("v")
+        q = 1 if text[s] in "\"'" else 0
+        v = text[s + q:e - q]
+        if _plain_ok(v):
+            yield Candidate(s + q, e - q, PASSWORDS, "SECRET_PASSWORD", "config_directive", 2)
     if "PSK" in text or "EAP" in text or "XAUTH" in text or "NTLM" in text:
         for m in _IPSEC.finditer(text):
             s, e = m.span("v")
@@ -114,9 +119,11 @@ def detect_file_formats(text: str, lower: str) -> Iterator[Candidate]:
             if shannon_entropy(v) >= 4.0 and alnum_classes(v) >= 3 and decode_b64_text(v) is None:
                 yield Candidate(m.start("v"), m.end("v"), PASSWORDS, "SECRET_TOKEN", "base64_app_key", 3)
     if any(k in lower for k in _DECODE_KEYS):
-        for m in _DECODE.finditer(lower):
-            g = "v" if m.group("v") is not None else "v2"
-            s, e = m.span(g)
+        for m in _CALL_LITERAL.finditer(lower):
+            name = _DECODE_NAME.search(lower, max(0, m.start() - 40), m.start())
+            if name is None or (name.group("buf") and not _BUFFER_ENCODING.match(lower, m.end())):
+                continue
+            s, e = m.span("v")
             if _key_material(text[s:e]):
                 yield Candidate(s, e, PASSWORDS, "SECRET_TOKEN", "decoded_literal", 3)
     if "\"kty\"" in text:
