@@ -101,7 +101,8 @@ def synth_scenarios(context: AssetExecutionContext, object_store: ObjectStoreRes
     try:
         scenarios, summary = expand_scenarios(
             client, CATALOG["seeds"], target=cfg.target_count, per_request=int(CATALOG.get("per_request", 25)),
-            dedup_threshold=float(CATALOG.get("dedup_jaccard", 0.6)))
+            dedup_threshold=float(CATALOG.get("dedup_jaccard", 0.6)),
+            batch_runner=llm.make_batch_runner(client, store), batch_job="scenarios")
     except BudgetExceeded as exc:
         raise Failure(description=f"scenario expansion stopped by the budget guard: {exc}",
                       metadata=_ledger_metadata(client.ledger.summary())) from exc
@@ -152,6 +153,14 @@ def _trace_markdown(row: dict, header: str, max_chars: int = 1200) -> str:
     return "\n".join(out)
 
 
+def _latest_rejections(rejected: list[dict]) -> list[dict]:
+    """Each scenario's last rejection (the trace kept under its id is that attempt's)."""
+    last: dict[str, dict] = {}
+    for r in rejected:
+        last[r["scenario_id"]] = r
+    return list(last.values())
+
+
 def _samples_markdown(kept: list[dict], rejected: list[dict], traces: dict[str, dict], n: int) -> str:
     parts = []
 
@@ -172,14 +181,26 @@ def _samples_markdown(kept: list[dict], rejected: list[dict], traces: dict[str, 
     return "\n\n".join(parts) or "_no traces in this batch_"
 
 
+def _projection(llm: LLMResource, spent_usd: float) -> dict:
+    """The catalog's measured token profile priced with this deployment's models and prices."""
+    from .projection import project
+
+    return project(CATALOG["traces"]["measured_tokens_per_trace"], models=dict(llm.models),
+                   prices={m: dict(p) for m, p in llm.prices_per_mtok.items()}, budget_usd=llm.budget_usd,
+                   spent_usd=spent_usd)
+
+
 @asset(group_name="synth", partitions_def=batch_partitions, code_version=SYNTH_VERSION, deps=[synth_scenarios],
        kinds={"anthropic", "parquet"}, pool=LLM_POOL, retry_policy=LLM_RETRY)
 def orchestrator_traces(context: AssetExecutionContext, object_store: ObjectStoreResource, llm: LLMResource,
                         synth: SynthSettings) -> MaterializeResult:
     """One batch of orchestrator -> subagent traces (plan, parallel subagents, aggregate) in ChatML
-    with Hermes tool calls, kept only when both judges accept; rejections stored with reasons."""
-    from .orchestrator import BatchFailed, synthesize_batch
-    from .validate_traces import validate_batch
+    with Hermes tool calls, kept only when both judges accept. Rejected or failed scenarios are
+    sampled again until the batch has one accepted trace per scenario, the budget guard stops it or
+    the attempts run out (``stop_reason``); every rejection is stored with its reasons. The cost
+    projection (per trace, and how many traces the budget buys) is computed before the run."""
+    from .orchestrator import BatchFailed
+    from .volume import synthesize_until_accepted
 
     batch = context.partition_key
     store = object_store.get_store()
@@ -199,10 +220,16 @@ def orchestrator_traces(context: AssetExecutionContext, object_store: ObjectStor
         return MaterializeResult(data_version=DataVersion(f"empty-{sptr['version']}"),
                                  metadata={"status": "empty: beyond this profile's scenario target", "note": note,
                                            "scenarios": 0, "kept": 0, "rejected": 0, "batch_usd": 0.0})
-    client = llm.make_client(cache_store=store, spent_before_usd=spent_in_store(store, ledger_keys(CATALOG)))
+    spent_before = spent_in_store(store, ledger_keys(CATALOG))
+    projection = _projection(llm, spent_before)
+    context.log.info(f"projection: ${projection['projected_cost_per_trace_usd']:.4f} per accepted trace; the "
+                     f"${projection['budget_left_usd']:.2f} left buys {projection['traces_the_budget_buys']} traces")
+    client = llm.make_client(cache_store=store, spent_before_usd=spent_before)
     try:
-        rows, syn = synthesize_batch(client, part, batch_key=batch, max_turns=int(CATALOG.get("max_planner_turns", 8)))
-        kept, rejected, val = validate_batch(client, rows, {s["id"]: s for s in part}, n_samples=cfg.sample_traces)
+        res = synthesize_until_accepted(
+            client, part, target=len(part), batch_key=batch, max_turns=int(CATALOG.get("max_planner_turns", 8)),
+            max_attempts_per_scenario=int(CATALOG["traces"]["max_attempts_per_scenario"]),
+            n_samples=cfg.sample_traces, batch_runner=llm.make_batch_runner(client, store))
     except BatchFailed as exc:
         raise Failure(description=f"{exc}. Re-run this partition alone: the replies already received are "
                                   "cached and cost nothing again.",
@@ -211,37 +238,46 @@ def orchestrator_traces(context: AssetExecutionContext, object_store: ObjectStor
     finally:
         record_batch_spend(store, batch, _attempt_id(context), client.ledger.summary())
     by_scn = {s["id"]: s for s in part}
-    traces = {r["id"]: r for r in rows}
-    rejections = [{"id": f"synth-{f['scenario_id']}", "scenario_id": f["scenario_id"],
-                   "task": by_scn[f["scenario_id"]]["task"], "stage": "synthesis", "reasons": [f["reason"]],
-                   "detail": f["detail"], "trace": ""} for f in syn["failures"]]
-    rejections += [{"id": r["id"], "scenario_id": r["scenario_id"], "task": by_scn[r["scenario_id"]]["task"],
-                    "stage": r["stage"], "reasons": list(r["reasons"]),
-                    "detail": json.dumps(r.get("verdicts", []), ensure_ascii=False),
-                    "trace": json.dumps(traces[r["id"]]["messages"], ensure_ascii=False)} for r in rejected]
-    by_reason = Counter({f"synthesis:{k}": v for k, v in syn["failed_by_reason"].items()})
-    by_reason.update(val["rejected_by_reason"])
-    stop = " ".join(m for m in (syn["stop_message"], val["stop_message"]) if m)
+    kept, rejected, traces, vol = res["kept"], res["rejections"], res["traces"], res["summary"]
+    rejections = [{"id": r["id"], "scenario_id": r["scenario_id"], "task": by_scn[r["scenario_id"]]["task"],
+                   "attempt": r["attempt"], "stage": r["stage"], "reasons": list(r["reasons"]),
+                   "detail": r.get("detail") or json.dumps(r.get("verdicts", []), ensure_ascii=False),
+                   "trace": json.dumps(traces[r["id"]]["messages"], ensure_ascii=False)
+                   if r["stage"] != "synthesis" and r["id"] in traces else ""} for r in rejected]
+    by_reason = Counter(vol["rejected_by_reason"])
+    stop = vol["stop_message"]
     ledger = client.ledger.summary()
+    usage = client.usage_by_role()
     version = content_version(sptr["version"], kept)
+    volume_meta = {k: vol[k] for k in ("target", "accepted", "rejected_by_reason", "attempts", "rounds", "stop_reason")}
     write_table_set(store, prefix, version, {"rows": kept, "rejected": rejections},
                     {"batch": batch, "scenarios_version": sptr["version"], "empty": False, "stop_message": stop,
-                     "ledger": ledger})
+                     "ledger": ledger, "volume": {**volume_meta, "by_round": vol["by_round"]},
+                     "projection": projection, "usage_by_call_kind": usage})
     if stop:
         context.log.warning(stop)
+    unaccepted = len(vol["scenarios_without_trace"])
     return MaterializeResult(
         data_version=DataVersion(version),
         metadata={
-            "status": "stopped by the budget guard" if stop else "complete",
-            "scenarios": len(part), "traces_synthesized": len(rows), "kept": len(kept),
-            "rejected": len(rejections), "unjudged": val["unjudged"],
+            "status": "stopped by the budget guard" if vol["stop_reason"] == "budget" else "complete",
+            "target": vol["target"], "accepted": vol["accepted"], "attempts": vol["attempts"],
+            "rounds": vol["rounds"], "stop_reason": vol["stop_reason"],
+            "volume": MetadataValue.json({**volume_meta, "by_round": vol["by_round"]}),
+            "projected_cost_per_trace_usd": projection["projected_cost_per_trace_usd"],
+            "traces_the_budget_buys": projection["traces_the_budget_buys"],
+            "projection": MetadataValue.json(projection),
+            "usage_by_call_kind": MetadataValue.json(usage),
+            "scenarios": len(part), "traces_synthesized": sum(r["synthesized"] for r in vol["by_round"]),
+            "kept": len(kept), "rejected": unaccepted, "rejections": len(rejections), "unjudged": vol["unjudged"],
             "kept_by_tag": MetadataValue.json(dict(Counter(
                 "parallel" if json.loads(r["meta"])["tags"]["parallel"] else
                 "irreversible" if json.loads(r["meta"])["tags"]["irreversible"] else "sequential" for r in kept))),
             "rejected_by_reason": MetadataValue.md(counts_table(by_reason, "reason", "traces")),
-            "judge_agreement": MetadataValue.json(val["judge_agreement"]),
-            "sample_traces": MetadataValue.md(_samples_markdown(kept, rejected, traces, cfg.sample_traces)),
-            "budget_stop": stop or "none", "how_far": syn["how_far"], "backend": _backend(llm),
+            "judge_agreement": MetadataValue.json(vol["judge_agreement"]),
+            "sample_traces": MetadataValue.md(_samples_markdown(kept, _latest_rejections(rejected), traces,
+                                                                cfg.sample_traces)),
+            "budget_stop": stop or "none", "how_far": vol["how_far"], "backend": _backend(llm),
             "uri": store.uri(f"{prefix}/_latest.json"), **_ledger_metadata(ledger),
         },
     )

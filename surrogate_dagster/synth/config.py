@@ -69,6 +69,14 @@ class LLMProfile(_Strict):
     retry_after_cap_s: float = Field(120.0, ge=0)
     breaker_threshold: int = Field(5, ge=1)
     breaker_reset_s: float = Field(60.0, ge=0)
+    # Prompt caching of the repeated system prompts (planner, simulator, judges, scenario writer).
+    prompt_caching: bool = True
+    # The judges and the scenario writer through the Message Batches API (half price, results
+    # within 24 h); polled from batch_poll_s, each wait 1.5x longer, up to batch_poll_max_s.
+    message_batches: bool = True
+    batch_poll_s: float = Field(1.0, gt=0)
+    batch_poll_max_s: float = Field(300.0, gt=0)
+    batch_max_resubmits: int = Field(1, ge=0, description="new batches for expired requests before direct calls")
 
     @field_validator("base_url")
     @classmethod
@@ -111,6 +119,11 @@ class ResolvedLLM(_Strict):
     retry_after_cap_s: float
     breaker_threshold: int
     breaker_reset_s: float
+    prompt_caching: bool
+    message_batches: bool
+    batch_poll_s: float
+    batch_poll_max_s: float
+    batch_max_resubmits: int
 
 
 def resolve_llm(section: dict[str, Any] | None, catalog: dict[str, Any]) -> ResolvedLLM:
