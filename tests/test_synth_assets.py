@@ -94,7 +94,10 @@ def test_trace_partitions_fail_alone_rerun_from_cache_and_empty_past_target(scen
         m0 = md(r0, "orchestrator_traces")
         assert m0["status"] == "complete" and m0["scenarios"] == 25 and m0["kept"] > 0
         assert m0["kept"] + m0["rejected"] == 25 and m0["batch_usd"] > 0 and m0["budget_stop"] == "none"
-        assert "| judges_rejected | 1 |" in m0["rejected_by_reason"]
+        # scen[1] is rejected by judge_2 on every attempt: sampled again up to the catalog's 3 attempts
+        assert "| judges_rejected | 3 |" in m0["rejected_by_reason"] and m0["rejections"] == 3
+        assert m0["stop_reason"] == "attempts_exhausted" and m0["accepted"] == m0["kept"] == 24
+        assert m0["attempts"] == 25 + 2 and m0["target"] == 25 and m0["traces_the_budget_buys"] > 0
         assert "KEPT synth-scn-" in m0["sample_traces"] and "**assistant**" in m0["sample_traces"]
         assert (f"REJECTED (judges) synth-{scen[1]['id']}: claude-sonnet-4-5: nothing was verified"
                 in m0["sample_traces"])
@@ -117,14 +120,16 @@ def test_trace_partitions_fail_alone_rerun_from_cache_and_empty_past_target(scen
         led = json.loads(store.get_bytes("llm-ledger/batch-001.json"))
         assert len(led["attempts"]) == 1 and list(led["attempts"].values())[0]["batch_usd"] > 0
 
-        n, k = srv.n_requests, len(seen)
+        n, k, n_items = srv.n_requests, len(seen), len(srv.batch_items)
         srv.inject(Fault("malformed", match=lambda q, t=b1[5]["task"]: q["messages"][0]["content"] == t))
         r1 = materialize([orchestrator_traces], partition_key="batch-001", resources=res)
         m1 = md(r1, "orchestrator_traces")
         assert m1["status"] == "complete" and m1["scenarios"] == 20 and m1["kept"] > 0
         assert "| synthesis:malformed_reply | 1 |" in m1["rejected_by_reason"]  # one scenario, not the batch
         assert m1["cache_hits"] >= paid_calls > 0  # what the failed attempt bought is not bought again
-        assert srv.n_requests - n == m1["llm_calls"] + 1  # + the malformed reply (booked, not a call)
+        # billed calls = direct POSTs + requests answered inside message batches, + the malformed reply
+        direct = sum(r.method == "POST" and r.path == "/v1/messages" for r in srv.records[n:])
+        assert direct + len(srv.batch_items) - n_items == m1["llm_calls"] + 1
         # the re-run touched batch-001 only
         assert seen[k:] and not any(json.dumps(s["task"])[1:-1] in c for c in seen[k:] for s in scen[:25])
         assert read_pointer(store, f"{TRACES_PREFIX}/batch-000")["version"] == v0

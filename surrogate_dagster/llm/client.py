@@ -238,6 +238,7 @@ class LLMClient:
         self.chars_per_token = chars_per_token
         self._sleep = sleep
         self._rng = random.Random(seed)
+        self._by_role: dict[str, dict[str, int]] = {}  # billed calls and tokens per role (call kind)
         self._key_locks: dict[str, threading.Lock] = {}
         self._key_locks_guard = threading.Lock()
         self.base_url = base_url
@@ -309,6 +310,7 @@ class LLMClient:
                 return hit
             body = self._call_with_retries(request, progress)
             cost = body.pop("_cost")
+            self._count_role(role, body["usage"], batched=False)
             if self.cache is not None:
                 self.cache.put(key, body, model)
             return self._response(role, model, body, cost, False, key)
@@ -350,6 +352,20 @@ class LLMClient:
                            cache_creation_input_tokens=u.get("cache_creation_input_tokens", 0),
                            cache_read_input_tokens=u.get("cache_read_input_tokens", 0), batched=batched)
 
+    def _count_role(self, role: str, usage: dict, batched: bool) -> None:
+        with self._key_locks_guard:
+            c = self._by_role.setdefault(role, {"calls": 0, "batched_calls": 0, "input_tokens": 0, "output_tokens": 0,
+                                                "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0})
+            c["calls"] += 1
+            c["batched_calls"] += int(batched)
+            for k in ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"):
+                c[k] += int(usage.get(k, 0))
+
+    def usage_by_role(self) -> dict[str, dict[str, int]]:
+        """Billed calls and tokens per role (call kind) so far; response-cache hits are not counted."""
+        with self._key_locks_guard:
+            return {r: dict(c) for r, c in sorted(self._by_role.items())}
+
     @property
     def sdk(self) -> Any:
         """The ``anthropic.Anthropic`` client (``max_retries=0``) for endpoints this class does not wrap."""
@@ -364,6 +380,7 @@ class LLMClient:
                       batch: bool) -> LLMResponse:
         """Settle a reservation with a reply obtained outside :meth:`send` (a batch result), cache it."""
         cost = self.ledger.settle(reserved, request["model"], *usage_cost_args(body["usage"]), batch=batch)
+        self._count_role(role, body["usage"], batched=batch)
         if self.cache is not None:
             self.cache.put(key, body, request["model"])
         return self._response(role, request["model"], body, cost, False, key, batched=batch)

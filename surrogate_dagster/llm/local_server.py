@@ -10,7 +10,8 @@ Two users, one implementation:
 
 Supported: non-streaming requests with ``system``, ``messages`` (text, tool_use and tool_result
 blocks), ``tools``, ``tool_choice``, ``max_tokens`` (text is cut and ``stop_reason`` becomes
-``max_tokens``) and ``usage`` in the reply (tokens estimated as characters / 4). Streaming is not
+``max_tokens``) and ``usage`` in the reply (tokens estimated as characters / 4, plus the API's
+tool-use system prompt when tools are sent). Streaming is not
 implemented: a ``"stream": true`` request gets a 400 that says so.
 
 Prompt caching is accounted like the API: a ``cache_control`` breakpoint on a system block makes
@@ -97,7 +98,7 @@ class _State:
     cache_ttl_s: float = 300.0
     prompt_cache: dict[str, float] = field(default_factory=dict)  # prefix hash -> expiry (monotonic)
     batches: dict[str, dict] = field(default_factory=dict)
-    polls_to_end: int = 1
+    polls_to_end: int = 0
     batch_outcome: Callable[[str, dict], str] | None = None
     batch_items: list[RequestRecord] = field(default_factory=list)  # requests processed inside batches
     base_url: str = ""
@@ -105,6 +106,18 @@ class _State:
 
 _CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 BATCH_RESULT_TYPES = ("succeeded", "errored", "canceled", "expired")
+
+
+# The API bills a tool-use system prompt on every request with tools, ahead of the user's system
+# prompt, and it is part of the cached prefix (Anthropic tool-use pricing, Claude 4 models: 346
+# tokens with tool_choice auto/none, 313 with any/tool).
+TOOL_USE_SYSTEM_TOKENS = {"auto": 346, "none": 346, "any": 313, "tool": 313}
+
+
+def _tool_overhead(req: dict) -> int:
+    if not req.get("tools"):
+        return 0
+    return TOOL_USE_SYSTEM_TOKENS.get((req.get("tool_choice") or {}).get("type", "auto"), 346)
 
 
 def _cache_prefix(req: dict) -> Any:
@@ -120,13 +133,14 @@ def _cache_prefix(req: dict) -> Any:
 
 def _usage(state: _State, req: dict, content: list[dict]) -> dict:
     """The reply's usage, with prompt-cache writes and reads accounted (see the module docstring)."""
-    total = estimate_tokens(canonical_json([req.get("system"), req["messages"], req.get("tools")]))
+    overhead = _tool_overhead(req)
+    total = estimate_tokens(canonical_json([req.get("system"), req["messages"], req.get("tools")])) + overhead
     usage = {"input_tokens": total, "output_tokens": estimate_tokens(canonical_json(content)),
              "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
     prefix = _cache_prefix(req)
     if prefix is None:
         return usage
-    n_prefix = estimate_tokens(canonical_json(prefix))
+    n_prefix = estimate_tokens(canonical_json(prefix)) + overhead
     if n_prefix < state.min_cache_tokens:
         return usage  # like the API: a prefix under the minimum is silently not cached
     key = req["model"] + ":" + hashlib.sha256(canonical_json(prefix).encode()).hexdigest()
@@ -395,7 +409,7 @@ class MessagesServer:
 
     def __init__(self, responder: Responder | None = None, host: str = "127.0.0.1", port: int = 0,
                  latency: Callable[[dict, str], float] | None = None, *, min_cache_tokens: int = 1024,
-                 cache_ttl_s: float = 300.0, polls_to_end: int = 1,
+                 cache_ttl_s: float = 300.0, polls_to_end: int = 0,
                  batch_outcome: Callable[[str, dict], str] | None = None) -> None:
         if responder is None:
             from .standin import StandInModel

@@ -237,8 +237,29 @@ def _assistant_text(content: list[dict]) -> str:
     return "\n".join(p for p in (text, calls) if p)
 
 
+def planner_system(attempt: int = 1) -> str:
+    """The planner's API system prompt. A retry of a rejected scenario (``attempt`` >= 2) says which
+    sample it is, so the request differs from the rejected one (a new sample, not a cache hit)
+    while every scenario's attempt shares the cached tools -> system prefix."""
+    base = SURROGATE_PROMPT + PLANNER_GUIDANCE
+    return base if attempt <= 1 else f"{base}\n(Sample {attempt}.)"
+
+
+def usage_by_kind(responses: list[Any]) -> dict[str, dict[str, int]]:
+    """Calls and tokens (input, output, cache write, cache read) per role of ``responses``."""
+    out: dict[str, Counter] = {}
+    for r in responses:
+        c = out.setdefault(r.role, Counter())
+        c["calls"] += 1
+        c["input_tokens"] += r.input_tokens
+        c["output_tokens"] += r.output_tokens
+        c["cache_creation_input_tokens"] += r.cache_creation_input_tokens
+        c["cache_read_input_tokens"] += r.cache_read_input_tokens
+    return {k: dict(v) for k, v in sorted(out.items())}
+
+
 def run_scenario(client: LLMClient, scenario: dict, pool: ThreadPoolExecutor, *, max_turns: int = 8,
-                 progress: dict | None = None) -> dict:
+                 progress: dict | None = None, attempt: int = 1) -> dict:
     """Run one scenario end to end and return its normalized SFT row (raises ScenarioFailed)."""
     task, t0 = scenario["task"], time.monotonic()
     progress = dict(progress or {})
@@ -251,7 +272,7 @@ def run_scenario(client: LLMClient, scenario: dict, pool: ThreadPoolExecutor, *,
         for _turn in range(max_turns):
             # The API gets the tools natively (``tools=``), so its system prompt omits the <tools>
             # listing: sending both would bill ~1k duplicate input tokens on every planner turn.
-            r = client.complete("planner", system=SURROGATE_PROMPT + PLANNER_GUIDANCE, messages=api_msgs,
+            r = client.complete("planner", system=planner_system(attempt), messages=api_msgs,
                                 tools=anthropic_tools(), progress=progress)
             calls.append(r)
             if r.stop_reason == "max_tokens":
@@ -289,12 +310,14 @@ def run_scenario(client: LLMClient, scenario: dict, pool: ThreadPoolExecutor, *,
                   "input_tokens": sum(c.input_tokens for c in everything),
                   "output_tokens": sum(c.output_tokens for c in everything),
                   "usd": round(sum(c.cost_usd for c in everything), 6)},
+        "usage_by_kind": usage_by_kind(everything), "attempt": attempt,
     }
     return sft_row(AdapterContext(source=SOURCE_NAME), f"synth-{scenario['id']}", chat, tools=TOOLS, meta=meta)
 
 
 def synthesize_batch(client: LLMClient, scenarios: list[dict], *, batch_key: str = "batch",
-                     max_turns: int = 8, max_parallel_subagents: int = 5) -> tuple[list[dict], dict]:
+                     max_turns: int = 8, max_parallel_subagents: int = 5,
+                     attempt: int = 1) -> tuple[list[dict], dict]:
     """Synthesize one batch (one Dagster partition). Returns (rows, summary).
 
     A scenario that fails on its own (malformed reply, non-retryable error, truncated reply, no
@@ -311,7 +334,8 @@ def synthesize_batch(client: LLMClient, scenarios: list[dict], *, batch_key: str
             progress = {"batch": batch_key, "scenarios_done": len(rows), "scenarios_failed": len(failures),
                         "scenario_index": i, "scenarios_total": len(scenarios)}
             try:
-                rows.append(run_scenario(client, scenario, pool, max_turns=max_turns, progress=progress))
+                rows.append(run_scenario(client, scenario, pool, max_turns=max_turns, progress=progress,
+                                         attempt=attempt))
             except (ScenarioFailed, Quarantine) as exc:  # Quarantine: the trace failed the row contract
                 failures.append({"scenario_id": scenario["id"], "reason": exc.reason, "detail": exc.detail[:300]})
             except LLMError as exc:

@@ -43,6 +43,11 @@ class LLMResource(ConfigurableResource):
     retry_after_cap_s: float = 120.0
     breaker_threshold: int = 5
     breaker_reset_s: float = 60.0
+    prompt_caching: bool = True
+    message_batches: bool = True
+    batch_poll_s: float = 1.0
+    batch_poll_max_s: float = 300.0
+    batch_max_resubmits: int = 1
 
     _server: Any = PrivateAttr(default=None)
 
@@ -106,7 +111,19 @@ class LLMResource(ConfigurableResource):
             temperature=self.temperature, timeout_s=self.timeout_s, max_attempts=self.max_attempts,
             backoff_base_s=self.backoff_base_s, backoff_max_s=self.backoff_max_s,
             retry_after_cap_s=self.retry_after_cap_s, breaker_threshold=self.breaker_threshold,
-            breaker_reset_s=self.breaker_reset_s)
+            breaker_reset_s=self.breaker_reset_s,
+            **({} if self.prompt_caching else {"cache_roles": ()}))
+
+    def make_batch_runner(self, client: "LLMClient", store: Any) -> Any:
+        """A Message Batches runner for ``client`` with its records in ``store``, or None when the
+        profile turns message batches off (the judges and the scenario writer then call directly)."""
+        if not self.message_batches:
+            return None
+        from ..llm.batches import MessageBatchRunner
+
+        return MessageBatchRunner(client, store, poll_s=self.batch_poll_s,
+                                  poll_max_s=max(self.batch_poll_s, self.batch_poll_max_s),
+                                  max_resubmits=self.batch_max_resubmits)
 
 
 class SynthSettings(ConfigurableResource):

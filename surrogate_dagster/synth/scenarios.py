@@ -52,11 +52,31 @@ def load_synth_config(path: str | Path) -> dict[str, Any]:
             raise ValueError(f"{path}: '{key}' must be a {typ.__name__}, got {cfg.get(key)!r}")
     if cfg["batch_size"] < 1 or cfg["target_count"] < 1:
         raise ValueError(f"{path}: target_count and batch_size must be positive")
+    _check_traces_section(path, cfg.get("traces"))
     for i, s in enumerate(cfg["seeds"]):
         problem = _item_problem(s)
         if problem:
             raise ValueError(f"{path}: seeds[{i}] {problem}: {s!r}")
     return cfg
+
+
+def _check_traces_section(path: str | Path, traces: Any) -> None:
+    """The ``traces`` section: attempts per scenario and the measured token profile per call kind."""
+    from .projection import CALL_KINDS, TOKEN_FIELDS
+
+    if not isinstance(traces, dict):
+        raise ValueError(f"{path}: 'traces' must be a mapping (max_attempts_per_scenario, measured_tokens_per_trace)")
+    n = traces.get("max_attempts_per_scenario")
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise ValueError(f"{path}: traces.max_attempts_per_scenario must be a positive integer, got {n!r}")
+    prof = traces.get("measured_tokens_per_trace")
+    if not isinstance(prof, dict) or set(prof) != set(CALL_KINDS):
+        raise ValueError(f"{path}: traces.measured_tokens_per_trace must give every call kind {CALL_KINDS}")
+    for kind, t in prof.items():
+        fields = ("calls", "batched_calls", *TOKEN_FIELDS)
+        if not isinstance(t, dict) or set(t) != set(fields) or not all(
+                isinstance(t[f], (int, float)) and not isinstance(t[f], bool) and t[f] >= 0 for f in fields):
+            raise ValueError(f"{path}: traces.measured_tokens_per_trace.{kind} needs non-negative {fields}")
 
 
 def _item_problem(item: Any) -> str:
@@ -115,25 +135,41 @@ class Deduper:
         return None
 
 
+def _writer_request(client: LLMClient, role: str, seeds: list[dict], kept: list[dict], r: int, want: int) -> dict:
+    examples = [seeds[(r * 7 + i) % len(seeds)]["task"] for i in range(min(12, len(seeds)))]
+    recent = [s["task"] for s in kept[-40:] if s["origin"] == "generated"]
+    user = ("Example tasks:\n" + "\n".join(f"- {t}" for t in examples)
+            + ("\n\nAlready collected (do not repeat or paraphrase these):\n" + "\n".join(f"- {t}" for t in recent)
+               if recent else "")
+            + f"\n\nRound {r}. Write {want} new tasks, different from all of the above. Mix: about half with "
+              "3 or more independent steps, most others sequential, and about one in ten irreversible. "
+              "Call record_scenarios.")
+    return client.build_request(role, system=WRITER_SYSTEM, messages=[{"role": "user", "content": user}],
+                                tools=[SCENARIO_TOOL], tool_choice={"type": "tool", "name": "record_scenarios"})
+
+
 def expand_scenarios(client: LLMClient, seeds: list[dict], *, target: int = 500, per_request: int = 25,
                      max_rounds: int | None = None, dedup_threshold: float = 0.6,
-                     role: str = "scenario_writer") -> tuple[list[dict], dict]:
+                     role: str = "scenario_writer", batch_runner: Any = None,
+                     batch_job: str = "scenarios") -> tuple[list[dict], dict]:
     """Seeds + LLM-written tasks up to ``target`` unique scenarios. Returns (scenarios, summary).
 
     Each round shows the writer a rotating sample of seeds and the most recent kept tasks (so it
     avoids repeats without sending all 500 each time) and a round number (so every request is
     distinct, and a re-run hits the cache round by round). Stops at the target or after
     ``max_rounds`` (default: enough for the target at 50% yield), reporting any shortfall.
+
+    With ``batch_runner`` (a :class:`~surrogate_dagster.llm.batches.MessageBatchRunner`) the rounds
+    go out in waves, one Message Batch per wave at half price: a wave holds as many rounds as the
+    shortfall needs at full yield, each showing the tasks kept before the wave; duplicates across
+    the rounds of a wave are dropped by the same dedup.
     """
+    if batch_runner is not None:
+        return _expand_batched(client, seeds, target=target, per_request=per_request, max_rounds=max_rounds,
+                               dedup_threshold=dedup_threshold, role=role, runner=batch_runner, job=batch_job)
     dedup = Deduper(dedup_threshold)
-    kept: list[dict] = []
     dropped: Counter = Counter()
-    for s in seeds:
-        reason = _item_problem(s) or dedup.check_and_add(s["task"])
-        if reason:
-            dropped[f"seed_{reason}"] += 1
-        else:
-            kept.append(make_scenario(s, "seed"))
+    kept = _seeded(seeds, dedup, dropped)
     rounds = max_rounds if max_rounds is not None else 2 * math.ceil(max(0, target - len(kept)) / per_request) + 2
     done_rounds = 0
     for r in range(1, rounds + 1):
@@ -141,37 +177,76 @@ def expand_scenarios(client: LLMClient, seeds: list[dict], *, target: int = 500,
             break
         done_rounds = r
         want = min(per_request, target - len(kept))
-        examples = [seeds[(r * 7 + i) % len(seeds)]["task"] for i in range(min(12, len(seeds)))]
-        recent = [s["task"] for s in kept[-40:] if s["origin"] == "generated"]
-        user = ("Example tasks:\n" + "\n".join(f"- {t}" for t in examples)
-                + ("\n\nAlready collected (do not repeat or paraphrase these):\n" + "\n".join(f"- {t}" for t in recent)
-                   if recent else "")
-                + f"\n\nRound {r}. Write {want} new tasks, different from all of the above. Mix: about half with "
-                  "3 or more independent steps, most others sequential, and about one in ten irreversible. "
-                  "Call record_scenarios.")
-        resp = client.complete(role, system=WRITER_SYSTEM, messages=[{"role": "user", "content": user}],
-                               tools=[SCENARIO_TOOL], tool_choice={"type": "tool", "name": "record_scenarios"},
-                               progress={"scenarios_kept": len(kept), "round": r})
-        uses = [u for u in resp.tool_uses if u["name"] == "record_scenarios"]
-        items = uses[0]["input"].get("scenarios") if uses else None
-        if not isinstance(items, list):
-            dropped["bad_reply_no_scenarios"] += 1
-            continue
-        for item in items:
-            if len(kept) >= target:
-                break
-            reason = _item_problem(item) or dedup.check_and_add(item["task"])
-            if reason:
-                dropped[reason] += 1
-            else:
-                kept.append(make_scenario(item, "generated", r))
-    summary = {
+        resp = client.send(role, _writer_request(client, role, seeds, kept, r, want),
+                           progress={"scenarios_kept": len(kept), "round": r})
+        _take_items(resp, kept, dedup, dropped, target, r)
+    return kept, _expansion_summary(client, kept, dropped, target, done_rounds)
+
+
+def _take_items(resp: Any, kept: list[dict], dedup: Deduper, dropped: Counter, target: int, r: int) -> None:
+    uses = [u for u in resp.tool_uses if u["name"] == "record_scenarios"]
+    items = uses[0]["input"].get("scenarios") if uses else None
+    if not isinstance(items, list):
+        dropped["bad_reply_no_scenarios"] += 1
+        return
+    for item in items:
+        if len(kept) >= target:
+            break
+        reason = _item_problem(item) or dedup.check_and_add(item["task"])
+        if reason:
+            dropped[reason] += 1
+        else:
+            kept.append(make_scenario(item, "generated", r))
+
+
+def _seeded(seeds: list[dict], dedup: Deduper, dropped: Counter) -> list[dict]:
+    kept = []
+    for s in seeds:
+        reason = _item_problem(s) or dedup.check_and_add(s["task"])
+        if reason:
+            dropped[f"seed_{reason}"] += 1
+        else:
+            kept.append(make_scenario(s, "seed"))
+    return kept
+
+
+def _expand_batched(client: LLMClient, seeds: list[dict], *, target: int, per_request: int, max_rounds: int | None,
+                    dedup_threshold: float, role: str, runner: Any, job: str) -> tuple[list[dict], dict]:
+    from ..llm.cache import request_key
+    from ..llm.ledger import BudgetExceeded
+
+    dedup, dropped = Deduper(dedup_threshold), Counter()
+    kept = _seeded(seeds, dedup, dropped)
+    rounds = max_rounds if max_rounds is not None else 2 * math.ceil(max(0, target - len(kept)) / per_request) + 2
+    r, wave = 0, 0
+    while len(kept) < target and r < rounds:
+        wave += 1
+        n = min(rounds - r, math.ceil((target - len(kept)) / per_request))
+        plan = [(r + i + 1, min(per_request, target - len(kept) - i * per_request)) for i in range(n)]
+        reqs = [(rn, _writer_request(client, role, seeds, kept, rn, want)) for rn, want in plan]
+        out = runner.run([(role, q) for _, q in reqs], f"{job}/wave-{wave}",
+                         progress={"scenarios_kept": len(kept), "wave": wave})
+        r += n
+        for rn, q in reqs:
+            key = request_key(q)
+            if key in out.responses:
+                _take_items(out.responses[key], kept, dedup, dropped, target, rn)
+            elif key in out.errors:
+                dropped["writer_request_failed"] += 1
+        if out.budget_stopped:
+            raise BudgetExceeded(f"scenario writer stopped by the budget guard: {out.stop_message}",
+                                 spent_usd=client.ledger.spent_usd, budget_usd=client.ledger.budget_usd,
+                                 next_worst_usd=0.0, progress={"scenarios_kept": len(kept), "wave": wave})
+    return kept, _expansion_summary(client, kept, dropped, target, r)
+
+
+def _expansion_summary(client: LLMClient, kept: list[dict], dropped: Counter, target: int, rounds: int) -> dict:
+    return {
         "target": target, "scenarios": len(kept), "shortfall": max(0, target - len(kept)),
-        "seeds": sum(s["origin"] == "seed" for s in kept), "rounds": done_rounds,
+        "seeds": sum(s["origin"] == "seed" for s in kept), "rounds": rounds,
         "parallel": sum(s["parallel"] for s in kept), "irreversible": sum(s["irreversible"] for s in kept),
         "dropped_by_reason": dict(dropped), "ledger": client.ledger.summary(),
     }
-    return kept, summary
 
 
 def batch_keys(n_scenarios: int, batch_size: int) -> list[str]:

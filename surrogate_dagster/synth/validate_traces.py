@@ -7,7 +7,9 @@ dual-validator (Opus + Sonnet)"; "sample inspect 50 traces").
    the scenario's tags (3+ independent steps -> subagents; sequential -> solo; irreversible ->
    ask, never execute a destructive command).
 2. Two judge models (``judge_roles``, by default ``judge`` and ``judge_2``) each return a verdict
-   through a forced ``record_verdict`` tool call. A trace is kept only if both accept.
+   through a forced ``record_verdict`` tool call. A trace is kept only if both accept. With a
+   :class:`~surrogate_dagster.llm.batches.MessageBatchRunner` every judge request of the batch goes
+   into one Message Batch (half price); without one the judges are called directly, two at a time.
 
 Every rejection carries its reasons; a sample of kept and rejected traces goes into metadata.
 """
@@ -18,8 +20,10 @@ import json
 import re
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
-from ..llm.client import LLMClient, LLMError
+from ..llm.cache import request_key
+from ..llm.client import LLMClient, LLMError, LLMResponse
 from ..llm.ledger import BudgetExceeded
 from ..sources.hermes import parse_tool_calls, parse_tool_responses, to_template_messages
 from .orchestrator import TOOLS
@@ -141,13 +145,22 @@ def _trace_for_judge(row: dict, max_chars: int) -> str:
     return json.dumps(msgs, ensure_ascii=False)
 
 
-def judge(client: LLMClient, role: str, row: dict, scenario: dict, max_chars: int = 24000) -> dict:
-    """One judge's verdict ``{accept, score, reasons, model}``; an unusable verdict rejects."""
+def judge_request(client: LLMClient, role: str, row: dict, scenario: dict, max_chars: int = 24000) -> dict:
+    """The Messages API request of one judge for one trace."""
     tags = {k: scenario.get(k) for k in ("independent_steps", "parallel", "irreversible")}
     user = (f"<scenario>{scenario['task']}</scenario>\n<tags>{json.dumps(tags)}</tags>\n"
             f"<trace>{_trace_for_judge(row, max_chars)}</trace>\nJudge this trace.")
-    r = client.complete(role, system=JUDGE_SYSTEM, messages=[{"role": "user", "content": user}],
-                        tools=[VERDICT_TOOL], tool_choice={"type": "tool", "name": "record_verdict"})
+    return client.build_request(role, system=JUDGE_SYSTEM, messages=[{"role": "user", "content": user}],
+                                tools=[VERDICT_TOOL], tool_choice={"type": "tool", "name": "record_verdict"})
+
+
+def judge(client: LLMClient, role: str, row: dict, scenario: dict, max_chars: int = 24000) -> dict:
+    """One judge's verdict ``{accept, score, reasons, model}``; an unusable verdict rejects."""
+    return parse_verdict(client.send(role, judge_request(client, role, row, scenario, max_chars)))
+
+
+def parse_verdict(r: LLMResponse) -> dict:
+    """A judge reply as ``{accept, score, reasons, model}``; an unusable verdict rejects."""
     uses = [u["input"] for u in r.tool_uses if u["name"] == "record_verdict"]
     v = uses[0] if uses else {}
     if not isinstance(v.get("accept"), bool) or not isinstance(v.get("reasons"), list):
@@ -162,33 +175,70 @@ def _sample(row: dict, extra: dict) -> dict:
             "final_answer": _final(row["messages"])[:800], **extra}
 
 
+def _batched_verdicts(client: LLMClient, runner: Any, todo: list[tuple[dict, dict]], judge_roles: tuple[str, str],
+                      max_chars: int, job: str) -> tuple[dict[str, Any], str, dict]:
+    """All judge requests of ``todo`` in one Message Batch: row id -> list of verdicts, or the
+    BudgetExceeded/LLMError that kept that row from being judged; plus the stop message and counts."""
+    wanted = {row["id"]: [(role, judge_request(client, role, row, scn, max_chars)) for role in judge_roles]
+              for row, scn in todo}
+    out = runner.run([item for reqs in wanted.values() for item in reqs], job)
+    stopped = set(out.budget_stopped)
+    result: dict[str, Any] = {}
+    for rid, reqs in wanted.items():
+        keys = [request_key(req) for _, req in reqs]
+        if any(k in stopped for k in keys):
+            result[rid] = BudgetExceeded(out.stop_message, spent_usd=0.0, budget_usd=client.ledger.budget_usd,
+                                         next_worst_usd=0.0)
+        elif any(k in out.errors for k in keys):
+            result[rid] = LLMError("; ".join(out.errors[k] for k in keys if k in out.errors))
+        else:
+            result[rid] = [parse_verdict(out.responses[k]) for k in keys]
+    return result, out.stop_message, out.summary()
+
+
 def validate_batch(client: LLMClient, rows: list[dict], scenarios: dict[str, dict], *,
                    judge_roles: tuple[str, str] = ("judge", "judge_2"), n_samples: int = 3,
-                   max_chars: int = 24000) -> tuple[list[dict], list[dict], dict]:
+                   max_chars: int = 24000, batch_runner: Any = None,
+                   batch_job: str = "judges") -> tuple[list[dict], list[dict], dict]:
     """Structural checks, then both judges. Returns (kept rows, rejections, summary).
 
     Kept rows get ``meta["validation"]`` with both verdicts. Each rejection is
     ``{id, scenario_id, stage, reasons}``. If the budget guard stops the judging, the traces not
-    yet judged are neither kept nor rejected; the summary lists them as ``unjudged``.
+    yet judged are neither kept nor rejected; the summary lists them as ``unjudged``. With
+    ``batch_runner`` the judges run as one Message Batch named ``batch_job`` in the object store.
     """
     kept, rejected, unjudged = [], [], []
     agreement: Counter = Counter()
     stop_message = ""
+    passing: list[tuple[dict, dict, dict]] = []
+    for row in rows:
+        meta = json.loads(row["meta"])
+        scenario = scenarios[meta["scenario_id"]]
+        reasons = structural_check(row, scenario)
+        if reasons:
+            rejected.append({"id": row["id"], "scenario_id": scenario["id"], "stage": "structural",
+                             "reasons": reasons})
+        else:
+            passing.append((row, meta, scenario))
+    batched: dict[str, Any] | None = None
+    batch_summary: dict = {}
+    if batch_runner is not None and passing:
+        batched, batch_stop, batch_summary = _batched_verdicts(
+            client, batch_runner, [(r, s) for r, _, s in passing], judge_roles, max_chars, batch_job)
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="judge") as pool:
-        for row in rows:
-            meta = json.loads(row["meta"])
-            scenario = scenarios[meta["scenario_id"]]
-            reasons = structural_check(row, scenario)
-            if reasons:
-                rejected.append({"id": row["id"], "scenario_id": scenario["id"], "stage": "structural",
-                                 "reasons": reasons})
-                continue
+        for row, meta, scenario in passing:
             if stop_message:
                 unjudged.append(row["id"])
                 continue
-            futures = [pool.submit(judge, client, role, row, scenario, max_chars) for role in judge_roles]
             try:
-                verdicts = [f.result() for f in futures]
+                if batched is not None:
+                    got = batched[row["id"]]
+                    if isinstance(got, Exception):
+                        raise got
+                    verdicts = got
+                else:
+                    futures = [pool.submit(judge, client, role, row, scenario, max_chars) for role in judge_roles]
+                    verdicts = [f.result() for f in futures]
             except BudgetExceeded as exc:
                 stop_message = f"judging stopped by the budget guard after {len(kept) + len(rejected)} traces: {exc}"
                 unjudged.append(row["id"])
@@ -216,7 +266,7 @@ def validate_batch(client: LLMClient, rows: list[dict], scenarios: dict[str, dic
     summary = {
         "traces_in": len(rows), "kept": len(kept), "rejected": len(rejected), "unjudged": len(unjudged),
         "rejected_by_stage": dict(Counter(r["stage"] for r in rejected)), "rejected_by_reason": dict(by_reason),
-        "judge_agreement": dict(agreement), "stop_message": stop_message,
+        "judge_agreement": dict(agreement), "stop_message": stop_message, "message_batches": batch_summary,
         "samples": {"kept": [_sample(r, {"verdicts": json.loads(r["meta"])["validation"]["verdicts"]})
                              for r in kept[:n_samples]],
                     "rejected": [_sample(by_id[x["id"]], {"stage": x["stage"], "reasons": x["reasons"]})
