@@ -125,3 +125,47 @@ def test_idempotent_on_new_formats(san):
     for text in CLI + CONFIG_FILES + XML + [t for t, _ in ENCODED]:
         once = san.sanitize(text).text
         assert not san.sanitize(once).changed, once
+
+
+def test_later_round_rescans_around_replacements_in_long_documents(san):
+    """A match that only a replacement exposes (the second phone number below) is found in a
+    later round, also when the line sits between long stretches of unrelated text and other
+    findings far away."""
+    line = "My US number is (415) 555-0132, and my international one is 91-415-555-0132"
+    filler = "\n".join(f"value_{i} = compute(x, {i})  # plain code line" for i in range(120))
+    doc = f"{filler}\npassword = '{PW}'\n{filler}\n{line}\n{filler}\nmachine a.io login u password {PW}\n"
+    res = san.sanitize(doc)
+    assert "555-0132" not in res.text and PW not in res.text
+    assert any(f.round > 0 for f in res.findings)
+    assert not san.sanitize(res.text).changed
+
+
+def _der_b64(version: int) -> str:
+    import base64
+    import random
+
+    body = b"\x02\x01" + bytes([version]) + b"\x02\x82\x01\x01\x00" + random.Random(7).randbytes(257)
+    return base64.b64encode(b"\x30\x82" + len(body).to_bytes(2, "big") + body).decode()
+
+
+@pytest.mark.parametrize("text,secret", [
+    (f"PRIVATE_KEY={_der_b64(0)}", _der_b64(0)),
+    (f'{{"signing_key": "{_der_b64(1)}"}}', _der_b64(1)),
+    ("admin:$apr1$r31.bcde$HqJZimcKQFAMYayBlzkrA/", "$apr1$r31.bcde$HqJZimcKQFAMYayBlzkrA/"),
+    ("deploy:$2y$10$" + "abcdefghijklmnopqrstuv" + "WXYZ0123456789./abcdefghijklmno", "$2y$10$abcdefghijklmnopqrstuv"),
+    (f"gpg --batch --passphrase {PW} -d backup.gpg", PW),
+    (f"unrar x -p{PW} backup.rar", PW),
+    (f"ldap_default_authtok = {PW}", PW),
+])
+def test_hashes_der_keys_and_more_flags_redacted(san, text, secret):
+    out = san.sanitize(text).text
+    assert secret not in out, out
+
+
+def test_der_public_key_and_prose_directives_untouched(san):
+    import base64
+
+    # SubjectPublicKeyInfo: SEQUENCE { SEQUENCE { algorithm } BIT STRING }, no version INTEGER
+    spki = base64.b64encode(b"\x30\x59\x30\x13\x06\x07\x2a\x86\x48\xce\x3d\x02\x01" + bytes(range(70))).decode()
+    for text in (f"PUBLIC_KEY={spki}", "password combination.\n\nR5: Regulatory", "password :=,.:-@*?!"):
+        assert not san.sanitize(text).changed, text

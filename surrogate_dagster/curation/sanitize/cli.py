@@ -40,7 +40,10 @@ _CMD_TABLE: tuple[tuple[tuple[str, ...], str, bool, str, int], ...] = (
     (("htpasswd",), r"\b[^\n]{0,120}?[ \t]-b[a-zA-Z]*[ \t]+\S+[ \t]+\S+[ \t]*", False, "cli_short_flag", 4),
     # case matters: `zip -p` is another option and `unzip -p` pipes to stdout
     (("zip", "unzip", "7z", "7za", "7zr"), r"\b[^\n]{0,120}?[ \t]-P[ \t]*", True, "cli_short_flag", 4),
-    (("7z", "7za"), r"\b[^\n]{0,120}?[ \t]-p", True, "cli_short_flag", 4),
+    (("7z", "7za", "rar", "unrar"), r"\b[^\n]{0,120}?[ \t]-p(?![ \t-])", True, "cli_short_flag", 4),
+    (("pdftk",), r"\b[^\n]{0,200}?[ \t](?:owner_pw|user_pw)[ \t]+", True, "cli_positional", 4),
+    # `wpa_passphrase SSID PASSPHRASE`
+    (("wpa_passphrase",), r"[ \t]+\S+[ \t]+", True, "cli_positional", 8),
     (("openssl",), r"\b[^\n]{0,200}?[ \t]-(?:pass(?:in|out)?|k)[ \t]+(?:pass:)?", True, "cli_short_flag", 4),
     (("http", "https", "xh"), r"(?=[ \t])[^\n]{0,120}?[ \t](?:-a|--auth)[ \t=]+[^\s:]+:", True, "cli_short_flag", 4),
     (("sqlcmd", "bcp", "osql", "isql"), r"\b[^\n]{0,200}?[ \t]-P[ \t]*", True, "cli_short_flag", 4),
@@ -90,13 +93,14 @@ _HERESTRING = re.compile(r"<<<[ \t]*" + _VAL)
 _STDIN_CMD = re.compile(r"--password-stdin|--with-token|--token-stdin|\bsudo[ \t]+-S\b|\bchpasswd\b|--stdin\b")
 # Oracle `user/password@host[:port][/service]` (sqlplus, expdp, `jdbc:oracle:thin:`)
 _ORACLE_HINTS = ("oracle", "sqlplus", "expdp", "impdp", "rman", "sqlldr", "1521", "tnsnames")
-_ORACLE = re.compile(r"(?<![\w/.-])[A-Za-z_][\w$#]{0,30}/(?P<v>[^\s/@\"'<>]{1,128})@(?=//|[\w.-]+(?::\d+)?[:/\s\"']|[\w.-]+$)",
-                     re.M)
+# led by the `/` (a literal `re` skips to); the user name before it is checked by `_ORACLE_USER`
+_ORACLE = re.compile(r"/(?P<v>[^\s/@\"'<>]{1,128})@(?=//|[\w.-]+(?::\d+)?[:/\s\"']|[\w.-]+$)", re.M)
+_ORACLE_USER = re.compile(r"(?<![\w/.-])[A-Za-z_][\w$#]{0,30}\Z")
 # single-dash long flags of Java and Go tools (`keytool -storepass`, `influx -password`)
 _SINGLE_KEYS = ("-storepass", "-keypass", " -passw", " -pwd")
 _SINGLE = re.compile(r"(?<![\w-])-(?:(?:src|dest)?storepass|keypass|password|passwd|pwd)(?:=|[ \t]+)" + _VAL)
 _LONG = re.compile(
-    r"--(?<![\w-]--)(?:[a-z0-9]+-){0,3}(?:password|passwd|pass|pwd|token|secret|api-?key|access-key|secret-key|"
+    r"--(?<![\w-]--)(?:[a-z0-9]+-){0,3}(?:password|passwd|passphrase|pass|pwd|token|secret|api-?key|access-key|secret-key|"
     r"client-secret|auth|credentials?|bearer)(?:=|[ \t]+)" + _VAL)
 # skopeo/buildah `--creds USER:PASS` (`--src-creds`, `--dest-creds`)
 _CREDS = re.compile(r"--(?<![\w-]--)(?:[a-z]+-)?creds(?:=|[ \t]+)[^\s:\"']+:" + _VAL)
@@ -107,7 +111,7 @@ _INLINE = re.compile(  # `password=...` inside a command or a query string / key
 _INLINE_KEYS = ("pass=", "passwd=", "password=", "pwd=", "secret=", "token=", "key=", "bindcredential=")
 # a line holding one of these is a connection string or a command
 _CONN_HINTS = ("jdbc:", "odbc", "server=", "data source=", "host=", "dbname=", "uid=", "user id=", "user=",
-               "username=", "kubectl", "docker", "vault ", "curl ", "mysql", "psql", "mongo", "--from-literal", "ldap")
+               "username=", "kubectl", "docker", "vault ", "curl ", "mysql", "psql", "mongo", "--from-literal", "ldap", "mount", "cifs")
 _FLAG_NOT_SECRET = re.compile(r"-(?:file|path|env|stdin|prompt|length|min|max|policy|reset|hash|type|dir|name|id|"
                               r"url|expiry|expires|ttl|store|helper|command|cmd|var|source|field)(?=[= \t]|$)")
 
@@ -155,7 +159,7 @@ def detect_cli_credentials(text: str, lower: str, present: frozenset[str] | set[
     if "@" in text and any(h in lower for h in _ORACLE_HINTS):
         for m in _ORACLE.finditer(text):
             v = m.group("v")
-            if _ok(v):
+            if _ORACLE_USER.search(text, max(0, m.start() - 32), m.start()) and _ok(v):
                 yield Candidate(m.start("v"), m.end("v"), PASSWORDS, "SECRET_PASSWORD", "oracle_login", 3)
     if "creds" in lower:
         for m in _CREDS.finditer(lower):

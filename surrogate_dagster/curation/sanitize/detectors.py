@@ -68,7 +68,7 @@ def detect_private_keys(text: str, lower: str) -> Iterator[Candidate]:
 # Strong keywords: the value is a password whatever it looks like (if not a placeholder).
 # Weak keywords: the value must also look random (entropy floor, mixed character classes).
 # `psk`, `PresharedKey`, `keyMaterial`: Wi-Fi/IPsec/WireGuard pre-shared keys (hostapd, pfSense, WLAN profiles)
-_STRONG = (r"passw(?:or)?d|passwd|pwd|passphrase|pass|pw|secrete?|private[_.-]?key|client[_.-]?secret|psk|"
+_STRONG = (r"passw(?:or)?d|passwd|pwd|passphrase|pass|pw|secrete?|private[_.-]?key|client[_.-]?secret|psk|authtok|"
            r"pre[_.-]?shared[_.-]?key|key[_.-]?material")
 _WEAK = (r"token|api[_.-]?key|apikey|access[_.-]?key|auth[_.-]?key|credentials?|creds|"
          r"signing[_.-]?key|encryption[_.-]?key|master[_.-]?key")
@@ -310,7 +310,7 @@ _CURL_USER = re.compile(
     re.M)
 # matched on the lower-cased text; the value is re-read from the original at the same offsets
 _CLI_FLAG = re.compile(
-    r"""(?:--(?:password|passwd|pass|db-password|token|auth-token|access-token|api-key|apikey|secret|client-secret)"""
+    r"""(?:--(?:password|passwd|passphrase|pass|db-password|token|auth-token|access-token|api-key|apikey|secret|client-secret)"""
     r"""(?:=|[ \t]+)|sshpass[ \t]+-p[ \t]*)(?P<v>"[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"'-][^\s"']*)""")
 _MYSQL_P = re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mariadb)\b[^\n]*?[ \t]-p"
                       r"(?P<v>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|[^\s\"'-]\S*)")

@@ -16,17 +16,27 @@ through a decoding call.
   `DecodeString`, Java `getDecoder().decode`, PHP `base64_decode`/`hex2bin`, Ruby `decode64`,
   when the literal is long, random-looking and does not decode to text (text is the base64
   detector's to scan);
+- crypt(3)-style password hashes as `.htpasswd`, `/etc/shadow` and config files hold them:
+  MD5-crypt `$1$`, Apache `$apr1$`, bcrypt `$2a$`/`$2b$`/`$2y$`, SHA-crypt `$5$`/`$6$`,
+  yescrypt `$y$`, argon2 `$argon2id$` (a hash lets an attacker guess the password offline);
+- private keys as bare base64 DER (no PEM lines, as env vars and JSON carry them): a run that
+  decodes to an ASN.1 SEQUENCE whose first member is the INTEGER version 0 or 1 -- PKCS#8
+  (RFC 5208/5958), PKCS#1 RSA (RFC 8017) and SEC1 EC (RFC 5915) private keys; public keys and
+  certificates open with a nested SEQUENCE instead;
 - JSON Web Keys (RFC 7517/7518): the private members `d`, `p`, `q`, `dp`, `dq`, `qi` and the
   symmetric `k` of an object carrying `"kty"`.
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from typing import Iterator
 
 from .detectors import Candidate
-from .patterns import PASSWORDS
-from .validators import alnum_classes, char_classes, decode_b64_text, looks_like_placeholder, shannon_entropy
+from .patterns import PASSWORDS, PKEY
+from .validators import (alnum_classes, char_classes, decode_b64_text, has_b64_run, looks_like_placeholder,
+                         shannon_entropy)
 
 _PGPASS = re.compile(r"(?m)^[ \t]*(?:[\w.*-]+|\[[0-9A-Fa-f:.]+\]):(?:\d{1,5}|\*):(?:[^:\s\\]|\\.)+:(?:[^:\s\\]|\\.)+:"
                      r"(?P<v>(?:[^:\s\\]|\\.){4,200})[ \t]*\r?$")
@@ -37,9 +47,10 @@ _NETRC_PW = re.compile(r"\bpassword[ \t]+(?P<v>\S+)")
 # led by the newline (a literal `re` skips to); the text's first line is matched with `.match`
 _DIRECTIVE_BODY = (
     r"[ \t]*(?:requirepass|masterauth|rootpw|bindpw|auth_pass|wpa-psk|sentinel[ \t]+auth-pass[ \t]+\S+|"
-    r"password|passwd|secret|psk)[ \t]+(?P<v>\"[^\"\n]{4,200}\"|'[^'\n]{4,200}'|[^\s\"'#;][^\s#;]{3,200})[ \t]*\r?(?=\n|\Z)")
+    r"(?P<generic>password|passwd|secret|psk))[ \t]+(?P<v>\"[^\"\n]{4,200}\"|'[^'\n]{4,200}'|[^\s\"'#;][^\s#;]{3,200})[ \t]*\r?(?=\n|\Z)")
 _DIRECTIVE = re.compile(_DIRECTIVE_BODY)
 _DIRECTIVE_NL = re.compile(r"\n" + _DIRECTIVE_BODY)
+_PROSE_WORD = re.compile(r"[A-Za-z]+[.,;:!?)]*|[A-Za-z]+[-'][A-Za-z]+[.,;:!?)]*")
 _IPSEC = re.compile(r":[ \t]*(?:PSK|EAP|XAUTH|NTLM)[ \t]+(?P<v>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|0[sx][A-Za-z0-9+/=]{8,})")
 _APP_KEY = re.compile(r"base64:(?P<v>[A-Za-z0-9+/]{32,}={0,2})(?![A-Za-z0-9+/=])")
 # A long quoted literal as a call's first argument (led by the literal `(`), then the call's name
@@ -53,7 +64,25 @@ _DECODE_NAME = re.compile(
 _BUFFER_ENCODING = re.compile(r"[ \t]*,[ \t]*[\"'](?:hex|base64|base64url)[\"']")
 _DECODE_KEYS = ("hex", "decode", "atob", "base64")
 _SEQUENTIAL = re.compile(r"(?i)0123456789|abcdef0123|00000000|ffffffff")
+_CRYPT_HASH = re.compile(r"\$(?:(?P<md5>1|apr1)\$[./0-9A-Za-z]{1,8}\$[./0-9A-Za-z]{22}|2[abxy]\$\d\d\$[./0-9A-Za-z]{53}"
+                         r"|[56]\$(?:rounds=\d+\$)?[./0-9A-Za-z]{1,16}\$[./0-9A-Za-z]{43,86}|y\$[./0-9A-Za-z]+\$[./0-9A-Za-z]{1,64}"
+                         r"\$[./0-9A-Za-z]{43}|argon2(?:id|i|d)\$v=\d+\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]{11,}\$[A-Za-z0-9+/]{16,})"
+                         r"(?![./0-9A-Za-z$])")
+# `M` + a look-behind after it: `re` skips to the letter; 64+ base64 characters follow
+_DER_B64 = re.compile(r"M(?<![A-Za-z0-9+/]M)[A-Za-z0-9+/]{63,}={0,2}(?![A-Za-z0-9+/=])")
 _JWK_MEMBER = re.compile(r"\"(?:d|p|q|dp|dq|qi|k)\"[ \t]*:[ \t]*\"(?P<v>[A-Za-z0-9_-]{16,})\"")
+
+
+def _der_private_key(run: str) -> bool:
+    """Whether base64 `run` opens like a DER private key: SEQUENCE, length, INTEGER 0 or 1."""
+    try:
+        head = base64.b64decode(run[:16])
+    except (binascii.Error, ValueError):
+        return False
+    if len(head) < 8 or head[0] != 0x30:
+        return False
+    i = 2 if head[1] < 0x80 else 2 + (head[1] & 0x7F)
+    return head[1] != 0x80 and head[i:i + 3] in (b"\x02\x01\x00", b"\x02\x01\x01")
 
 
 def _plain_ok(v: str) -> bool:
@@ -105,7 +134,9 @@ def detect_file_formats(text: str, lower: str) -> Iterator[Candidate]:
         s, e = m.span("v")
         q = 1 if text[s] in "\"'" else 0
         v = text[s + q:e - q]
-        if _plain_ok(v):
+        if m.group("generic") and not q and _PROSE_WORD.fullmatch(v):
+            continue  # `password combination.`: a sentence that starts with the word
+        if _plain_ok(v) and v[0] not in ":=" and any(c.isalnum() for c in v):
             yield Candidate(s + q, e - q, PASSWORDS, "SECRET_PASSWORD", "config_directive", 2)
     if "PSK" in text or "EAP" in text or "XAUTH" in text or "NTLM" in text:
         for m in _IPSEC.finditer(text):
@@ -126,6 +157,13 @@ def detect_file_formats(text: str, lower: str) -> Iterator[Candidate]:
             s, e = m.span("v")
             if _key_material(text[s:e]):
                 yield Candidate(s, e, PASSWORDS, "SECRET_TOKEN", "decoded_literal", 3)
+    if "$" in text:
+        for m in _CRYPT_HASH.finditer(text):
+            yield Candidate(m.start(), m.end(), PASSWORDS, "SECRET_PASSWORD_HASH", "crypt_hash", 3)
+    if "M" in text and has_b64_run(text, 64):
+        for m in _DER_B64.finditer(text):
+            if _der_private_key(m.group(0)):
+                yield Candidate(m.start(), m.end(), PKEY, "SECRET_PRIVATE_KEY", "der_private_key", 4)
     if "\"kty\"" in text:
         for m in _JWK_MEMBER.finditer(text):
             v = m.group("v")
