@@ -217,6 +217,8 @@ CLASSES = {
         ("[Peer]\nPresharedKey = {v}", "b64_32"),
         ("bindpw {v}", "pw"),
         (": PSK \"{v}\"", "pw"),
+        ("admin:{v}", "apr1"),
+        ("ldap_default_authtok = {v}", "pw"),
     ],
     "config_env": [
         ("DB_PASSWORD={v}", "pw"),
@@ -310,6 +312,8 @@ CLASSES = {
         ('{{"kty": "oct", "k": "{v}", "alg": "HS256"}}', "b64url"),
         ("$key = base64_decode('{v}');", "b64"),
         ("FERNET_KEYS = ['{v}']", "fernet"),
+        ("JWT_PRIVATE_KEY={v}", "der"),
+        ('{{"client_email": "svc@corp.io", "key": "{v}"}}', "der"),
     ],
     "crypto_wallet": [
         ("Send the payment to {v}", "btc"),
@@ -486,6 +490,15 @@ def _mac(rng, sep=":", upper=False):
     return s.upper() if upper else s
 
 
+CRYPT64 = "./" + string.digits + string.ascii_uppercase + string.ascii_lowercase
+
+
+def _der_private_key(rng):
+    """Base64 DER opening like a private key (RFC 8017/5915): SEQUENCE { INTEGER version, ... }."""
+    body = b"\x02\x01" + bytes([rng.choice([0, 1])]) + b"\x02\x82\x01\x01\x00" + rng.randbytes(257)
+    return base64.b64encode(b"\x30\x82" + len(body).to_bytes(2, "big") + body).decode()
+
+
 def value(kind, rng):
     return {
         "pw": password, "tok": token, "b64": b64secret, "hex": hexsecret,
@@ -493,6 +506,8 @@ def value(kind, rng):
         "azkey": lambda r: base64.b64encode(r.randbytes(64)).decode(),
         "fernet": lambda r: base64.urlsafe_b64encode(r.randbytes(32)).decode(),
         "b64_32": lambda r: base64.b64encode(r.randbytes(32)).decode(),
+        "der": _der_private_key,
+        "apr1": lambda r: f"$apr1${rs(r, CRYPT64, 8)}${rs(r, CRYPT64, 22)}",
         "b64url": lambda r: base64.urlsafe_b64encode(r.randbytes(32)).decode().rstrip("="),
         "btc": lambda r: _btc(r, 0), "btc3": lambda r: _btc(r, 5), "bech32": _bech32,
         "eth": _eth, "ethlower": lambda r: _eth(r, True),
