@@ -13,9 +13,10 @@ blocks the curation assets run, in the same order:
   rows per chunk):
     sanitize            sanitize.stage.sanitize_rows: the Sanitizer with the local profile's NER
                         model (spaCy, prose only, batched per chunk; `--ner none` leaves it out)
-    filter              quality.filter_stage.filter_rows: AST -> heuristics -> edu scorer per
-                        chunk, sharing the fence scan and tree-sitter parses; its rows
-                        ast / heuristics / edu_scorer give each block's CPU
+    filter              quality.filter_stage.filter_rows: the blocks AST -> heuristics -> edu
+                        scorer per chunk (curation.blocks.run_blocks), sharing the fence scan
+                        and tree-sitter parses; its rows ast / heuristics / edu_scorer give
+                        each block's CPU
     minhash_signatures  minhash.compute_signatures (numba kernels on ``--workers`` nogil threads;
                         without numba, numpy in forked workers; datatrove's exact file format)
     decontaminate       decontam.Decontaminator.check_many (cached per source version in
@@ -202,9 +203,10 @@ def run(by_source: dict[str, list[dict]], only: set[str] | None, tmp: Path, inde
         rows = san.rows
         for block in ("ner", "detectors"):
             clock.blocks["sanitize"][block] = clock.blocks["sanitize"].get(block, 0.0) + san.cpu_seconds[block]
-        res = clock.timed("filter", filter_rows, rows, ast, heur, edu, workers=workers, chunk_size=chunk_rows)
+        res = clock.timed("filter", filter_rows, rows, (ast, heur, edu), workers=workers, chunk_size=chunk_rows)
         for block, stage in (("ast", "ast"), ("heuristics", "heuristics"), ("edu", "edu_scorer")):
-            clock.blocks["filter"][stage] = clock.blocks["filter"].get(stage, 0.0) + res.cpu_seconds[block]
+            clock.blocks["filter"][stage] = (clock.blocks["filter"].get(stage, 0.0)
+                                             + res.stats.of(block).cpu_seconds)
         rows = [r for r, reason in zip(rows, res.reasons) if not reason]
         w, c = time.perf_counter(), _cpu()
         texts = [dedup_text(r) for r in rows]  # what dedup_decisions compares (no system turns)

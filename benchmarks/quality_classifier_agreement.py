@@ -163,7 +163,7 @@ def section_heuristics(blocks: list[str]) -> None:
     t0 = time.perf_counter()
     flagged = Counter(v for r in rows for v in filt.violations(r))
     dt = time.perf_counter() - t0
-    dropped = sum(1 for r in rows if filt.check_row(r))
+    dropped = sum(1 for r in rows if filt.decide(r))
     print(f"\n== 3. Heuristic rules on the same {len(rows)} known-good solutions ==")
     print(f"{len(filt.rules)} rules, {len(rows) / dt:,.0f} rows/s; rows that would be dropped: "
           f"{dropped} ({dropped / len(rows):.1%}); per rule: {dict(flagged) or 'none'}")

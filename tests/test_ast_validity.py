@@ -6,8 +6,8 @@ import socket
 
 import pytest
 
-from surrogate_dagster.curation.ast_validity import (GRAMMARS, AstChecker, AstStats, check_row_code,
-                                                     load_language)
+from surrogate_dagster.curation.ast_validity import GRAMMARS, AstChecker, check_row_code, load_language
+from surrogate_dagster.curation.blocks import BlockStats, run_blocks
 from surrogate_dagster.curation.code_blocks import (CodeBlock, answer_texts, extract_code_blocks,
                                                     guess_language, normalize_language, prose_of)
 
@@ -15,6 +15,14 @@ from surrogate_dagster.curation.code_blocks import (CodeBlock, answer_texts, ext
 def sft(answer: str, user: str = "please help") -> dict:
     return {"id": "r1", "kind": "sft", "messages": [
         {"role": "user", "content": user}, {"role": "assistant", "content": answer}]}
+
+
+def checked(rows: list[dict], checker: AstChecker | None = None) -> tuple[list, dict]:
+    """The AST block over rows: (reasons, its metadata)."""
+    checker = checker or AstChecker()
+    stats = BlockStats()
+    reasons = run_blocks([checker], rows, stats)
+    return reasons, checker.metadata(stats.of("ast"))
 
 
 def fenced(lang: str, code: str) -> str:
@@ -127,11 +135,10 @@ def test_every_issue_language_has_an_offline_grammar(monkeypatch):
 def test_valid_and_invalid_snippets(lang):
     valid, invalid = VALID_INVALID[lang]
     tag = {"cpp": "c++", "bash": "sh", "hcl": "terraform"}.get(lang, lang)
-    stats = AstStats()
-    assert check_row_code(sft(fenced(tag, valid)), stats) is None
-    assert check_row_code(sft(fenced(tag, invalid)), stats) == f"ast_error_{lang}"
-    assert stats.parsed[lang] == 1 and stats.failed[lang] == 1
-    assert stats.rows_dropped == {f"ast_error_{lang}": 1}
+    reasons, meta = checked([sft(fenced(tag, valid)), sft(fenced(tag, invalid))])
+    assert reasons == [None, f"ast_error_{lang}"]
+    assert meta["per_language"][lang] == {"parsed": 1, "failed": 1, "pass_rate": 0.5}
+    assert meta["dropped_by_reason"] == {f"ast_error_{lang}": 1}
 
 
 @pytest.mark.parametrize("lang,snippet", [
@@ -155,30 +162,27 @@ def test_some_snippets_need_the_wrappers(lang, snippet):
 
 
 def test_skips_are_counted_not_dropped():
-    stats = AstStats()
     answer = ("```klingon\nQapla'\n```\n"              # unknown tag -> no canonical language
               "```sql\nSELEC * FRM t\n```\n"            # known language without a grammar
               "```\nsome output 42\n```\n"              # untagged, no confident guess
               "```\nimport os\ndef f(:\n    print(os)\n```\n"  # guessed python, broken
               "```python\n\n```\n")                     # empty
-    assert check_row_code(sft(answer), stats) is None
-    assert stats.skipped == {"unknown_language:unknown": 2, "no_grammar:sql": 1,
-                             "guessed_failed:python": 1, "empty:python": 1}
-    assert AstChecker(drop_guessed=True).check_row(sft(answer)) == "ast_error_python"
+    reasons, meta = checked([sft(answer)])
+    assert reasons == [None]
+    assert meta["blocks_skipped"] == {"empty:python": 1, "guessed_failed:python": 1, "no_grammar:sql": 1,
+                                      "unknown_language:unknown": 2}
+    assert AstChecker(drop_guessed=True).decide(sft(answer)) == "ast_error_python"
 
 
 def test_oversized_block_skipped_with_reason():
-    stats = AstStats()
     code = "x = (\n" * 10  # broken, but larger than the cap
-    assert AstChecker(max_parse_bytes=20).check_row(sft(fenced("python", code)), stats) is None
-    assert stats.skipped == {"too_large:python": 1}
+    reasons, meta = checked([sft(fenced("python", code))], AstChecker(max_parse_bytes=20))
+    assert reasons == [None] and meta["blocks_skipped"] == {"too_large:python": 1}
 
 
 def test_only_selected_languages_checked():
-    checker = AstChecker(languages=["python"])
-    stats = AstStats()
-    assert checker.check_row(sft(fenced("go", "func main( {")), stats) is None
-    assert stats.skipped == {"not_selected:go": 1}
+    reasons, meta = checked([sft(fenced("go", "func main( {"))], AstChecker(languages=["python"]))
+    assert reasons == [None] and meta["blocks_skipped"] == {"not_selected:go": 1}
     with pytest.raises(ValueError, match="no tree-sitter grammar"):
         AstChecker(languages=["cobol"])
 
@@ -196,10 +200,10 @@ def test_user_turn_code_is_not_checked():
 
 def test_first_failure_is_the_reason_and_all_blocks_counted():
     answer = fenced("go", "func main( {") + fenced("python", "def f(:") + fenced("python", "x = 1")
-    stats = AstStats()
-    assert check_row_code(sft(answer), stats) == "ast_error_go"
-    assert stats.failed == {"go": 1, "python": 1} and stats.parsed == {"python": 1}
-    meta = AstStats().merge(stats).merge(stats).as_metadata()
+    assert check_row_code(sft(answer)) == "ast_error_go"
+    reasons, meta = checked([sft(answer), sft(answer)])
+    assert reasons == ["ast_error_go", "ast_error_go"]
+    assert meta["blocks_failed"] == 4 and meta["blocks_parsed"] == 2
     assert meta["rows_checked"] == 2 and meta["rows_dropped"] == 2
     assert meta["per_language"]["python"] == {"parsed": 2, "failed": 2, "pass_rate": 0.5}
 
@@ -214,9 +218,8 @@ def test_python_checks_what_the_grammar_lets_through(snippet):
 
 
 def test_python2_tag_is_skipped_not_failed():
-    stats = AstStats()
-    assert check_row_code(sft(fenced("python2", "print 'hello'")), stats) is None
-    assert stats.skipped == {"no_grammar:python2": 1}
+    reasons, meta = checked([sft(fenced("python2", "print 'hello'"))])
+    assert reasons == [None] and meta["blocks_skipped"] == {"no_grammar:python2": 1}
 
 
 def test_deeply_indented_fence_inside_a_block_is_content():

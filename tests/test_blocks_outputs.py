@@ -115,3 +115,69 @@ def stress_rows(n: int = 600, seed: int = 7) -> list[dict]:
 
 def corpora() -> dict[str, list[dict]]:
     return {**fixture_rows(), "_stress": stress_rows()}
+
+
+def decisions(rows: list[dict], workers: int = 1, chunk_size: int = 256) -> dict:
+    """What the filter step decides on ``rows`` with the curation config's settings and the
+    local (rubric) edu scorer, in the baseline file's shape."""
+    from surrogate_dagster.curation.ast_validity import AstChecker
+    from surrogate_dagster.curation.config import load_curation
+    from surrogate_dagster.curation.quality.edu_classifier import EduFilter, build_edu_scorer
+    from surrogate_dagster.curation.quality.filter_stage import filter_rows
+    from surrogate_dagster.curation.quality.heuristics import HeuristicFilter
+
+    cfg = load_curation()
+    ast, heur = AstChecker(languages=cfg.ast.languages), HeuristicFilter(cfg.quality.heuristics)
+    edu = EduFilter(build_edu_scorer("rubric"), threshold=cfg.quality.edu_threshold)
+    res = filter_rows(rows, [ast, heur, edu], workers=workers, chunk_size=chunk_size)
+    return {"rows": len(rows),
+            "dropped": {r["id"]: x for r, x in zip(rows, res.reasons) if x},
+            "violations": {r["id"]: v for r in rows if (v := heur.violations(r))},
+            "ast": ast.metadata(res.stats.of(ast.name)),
+            "heuristics": heur.metadata(res.stats.of(heur.name)),
+            "edu": edu.metadata(res.stats.of(edu.name))}
+
+
+def _baseline() -> dict:
+    return json.loads(BASELINE.read_text())
+
+
+def test_baseline_covers_every_rule_and_the_fixtures():
+    """The recorded corpus exercises every heuristic rule and every catalog source."""
+    from surrogate_dagster.curation.quality.heuristics import RULES_BY_NAME
+    from surrogate_dagster.sources.assets import CATALOG
+
+    base = _baseline()["corpora"]
+    assert set(base) == {*CATALOG.names, "_stress"}
+    flagged = {x for c in base.values() for v in c["violations"].values() for x in v}
+    assert flagged == {f"quality_{n}" for n in RULES_BY_NAME}
+    reasons = {x for c in base.values() for x in c["dropped"].values()}
+    assert {"ast_error_python", "quality_edu_score", "quality_too_short"} <= reasons
+
+
+def test_filter_decisions_equal_the_recorded_ones():
+    from surrogate_dagster.curation.config import load_curation
+
+    base = _baseline()
+    assert base["edu_threshold"] == load_curation().quality.edu_threshold
+    for name, rows in corpora().items():
+        got = decisions(rows)
+        for key in ("rows", "dropped", "violations", "ast", "heuristics", "edu"):
+            assert got[key] == base["corpora"][name][key], (name, key)
+
+
+def test_filter_decisions_in_workers_equal_the_recorded_ones():
+    stress = stress_rows()
+    got = decisions(stress, workers=2, chunk_size=37)
+    want = _baseline()["corpora"]["_stress"]
+    assert {k: got[k] for k in want} == want
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--record"]:
+        sys.exit("usage: python -m tests.test_blocks_outputs --record")
+    from surrogate_dagster.curation.config import load_curation
+
+    BASELINE.write_text(json.dumps({"edu_threshold": load_curation().quality.edu_threshold,
+                                    "corpora": {n: decisions(rows) for n, rows in corpora().items()}},
+                                   indent=1, sort_keys=True) + "\n")

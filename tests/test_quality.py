@@ -8,11 +8,11 @@ import re
 
 import pytest
 
-from surrogate_dagster.curation.quality.edu_classifier import (EduFilter, EduStats, RubricScorer,
+from surrogate_dagster.curation.blocks import BlockStats, run_blocks
+from surrogate_dagster.curation.quality.edu_classifier import (EduFilter, RubricScorer,
                                                                StackEduClassifier, build_edu_scorer)
 from surrogate_dagster.curation.quality.edu_labelled import EXAMPLES, split
-from surrogate_dagster.curation.quality.heuristics import (RULES, RULES_BY_NAME, HeuristicFilter,
-                                                           HeuristicStats)
+from surrogate_dagster.curation.quality.heuristics import RULES, RULES_BY_NAME, HeuristicFilter
 
 
 def sft(answer: str) -> dict:
@@ -74,8 +74,8 @@ def test_every_rule_has_a_case():
 def test_rule_positive_and_negative(name):
     bad, good = CASES[name]
     only = HeuristicFilter({n: {"enabled": n == name} for n in RULES_BY_NAME})
-    assert only.check_row(sft(bad)) == f"quality_{name}"
-    assert only.check_row(sft(good)) is None
+    assert only.decide(sft(bad)) == f"quality_{name}"
+    assert only.decide(sft(good)) is None
     # the good example passes the whole rule set too (no other rule misfires on it)
     assert HeuristicFilter().violations(sft(good)) == []
     assert f"quality_{name}" in HeuristicFilter().violations(sft(bad))
@@ -83,7 +83,7 @@ def test_rule_positive_and_negative(name):
 
 def test_data_blocks_are_exempt_from_composition_rules():
     numbers = "```json\n[" + ", ".join(str(i * 7919) for i in range(60)) + "]\n```"
-    assert HeuristicFilter().check_row(sft(numbers)) is None
+    assert HeuristicFilter().decide(sft(numbers)) is None
     as_code = HeuristicFilter().violations(sft(numbers.replace("```json", "```python")))
     assert as_code == ["quality_alpha_fraction", "quality_digit_fraction"]
 
@@ -91,7 +91,7 @@ def test_data_blocks_are_exempt_from_composition_rules():
 def test_config_overrides_and_validation():
     long_line = py("x = '" + "ab " * 400 + "'")
     assert HeuristicFilter({"max_line_length": {"max_chars": 5000}, "mean_line_length": {"max_mean": 5000}}
-                           ).check_row(sft(long_line)) is None
+                           ).decide(sft(long_line)) is None
     with pytest.raises(ValueError, match="unknown quality rules"):
         HeuristicFilter({"nope": {}})
     with pytest.raises(ValueError, match="unknown parameters"):
@@ -101,27 +101,26 @@ def test_config_overrides_and_validation():
 
 
 def test_stats_count_first_reason_and_every_flag():
-    stats = HeuristicStats()
+    stats = BlockStats()
     filt = HeuristicFilter()
     bad = py("x = [" + ", ".join(str(i * 7919) for i in range(60)) + "]")   # digits and few letters
-    assert filt.check_row(sft(bad), stats) == "quality_alpha_fraction"
-    assert filt.check_row(sft(py(GOOD_CODE)), stats) is None
-    assert stats.dropped == {"quality_alpha_fraction": 1}
-    assert stats.flagged == {"quality_alpha_fraction": 1, "quality_digit_fraction": 1}
-    meta = HeuristicStats().merge(stats).as_metadata()
+    assert run_blocks([filt], [sft(bad), sft(py(GOOD_CODE))], stats) == ["quality_alpha_fraction", None]
+    assert stats.of("heuristics").dropped == {"quality_alpha_fraction": 1}
+    assert stats.of("heuristics").flagged == {"quality_alpha_fraction": 1, "quality_digit_fraction": 1}
+    meta = filt.metadata(BlockStats().merge(stats).of("heuristics"))
     assert meta["rows_checked"] == 2 and meta["rows_dropped"] == 1
 
 
 def test_dpo_rules_apply_to_chosen_only():
     row = {"kind": "dpo", "prompt": [], "chosen": py(GOOD_CODE), "rejected": "k"}
-    assert HeuristicFilter().check_row(row) is None
+    assert HeuristicFilter().decide(row) is None
     row = {"kind": "dpo", "prompt": [], "chosen": "k", "rejected": py(GOOD_CODE)}
-    assert HeuristicFilter().check_row(row) == "quality_too_short"
+    assert HeuristicFilter().decide(row) == "quality_too_short"
 
 
 def test_tool_call_only_turn_is_not_too_short():
     answer = '<tool_call>\n{"name": "ls", "arguments": {}}\n</tool_call>'
-    assert HeuristicFilter().check_row(sft(answer)) is None
+    assert HeuristicFilter().decide(sft(answer)) is None
 
 
 def test_rules_are_named_and_unique():
@@ -167,11 +166,12 @@ def test_edu_filter_threshold_weighting_and_stats():
     good = by_id["py-tutorial-bsearch"]["code"]
     terse = by_id["py-terse-fn"]["code"]
     filt = EduFilter(RubricScorer(), threshold=3.0)
-    stats = EduStats()
+    stats = BlockStats()
     rows = [sft(py(good)), sft(py(terse)), sft("No code here, just an answer."),
             sft("```yaml\na: 1\nb: [1, 2, 3]\nc: {d: e}\n```"), sft(py("pip_install()"))]
-    assert filt.check_rows(rows, stats) == [None, "quality_edu_score", None, None, None]
-    assert stats.rows_checked == 5 and stats.rows_dropped == 1 and stats.rows_unscored == 3
+    assert run_blocks([filt], rows, stats) == [None, "quality_edu_score", None, None, None]
+    meta = filt.metadata(stats.of("edu"))
+    assert meta["rows_checked"] == 5 and meta["rows_dropped"] == 1 and meta["rows_unscored"] == 3
     # a long educational block outweighs a short terse one in the same answer
     (mixed,) = filt.row_scores([sft(py(good) + py(terse))])
     assert 3.0 <= mixed < RubricScorer().score(good, "python")
@@ -217,9 +217,9 @@ def test_stack_edu_classifier_loads_a_local_mirror(tmp_path):
     assert all(isinstance(s, float) and 0.0 <= s <= 5.0 for s in scores[:3])
     # deterministic in eval mode, and batching does not change a score
     assert clf.score_many(items[:1])[0] == pytest.approx(scores[0], abs=1e-5)
-    stats = EduStats()
-    EduFilter(clf, min_block_chars=1).check_rows([sft(py("def f ( x ) : return x"))], stats)
-    assert stats.rows_checked == 1 and stats.rows_unscored == 0
+    stats = BlockStats()
+    run_blocks([EduFilter(clf, min_block_chars=1)], [sft(py("def f ( x ) : return x"))], stats)
+    assert stats.of("edu").seen == 1 and stats.of("edu").notes["unscored"] == 0
 
 
 def test_stack_edu_classifier_rejects_a_non_regression_head(tmp_path):
@@ -231,7 +231,7 @@ def test_stack_edu_classifier_rejects_a_non_regression_head(tmp_path):
 
 def test_untagged_output_blocks_are_exempt_from_composition_rules():
     output = "Output:\n```\n" + " ".join(str(i * 7919) for i in range(60)) + "\n```"
-    assert HeuristicFilter().check_row(sft(output)) is None
+    assert HeuristicFilter().decide(sft(output)) is None
 
 
 # ------------------------------------------------------------------ fast paths = the rules' definitions
@@ -318,15 +318,13 @@ def test_case_insensitive_screens_equal_full_scans():
 
 # ------------------------------------------------------------------ the filter step: chunked, parallel
 def _filter_rows_reference(rows, threshold=3.0):
-    from surrogate_dagster.curation.ast_validity import AstChecker, AstStats
+    from surrogate_dagster.curation.ast_validity import AstChecker
 
     ck, heur, edu = AstChecker(), HeuristicFilter(), EduFilter(RubricScorer(), threshold=threshold)
-    a, h, e = AstStats(), HeuristicStats(), EduStats()
-    reasons = [ck.check_row(r, a) or heur.check_row(r, h) for r in rows]
-    survivors = [i for i, r in enumerate(reasons) if r is None]
-    for i, r in zip(survivors, edu.check_rows([rows[i] for i in survivors], e)):
-        reasons[i] = r
-    return reasons, a.as_metadata(), h.as_metadata(), e.as_metadata()
+    stats = BlockStats()
+    reasons = run_blocks([ck, heur, edu], rows, stats)
+    return (reasons, ck.metadata(stats.of("ast")), heur.metadata(stats.of("heuristics")),
+            edu.metadata(stats.of("edu")))
 
 
 def _filter_corpus():
@@ -347,11 +345,11 @@ def test_filter_rows_equals_the_three_blocks_in_sequence(workers, chunk_size):
     expected = _filter_rows_reference(rows)
     PARSE_MEMO.clear()
     PARTS_MEMO.clear()
-    res = filter_rows(rows, AstChecker(), HeuristicFilter(), EduFilter(RubricScorer(), threshold=3.0),
-                      workers=workers, chunk_size=chunk_size)
-    assert (res.reasons, res.ast.as_metadata(), res.heuristics.as_metadata(), res.edu.as_metadata()) == expected
+    blocks = (AstChecker(), HeuristicFilter(), EduFilter(RubricScorer(), threshold=3.0))
+    res = filter_rows(rows, blocks, workers=workers, chunk_size=chunk_size)
+    assert (res.reasons, *(b.metadata(res.stats.of(b.name)) for b in blocks)) == expected
     assert {r for r in res.reasons if r} >= {"ast_error_python", "quality_too_short", "quality_edu_score"}
-    assert set(res.cpu_seconds) == {"ast", "heuristics", "edu"}
+    assert list(res.stats.blocks) == ["ast", "heuristics", "edu"]
     if workers == 1:
         assert PARSE_MEMO.hits > 0 and PARTS_MEMO.hits > 0  # the edu scorer reused AST's work
 
@@ -371,16 +369,16 @@ def test_filter_rows_scores_a_fork_unsafe_model_in_the_parent():
             return super().score_many(items)
 
     rows = _filter_corpus()
-    res = filter_rows(rows, AstChecker(), HeuristicFilter(), EduFilter(ParentOnly(), threshold=3.0),
-                      workers=2, chunk_size=16)
+    edu = EduFilter(ParentOnly(), threshold=3.0)
+    res = filter_rows(rows, (AstChecker(), HeuristicFilter(), edu), workers=2, chunk_size=16)
     assert ParentOnly.pids == {os.getpid()}
-    assert (res.reasons, res.edu.as_metadata()) == (_filter_rows_reference(rows)[0], _filter_rows_reference(rows)[3])
+    assert (res.reasons, edu.metadata(res.stats.of("edu"))) == (_filter_rows_reference(rows)[0], _filter_rows_reference(rows)[3])
 
 
 def test_rule_checks_equal_measure_then_violates_with_languages_and_defaults():
     """Every rule's check (bounds, shared per-text counts) decides as Rule.check's plain
     skip -> applies -> violates(measure) would, with default and with loose parameters."""
-    from surrogate_dagster.curation.quality.heuristics import Rule
+    from surrogate_dagster.curation.quality.rule_base import Rule
 
     loose = HeuristicFilter({"alpha_fraction": {"min_chars": 0}, "digit_fraction": {"min_chars": 0},
                              "duplicate_lines": {"min_lines": 0}, "comment_fraction": {"min_lines": 0},
@@ -401,7 +399,7 @@ def test_rule_checks_equal_measure_then_violates_with_languages_and_defaults():
 
 def test_rubric_fast_paths_equal_their_definitions():
     from surrogate_dagster.curation.quality import edu_classifier as ec
-    from surrogate_dagster.curation.quality.heuristics import LongStringWords, _string_literals
+    from surrogate_dagster.curation.quality.encoded import LongStringWords, _string_literals
 
     def reference_comment_lines(lines):
         in_doc, total = False, 0.0

@@ -70,9 +70,10 @@ def curation_sanitizer(categories: tuple[str, ...], ner_model: str | None):
 
 @functools.lru_cache(maxsize=2)
 def _filter_blocks(edu_scorer: str, edu_threshold: float):
-    """One (AST checker, heuristics, edu filter) per process and settings: the blocks hold no
-    per-partition state, and keeping them keeps their worker pool (``parallel.pool_for`` keys
-    on these objects), so every partition a process filters reuses warm workers."""
+    """The filter step's chain of blocks (AST validity, heuristics, edu scorer), one per process
+    and settings: the blocks hold no per-partition state, and keeping them keeps their worker
+    pool (``parallel.pool_for`` keys on these objects), so every partition a process filters
+    reuses warm workers."""
     from .ast_validity import AstChecker
     from .quality.edu_classifier import EduFilter, build_edu_scorer
     from .quality.heuristics import HeuristicFilter
@@ -167,11 +168,11 @@ def filtered_rows(context: AssetExecutionContext, object_store: ObjectStoreResou
     latest, rows = read_step(store, "sanitized", source)
     edu_threshold = (curation.edu_threshold if curation.edu_threshold is not None
                      else CURATION.quality.edu_threshold)
-    checker, heur, edu = _filter_blocks(curation.edu_scorer, edu_threshold)
+    blocks = _filter_blocks(curation.edu_scorer, edu_threshold)
+    checker, heur, edu = blocks
     t0 = time.monotonic()
     # One pass: each code block is found and parsed once and shared by the three blocks.
-    res = filter_rows(rows, checker, heur, edu, workers=curation.workers, chunk_size=curation.chunk_rows)
-    ast_stats, heur_stats, edu_stats = res.ast, res.heuristics, res.edu
+    res = filter_rows(rows, blocks, workers=curation.workers, chunk_size=curation.chunk_rows)
     reasons: Counter[str] = Counter()
     kept, dropped = [], []
     for row, reason in zip(rows, res.reasons):
@@ -190,9 +191,9 @@ def filtered_rows(context: AssetExecutionContext, object_store: ObjectStoreResou
             "rows_in": len(rows), "rows_kept": len(kept), "rows_dropped": len(dropped),
             "dropped_by_reason": MetadataValue.md(counts_table(reasons)),
             "counts": MetadataValue.json(dict(reasons)),
-            "ast_by_language": MetadataValue.json(ast_stats.as_metadata()),
-            "heuristics": MetadataValue.json(heur_stats.as_metadata()),
-            "edu_scores": MetadataValue.json(edu_stats.as_metadata()),
+            "ast_by_language": MetadataValue.json(checker.metadata(res.stats.of(checker.name))),
+            "heuristics": MetadataValue.json(heur.metadata(res.stats.of(heur.name))),
+            "edu_scores": MetadataValue.json(edu.metadata(res.stats.of(edu.name))),
             "edu_scorer": curation.edu_scorer, "edu_threshold": edu_threshold,
             "mb_per_s": round(_mb(rows) / dt, 2) if dt > 0 else 0.0,
         },

@@ -16,6 +16,12 @@ language is unknown, blocks larger than ``max_parse_bytes`` (a multi-megabyte bl
 answer; the quality heuristics judge it), and by default blocks whose language was only guessed
 (a failed parse there is as likely a wrong guess as broken code).
 
+``AstChecker`` is a curation block (``curation.blocks``) named ``ast``: ``decide(row)`` gives
+``ast_error_<language>`` for the first failing block of the row's answers (SFT assistant turns,
+DPO ``chosen``), and ``decide_batch(rows, notes)`` also tallies every code block in ``notes``
+(``parsed:<lang>``, ``failed:<lang>``, ``skipped:<reason>:<lang>``), which ``metadata`` turns
+into the per-language figures of the filter step.
+
 ``AstChecker.parses`` is memoized process-wide (``PARSE_MEMO``): the edu scorer's "valid code"
 point asks the same question about the same blocks right after this check. Python's strict rules
 (``STRICT_QUERIES``) are checked by a walk over statement nodes only (``_python_violates``),
@@ -28,11 +34,11 @@ import importlib
 import textwrap
 import warnings
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
+from .blocks import BlockCounts
 from .code_blocks import BoundedMemo, CodeBlock, answer_parts, answer_texts
 
 # canonical language -> (module, function returning the grammar pointer)
@@ -121,50 +127,15 @@ def load_language(name: str) -> Language:
         return Language(pointer)
 
 
-@dataclass
-class AstStats:
-    """Per-language block counts, and per-reason row drops; merge partitions with ``merge``."""
-
-    parsed: Counter = field(default_factory=Counter)
-    failed: Counter = field(default_factory=Counter)
-    skipped: Counter = field(default_factory=Counter)   # "<reason>:<language or unknown>"
-    rows_checked: int = 0
-    rows_dropped: Counter = field(default_factory=Counter)
-
-    def merge(self, other: "AstStats") -> "AstStats":
-        """Add another partition's counts into this one (returns self)."""
-        self.parsed.update(other.parsed)
-        self.failed.update(other.failed)
-        self.skipped.update(other.skipped)
-        self.rows_checked += other.rows_checked
-        self.rows_dropped.update(other.rows_dropped)
-        return self
-
-    def as_metadata(self) -> dict:
-        """Plain dict for asset metadata: totals plus per-language parsed/failed and pass rate."""
-        langs = sorted(set(self.parsed) | set(self.failed))
-        return {
-            "rows_checked": self.rows_checked,
-            "rows_dropped": sum(self.rows_dropped.values()),
-            "dropped_by_reason": dict(sorted(self.rows_dropped.items())),
-            "blocks_parsed": sum(self.parsed.values()),
-            "blocks_failed": sum(self.failed.values()),
-            "blocks_skipped": dict(sorted(self.skipped.items())),
-            "per_language": {
-                lang: {"parsed": self.parsed[lang], "failed": self.failed[lang],
-                       "pass_rate": round(self.parsed[lang] / (self.parsed[lang] + self.failed[lang]), 4)}
-                for lang in langs
-            },
-        }
-
-
 class AstChecker:
-    """Parses code blocks with cached tree-sitter parsers; see the module docstring for policy.
+    """The ``ast`` block: parses code blocks with cached tree-sitter parsers; see the module docstring for policy.
 
     ``languages`` restricts checking to a subset of ``GRAMMARS`` (others are skipped as
     ``not_selected``); ``drop_guessed`` makes failed blocks with a guessed language drop the row;
     ``memo=False`` parses every time instead of sharing ``PARSE_MEMO`` (for timing the parser).
     """
+
+    name = "ast"
 
     def __init__(self, languages: Iterable[str] | None = None, max_parse_bytes: int = 256_000,
                  drop_guessed: bool = False, use_snippet_wrappers: bool = True, memo: bool = True) -> None:
@@ -233,66 +204,86 @@ class AstChecker:
                         return True
         return False
 
-    def check_block(self, block: CodeBlock, stats: AstStats | None = None) -> str | None:
-        """None when the block passes or is skipped; ``ast_error_<lang>`` when it fails."""
-        stats = stats if stats is not None else AstStats()
+    def check_block(self, block: CodeBlock, notes: Counter | None = None) -> str | None:
+        """None when the block passes or is skipped; ``ast_error_<lang>`` when it fails. The
+        outcome is tallied in ``notes`` when given (``parsed:``/``failed:``/``skipped:`` keys)."""
+        notes = notes if notes is not None else Counter()
         lang = block.language
         if lang is None:
-            stats.skipped["unknown_language:unknown"] += 1
+            notes["skipped:unknown_language:unknown"] += 1
             return None
         if lang not in GRAMMARS:
-            stats.skipped[f"no_grammar:{lang}"] += 1
+            notes[f"skipped:no_grammar:{lang}"] += 1
             return None
         if lang not in self.languages:
-            stats.skipped[f"not_selected:{lang}"] += 1
+            notes[f"skipped:not_selected:{lang}"] += 1
             return None
         if not block.code.strip():
-            stats.skipped[f"empty:{lang}"] += 1
+            notes[f"skipped:empty:{lang}"] += 1
             return None
         # a character is at most 4 UTF-8 bytes: short blocks skip the encode
         if (len(block.code) * 4 > self.max_parse_bytes
                 and len(block.code.encode("utf-8", "surrogatepass")) > self.max_parse_bytes):
-            stats.skipped[f"too_large:{lang}"] += 1
+            notes[f"skipped:too_large:{lang}"] += 1
             return None
         if self.parses(block.code, lang):
-            stats.parsed[lang] += 1
+            notes[f"parsed:{lang}"] += 1
             return None
         if block.guessed and not self.drop_guessed:
-            stats.skipped[f"guessed_failed:{lang}"] += 1
+            notes[f"skipped:guessed_failed:{lang}"] += 1
             return None
-        stats.failed[lang] += 1
+        notes[f"failed:{lang}"] += 1
         return f"ast_error_{lang}"
 
-    def check_text(self, text: str, stats: AstStats | None = None) -> str | None:
-        """Check every block of one answer; returns the first failure's reason (all are counted)."""
-        reason = None
-        for block in answer_parts(text).blocks:
-            r = self.check_block(block, stats)
-            reason = reason or r
-        return reason
-
-    def check_row(self, row: dict, stats: AstStats | None = None) -> str | None:
-        """None (keep) or ``ast_error_<lang>`` for a normalized row (SFT answers / DPO chosen)."""
-        stats = stats if stats is not None else AstStats()
-        stats.rows_checked += 1
+    def _decide(self, row: dict, notes: Counter) -> str | None:
+        # every block is checked (and tallied) even after a failure; the first failure is the reason
         reason = None
         for text in answer_texts(row):
-            r = self.check_text(text, stats)
-            reason = reason or r
-        if reason:
-            stats.rows_dropped[reason] += 1
+            for block in answer_parts(text).blocks:
+                r = self.check_block(block, notes)
+                reason = reason or r
         return reason
+
+    def decide(self, row: dict) -> str | None:
+        """None (keep) or ``ast_error_<lang>`` for a normalized row."""
+        return self._decide(row, Counter())
+
+    def decide_batch(self, rows: Sequence[dict], notes: Counter) -> list[str | None]:
+        """``decide`` for each row, tallying every code block in ``notes``."""
+        return [self._decide(r, notes) for r in rows]
+
+    @staticmethod
+    def metadata(counts: BlockCounts) -> dict:
+        """Asset metadata from the runner's counts: rows, blocks, and per-language pass rates."""
+        parsed: Counter = Counter()
+        failed: Counter = Counter()
+        skipped: Counter = Counter()
+        for key, n in counts.notes.items():
+            kind, _, rest = key.partition(":")
+            {"parsed": parsed, "failed": failed, "skipped": skipped}[kind][rest] += n
+        langs = sorted(set(parsed) | set(failed))
+        return {
+            "rows_checked": counts.seen,
+            "rows_dropped": sum(counts.dropped.values()),
+            "dropped_by_reason": dict(sorted(counts.dropped.items())),
+            "blocks_parsed": sum(parsed.values()),
+            "blocks_failed": sum(failed.values()),
+            "blocks_skipped": dict(sorted(skipped.items())),
+            "per_language": {
+                lang: {"parsed": parsed[lang], "failed": failed[lang],
+                       "pass_rate": round(parsed[lang] / (parsed[lang] + failed[lang]), 4)}
+                for lang in langs
+            },
+        }
 
 
 _DEFAULT: AstChecker | None = None
 
 
-def check_row_code(row: dict, stats: AstStats | None = None,
-                   checker: AstChecker | None = None) -> str | None:
-    """Module-level convenience: ``check_row`` with a shared default checker (parsers cached)."""
+def check_row_code(row: dict) -> str | None:
+    """``AstChecker().decide(row)`` with one shared default checker (its parsers are cached): a
+    plain ``row -> reason`` function for callers that take functions (ops.executors)."""
     global _DEFAULT
-    if checker is None:
-        if _DEFAULT is None:
-            _DEFAULT = AstChecker()
-        checker = _DEFAULT
-    return checker.check_row(row, stats)
+    if _DEFAULT is None:
+        _DEFAULT = AstChecker()
+    return _DEFAULT.decide(row)
