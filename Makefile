@@ -10,6 +10,8 @@ TSTAMP := $(TVENV)/.installed
 BVENV := .venv-bfcl
 BSTAMP := $(BVENV)/.installed
 BFCL_EVAL := bfcl-eval==2026.3.23
+CVENV := .venv-checkov
+CSTAMP := $(CVENV)/.installed
 
 .PHONY: setup run test ui validate bench clean
 
@@ -47,7 +49,15 @@ $(BSTAMP):
 	$(BVENV)/bin/python -I -c "from bfcl_eval.eval_checker.ast_eval.ast_checker import ast_checker"
 	touch $(BSTAMP)
 
-setup: $(STAMP) $(TSTAMP) $(BSTAMP)
+# checkov, the IaC scanner of the execution graders (surrogate_dagster/sandbox/iac.py): its own venv
+# (its pins clash with the main venv's), on Debian's python3 so the sandbox uids can read the interpreter.
+$(CSTAMP):
+	test -x $(CVENV)/bin/python || /usr/bin/python3 -m venv $(CVENV)
+	$(CVENV)/bin/pip install -q checkov==3.3.30
+	$(CVENV)/bin/python -I -c "import checkov.main"
+	touch $(CSTAMP)
+
+setup: $(STAMP) $(TSTAMP) $(BSTAMP) $(CSTAMP)
 
 run: setup
 	$(BIN)/python -m surrogate_dagster.cli run

