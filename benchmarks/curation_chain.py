@@ -210,8 +210,7 @@ def run(by_source: dict[str, list[dict]], only: set[str] | None, tmp: Path, inde
         rows = [r for r, reason in zip(rows, res.reasons) if not reason]
         w, c = time.perf_counter(), _cpu()
         texts = [dedup_text(r) for r in rows]  # what dedup_decisions compares (no system turns)
-        compute_signatures(zip([r["id"] for r in rows], texts), tmp / "sig" / s, workers=workers,
-                           chunk_size=chunk_rows)
+        compute_signatures(zip([r["id"] for r in rows], texts), tmp / "sig" / s, workers=workers)
         clock.add("minhash_signatures", time.perf_counter() - w, _cpu() - c)
         matches = clock.timed("decontaminate", dec.check_many, [row_text(r) for r in rows], workers, chunk_rows)
         contaminated += sum(1 for m in matches if m)

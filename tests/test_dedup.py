@@ -17,7 +17,6 @@ from surrogate_dagster.curation.minhash import (
     MinhashSpec,
     RegexWordTokenizer,
     THRESHOLD,
-    candidate_pairs,
     candidate_probability,
     compute_signatures,
     find_near_duplicates,
@@ -239,7 +238,7 @@ def test_signature_errors(tmp_path: Path) -> None:
         find_near_duplicates({"a": tmp_path / "p32", "b": tmp_path / "p14"}, {})
 
 
-# ----------------------------------------------------------------------------- numpy engine = datatrove
+# ----------------------------------------------------------------------------- kernels
 
 
 def _engine_corpus() -> list[tuple[str, str]]:
@@ -250,66 +249,6 @@ def _engine_corpus() -> list[tuple[str, str]]:
              ("ws", "a\u00a0b\u2000c\td\n\ne\u3000f g h i j k"), ("long", _code_doc(rng, lines=400))]
     docs += [("dup1", docs[0][1]), ("dup2", docs[0][1]), ("dup3", _edit(rng, docs[1][1], 0.05))]
     return docs
-
-
-def test_numpy_engine_writes_datatrove_bytes(tmp_path: Path) -> None:
-    docs = _engine_corpus()
-    ref = compute_signatures(docs, tmp_path / "dt", engine="datatrove")
-    got = compute_signatures(docs, tmp_path / "np")
-    par = compute_signatures(docs, tmp_path / "par", workers=2, chunk_size=9)
-    assert ref.n_without_shingles == got.n_without_shingles == par.n_without_shingles == 3
-    files = sorted(p.relative_to(tmp_path / "dt") for p in (tmp_path / "dt").rglob("*") if p.is_file())
-    assert len(files) == 33  # 32 buckets + manifest
-    for rel in files:
-        assert (tmp_path / "np" / rel).read_bytes() == (tmp_path / "dt" / rel).read_bytes(), rel
-        assert (tmp_path / "par" / rel).read_bytes() == (tmp_path / "dt" / rel).read_bytes(), rel
-
-
-def test_numpy_candidate_pairs_equal_datatrove_buckets(tmp_path: Path, corpus) -> None:
-    rng = random.Random(8)
-    parts = {name: list(docs) for name, docs in corpus.items()}
-    base = _code_doc(rng)
-    for k, name in enumerate(parts):  # one text in every partition, twice in one: chains of pairs
-        parts[name] += [(f"same{k}", base), (f"near{k}", _edit(rng, base, 0.05))]
-    parts["alpha"].append(("same_again", base))
-    dirs = _sign_all(tmp_path, parts)
-    fast = candidate_pairs(dirs, priority=["beta"])
-    assert fast == candidate_pairs(dirs, work_dir=tmp_path, priority=["beta"], engine="datatrove")
-    assert len(fast) >= 12
-    texts = {(p, d): t for p, docs in parts.items() for d, t in docs}
-    assert (find_near_duplicates(dirs, texts).dropped
-            == find_near_duplicates(dirs, texts, engine="datatrove", work_dir=tmp_path).dropped)
-
-
-def test_shingles_and_parameters_equal_datatrove_block() -> None:
-    from datatrove.pipeline.dedup.minhash import MinhashDedupSignature
-
-    from surrogate_dagster.curation import minhash_numpy as mnp
-    from surrogate_dagster.curation.minhash import shingle_hashes
-
-    block = MinhashDedupSignature("/tmp", config=DEFAULT_SPEC.config(), language=RegexWordTokenizer())
-    a, b = mnp.permutation_params(DEFAULT_SPEC.seed, DEFAULT_SPEC.num_hashes)
-    assert (a == block.parameters[0].ravel()).all() and (b == block.parameters[1].ravel()).all()
-    for _, text in _engine_corpus():
-        assert (shingle_hashes(text) == block.get_shingles(text).ravel()).all()
-
-
-def test_minhash_kernels_agree_including_the_rare_reduction() -> None:
-    from surrogate_dagster.curation import minhash_numpy as mnp
-
-    rng = np.random.default_rng(0)
-    a, b = mnp.permutation_params(1, 256)
-    sh = rng.integers(0, np.iinfo(np.uint64).max, 2000, dtype=np.uint64, endpoint=True)
-    ref = np.min((sh[:, None] * a + b) % mnp.MERSENNE, axis=0)  # datatrove's expression
-    with np.errstate(over="ignore"):
-        assert (mnp.minhash(sh, a, b, engine="numpy") == ref).all()
-    # x = 2^62 - 1: (x & p) + (x >> 61) = p + 1 >= p, the case the fast reduction must fix
-    edge = np.array([(1 << 62) - 1], dtype=np.uint64)
-    one, zero = np.ones(1, dtype=np.uint64), np.zeros(1, dtype=np.uint64)
-    assert mnp.minhash(edge, one, zero, engine="numpy")[0] == 1
-    if mnp.kernels() is not None:
-        assert (mnp.minhash(sh, a, b, engine="numba") == ref).all()
-        assert mnp.minhash(edge, one, zero, engine="numba")[0] == 1
 
 
 # ----------------------------------------------------------------------------- exact, incremental
@@ -355,15 +294,6 @@ def test_compiled_kernels_equal_xxhash_and_datatrove_shingles() -> None:
         assert shingle_hashes(text).tolist() == expected.tolist() == shingle_hashes(text, compiled=False).tolist()
 
 
-def test_punctuation_removing_spec_needs_the_datatrove_engine(tmp_path: Path) -> None:
-    spec = MinhashSpec(remove_punctuation=True)
-    docs = [("a", "alpha, beta; gamma. delta! epsilon? zeta")]
-    with pytest.raises(ValueError, match="engine='datatrove'"):
-        compute_signatures(docs, tmp_path / "np", spec)
-    assert compute_signatures(docs, tmp_path / "dt", spec, engine="datatrove").n_docs == 1
-    assert shingles(docs[0][1], spec).size == 2  # punctuation gone: 6 words, 2 5-grams
-
-
 def test_signature_files_sort_records_like_a_structured_sort(tmp_path: Path) -> None:
     from surrogate_dagster.curation import minhash_numpy as mnp
 
@@ -395,8 +325,9 @@ def test_batched_signature_kernel_equals_per_text_path() -> None:
     texts = [t for _, t in _engine_corpus()] + ["é", "", "a b c d", "A B C D E", "x" * 3000 + " y z w v"]
     a, b = mnp.permutation_params(DEFAULT_SPEC.seed, DEFAULT_SPEC.num_hashes)
     sigs, idx = mnp.signature_matrix(texts, 5, _TOKENIZER.word_tokenize, a, b, regex_tokens=True)
-    ref = [(i, mnp.minhash(sh, a, b, engine="numpy")) for i, t in enumerate(texts)
-           if (sh := mnp.shingle_hashes(t, 5, _TOKENIZER.word_tokenize)).size]
+    with np.errstate(over="ignore"):  # datatrove's expression, per text
+        ref = [(i, np.min((sh[:, None] * a + b) % mnp.MERSENNE, axis=0)) for i, t in enumerate(texts)
+               if (sh := mnp.shingle_hashes(t, 5, _TOKENIZER.word_tokenize)).size]
     assert idx.tolist() == [i for i, _ in ref]
     assert (sigs == np.array([s for _, s in ref])).all()
 

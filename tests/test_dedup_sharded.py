@@ -43,7 +43,7 @@ def _fixture_corpus() -> dict[str, list[tuple[str, str]]]:
     return corpus
 
 
-def _in_memory_decisions(corpus, sig_dirs, priority, work_dir) -> dict[str, dict]:
+def _in_memory_decisions(corpus, sig_dirs, priority) -> dict[str, dict]:
     """The former dedup_decisions algorithm: one dict of every text, one global exact pass."""
     texts = {(s, i): t for s in priority for i, t in corpus[s]}
     keys = list(texts)
@@ -52,7 +52,7 @@ def _in_memory_decisions(corpus, sig_dirs, priority, work_dir) -> dict[str, dict
         (s, i, d) for (s, i), d in zip(keys, digests))
     decisions = {f"{s}\t{i}": {"reason": "exact_duplicate", "kept": [d.kept_source, d.kept_id]}
                  for (s, i), d in exact.items()}
-    near = find_near_duplicates(sig_dirs, texts, priority=priority, work_dir=work_dir)
+    near = find_near_duplicates(sig_dirs, texts, priority=priority)
     for (s, i), nd in near.dropped.items():
         if f"{s}\t{i}" not in decisions:
             decisions[f"{s}\t{i}"] = {"reason": "near_duplicate", "kept": [nd.kept_partition, nd.kept_doc_id],
@@ -64,7 +64,7 @@ def test_sharded_decisions_equal_in_memory_decisions_on_fixtures(tmp_path: Path)
     corpus = _fixture_corpus()
     priority = sorted(corpus, reverse=True)  # not alphabetical: the priority must matter
     sig_dirs = {s: compute_signatures(corpus[s], tmp_path / "sigs" / s).out_dir for s in priority}
-    ref = _in_memory_decisions(corpus, sig_dirs, priority, tmp_path)
+    ref = _in_memory_decisions(corpus, sig_dirs, priority)
     reads: list[str] = []
 
     def read_texts(source: str):

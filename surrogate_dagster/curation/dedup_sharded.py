@@ -128,7 +128,7 @@ def cross_source_dedup(sources: Sequence[str], read_texts: ReadTexts, sig_dirs: 
         return ((i, t) for i, t in read_texts(source) if i in ids)
 
     near = near_duplicates_streaming({s: Path(sig_dirs[s]) for s in sources}, fetch, threshold=threshold,
-                                     priority=sources, work_dir=root, threads=workers)
+                                     priority=sources, threads=workers)
     for (s, i), nd in near.dropped.items():
         key = f"{s}\t{i}"
         if key not in out.decisions:

@@ -35,16 +35,14 @@ signature order and the geometry). Re-curating a source rewrites only that folde
 ``k``), finds the bucket collisions, verifies the candidate pairs and clusters across sources
 with union-find.
 
-Engines. ``engine="numpy"`` (default) computes the same signatures, files and candidate pairs
-as datatrove's blocks with vectorized code (:mod:`.minhash_numpy`; byte-identical files and equal
-pair sets are tested against datatrove). ``engine="datatrove"`` runs datatrove's
-``MinhashDedupSignature`` / ``MinhashDedupBuckets`` themselves (via ``run()`` directly: no
-executor, so no forkserver re-spawn and no stale ``completions`` skip); it is the reference.
-Measured on 3,000 code answers: signatures 3.9 CPU-s datatrove, 0.3-0.5 numpy engine with numba
-installed (1.9 without), bucket stage 0.39 vs 0.08-0.12. On the 20k-doc chain corpus (25.7 MB,
-benchmarks/curation_chain.py): 1.3-1.9 CPU-s with numba (2.2-3.5 before the ASCII texts of a
-chunk went through one compiled call and the bucket files stopped using numpy's structured sort),
-11.4 without.
+One implementation. Signatures, bucket files and candidate pairs are computed by the compiled
+kernels (:mod:`.minhash_numpy` over :mod:`.minhash_kernels`, numba) and are the same bytes and
+pairs as datatrove's ``MinhashDedupSignature`` / ``MinhashDedupBuckets`` would give
+(tests/test_minhash_parity.py runs datatrove's blocks as the reference). Measured on 2,000 code
+docs (4.2 MB): 0.14 CPU-s, against 2.6 for datatrove's signature block and 3.5 for the same
+arithmetic in plain numpy (benchmarks/minhash_scurve.py --speed); on the 20k-doc chain
+corpus (25.7 MB, benchmarks/curation_chain.py) 1.3-1.9 CPU-s. Specs whose normalization the
+kernels do not implement (``remove_punctuation``) are refused.
 
 Limit: datatrove emits, per band, only pairs of *adjacent* equal signatures (a, b), (b, c); if
 (a, b) fails the check while (a, c) would pass, that edge can only come from another band.
@@ -57,28 +55,19 @@ import json
 import os
 import re
 import shutil
-import struct
-import tempfile
 import unicodedata
 import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Literal, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
-from datatrove.data import Document
-from datatrove.pipeline.dedup.minhash import (
-    SENTINEL,
-    MinhashConfig,
-    MinhashDedupBuckets,
-    MinhashDedupSignature,
-)
-from datatrove.utils.binaryio import read_tuples_from_file
+from datatrove.pipeline.dedup.minhash import MinhashConfig
 from datatrove.utils.text import TextNormConfig
 from datatrove.utils.word_tokenizers import WordTokenizer
 
 from . import minhash_numpy as mnp
-from .parallel import DEFAULT_CHUNK_ROWS, default_workers, map_chunks
+from .parallel import default_workers
 
 REASON = "near_duplicate"
 THRESHOLD = 0.7
@@ -139,6 +128,11 @@ class MinhashSpec:
     seed: int = 1
     remove_punctuation: bool = False
 
+    def __post_init__(self) -> None:
+        if self.remove_punctuation:
+            raise ValueError("MinhashSpec(remove_punctuation=True): the MinHash kernels keep punctuation "
+                             "(code operators carry meaning); no other MinHash implementation is shipped")
+
     @property
     def num_hashes(self) -> int:
         return self.buckets * self.hashes_per_bucket
@@ -168,29 +162,20 @@ def _norm_config(spec: MinhashSpec) -> TextNormConfig:
 DEFAULT_SPEC = MinhashSpec()
 
 
-def _signature_block(output_folder: str | Path, spec: MinhashSpec) -> MinhashDedupSignature:
-    return MinhashDedupSignature(output_folder=str(output_folder), config=spec.config(),
-                                 language=RegexWordTokenizer())
-
-
-Engine = Literal["numpy", "datatrove"]
 _TOKENIZER = RegexWordTokenizer()
 
 
 @functools.lru_cache(maxsize=16)
 def _params(spec: MinhashSpec) -> tuple[np.ndarray, np.ndarray]:
-    # not spec.config(): the numpy engine never builds datatrove's MinhashConfig (~0.5 s check)
+    # not spec.config(): signing never builds datatrove's MinhashConfig (~0.5 s check)
     mnp.check_norm_config(_norm_config(spec))
     return mnp.permutation_params(spec.seed, spec.num_hashes)
 
 
 def shingle_hashes(text: str, spec: MinhashSpec = DEFAULT_SPEC, compiled: bool = True) -> np.ndarray:
     """Hashed shingles of ``text`` in order, with repeats: datatrove's ``get_shingles`` (flat).
-    ``compiled=False`` forces the pure-Python path (the compiled one is used on ASCII text when
-    numba is installed; both give the same values). A spec whose normalization the fast paths
-    do not implement (``remove_punctuation``) goes through datatrove's own block."""
-    if spec.remove_punctuation:
-        return _signature_block(tempfile.gettempdir(), spec).get_shingles(text).ravel()
+    ``compiled=False`` tokenizes in Python (the compiled tokenizer is used on ASCII text; both
+    give the same values, and non-ASCII text always takes the Python tokenizer)."""
     return mnp.shingle_hashes(text, spec.n_grams, _TOKENIZER.word_tokenize, regex_tokens=compiled)
 
 
@@ -216,14 +201,12 @@ class SignatureStats:
 
 
 def compute_signatures(docs: Iterable[tuple[str, str]], out_dir: Path | str,
-                       spec: MinhashSpec = DEFAULT_SPEC, engine: Engine = "numpy",
-                       workers: int = 1, chunk_size: int = DEFAULT_CHUNK_ROWS) -> SignatureStats:
+                       spec: MinhashSpec = DEFAULT_SPEC, workers: int = 1) -> SignatureStats:
     """Write MinHash signatures of one partition's ``(doc_id, text)`` pairs to ``out_dir``.
 
     The folder is built beside ``out_dir`` and swapped in at the end, so a failure leaves the
     previous signatures in place. Doc ids must be unique within the partition. ``workers > 1``
-    computes the numpy engine's signatures on that many threads when the numba kernels are
-    available (they release the GIL), else in that many forked processes (same bytes either way).
+    runs the compiled kernels on that many threads (they release the GIL; same bytes).
     """
     out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -240,30 +223,12 @@ def compute_signatures(docs: Iterable[tuple[str, str]], out_dir: Path | str,
         doc_ids.append(doc_id)  # list index == the record's doc index (datatrove enumerates all docs)
         texts.append(text)
     try:
-        if engine == "datatrove":
-            block = _signature_block(tmp, spec)
-            block.run((Document(text=t, id=i) for i, t in zip(doc_ids, texts)), rank=0, world_size=1)
-            # datatrove writes one record per doc that has shingles; the rest can never match
-            record = struct.calcsize(f"<{spec.hashes_per_bucket}QI")
-            n_signed = (tmp / "bucket_000" / mnp.SIG_FILE).stat().st_size // record
-        elif engine == "numpy":
-            if spec.remove_punctuation:
-                raise ValueError("the numpy MinHash engine does not remove punctuation; use engine='datatrove'")
-            mnp.warm_up()  # compile the kernel once here, not in every forked worker
-            if mnp.kernels() is not None:
-                # compiled kernels release the GIL: threads share the texts and the result
-                # matrix (no fork of this process, no pickled results, no re-encoding)
-                a, b = _params(spec)
-                sigs, idx = mnp.signature_matrix(texts, spec.n_grams, _TOKENIZER.word_tokenize, a, b,
-                                                 regex_tokens=True, threads=workers)
-            else:
-                parts = map_chunks(_sign_chunk, spec, texts, workers, chunk_size)
-                sigs = np.concatenate([p[0] for p in parts]) if parts else np.empty((0, spec.num_hashes), np.uint64)
-                idx = np.concatenate([p[1] for p in parts]) if parts else np.empty(0, np.uint32)
-            mnp.write_signature_files(tmp, sigs, idx, spec.buckets, spec.hashes_per_bucket, threads=workers)
-            n_signed = len(idx)
-        else:
-            raise ValueError(f"unknown MinHash engine {engine!r}: expected 'numpy' or 'datatrove'")
+        mnp.warm_up()  # compile (or load) the kernels before the threads start
+        a, b = _params(spec)
+        sigs, idx = mnp.signature_matrix(texts, spec.n_grams, _TOKENIZER.word_tokenize, a, b,
+                                         regex_tokens=True, threads=workers)
+        mnp.write_signature_files(tmp, sigs, idx, spec.buckets, spec.hashes_per_bucket, threads=workers)
+        n_signed = len(idx)
         manifest = {"spec": asdict(spec), "doc_ids": doc_ids}
         (tmp / MANIFEST).write_text(json.dumps(manifest))
         old = out_dir.parent / f".{out_dir.name}.old-{uuid.uuid4().hex[:8]}"
@@ -274,14 +239,6 @@ def compute_signatures(docs: Iterable[tuple[str, str]], out_dir: Path | str,
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return SignatureStats(str(out_dir), len(doc_ids), len(doc_ids) - n_signed)
-
-
-def _sign_chunk(spec: MinhashSpec, texts: Sequence[str], start: int, end: int) -> tuple[np.ndarray, np.ndarray]:
-    """Signatures of texts[start:end] with absolute doc indices (a map_chunks worker)."""
-    a, b = _params(spec)
-    sigs, idx = mnp.signature_matrix(texts[start:end], spec.n_grams, _TOKENIZER.word_tokenize, a, b,
-                                     regex_tokens=True)
-    return sigs, idx + np.uint32(start)
 
 
 @dataclass(frozen=True)
@@ -330,33 +287,19 @@ def _load_partitions(partitions: Mapping[str, Path | str],
     return names, manifests, spec
 
 
-def candidate_pairs(partitions: Mapping[str, Path | str], work_dir: Path | str | None = None,
-                    priority: Sequence[str] = (), engine: Engine = "numpy") -> set[tuple[DocKey, DocKey]]:
-    """The LSH stage alone: every pair sharing a bucket, as sorted ((p, id), (p, id)) tuples.
-
-    ``engine="datatrove"`` runs datatrove's ``MinhashDedupBuckets`` over all partitions'
-    signatures (linked, not copied, into a scratch folder under ``work_dir`` that is always
-    removed); ``"numpy"`` reads the same files and finds the same pairs. No Jaccard check.
-    """
-    return _candidates(partitions, *_load_partitions(partitions, priority), work_dir, engine)
+def candidate_pairs(partitions: Mapping[str, Path | str],
+                    priority: Sequence[str] = ()) -> set[tuple[DocKey, DocKey]]:
+    """The LSH stage alone: every pair sharing a bucket, as sorted ((p, id), (p, id)) tuples
+    (the pairs datatrove's ``MinhashDedupBuckets`` finds in the same files). No Jaccard check."""
+    return _candidates(partitions, *_load_partitions(partitions, priority))
 
 
 def _candidates(partitions: Mapping[str, Path | str], names: list[str], manifests: dict[str, dict],
-                spec: MinhashSpec, work_dir: Path | str | None,
-                engine: Engine = "numpy", threads: int = 1) -> set[tuple[DocKey, DocKey]]:
+                spec: MinhashSpec, threads: int = 1) -> set[tuple[DocKey, DocKey]]:
     if not names:
         return set()
-    if engine == "numpy":
-        raw = mnp.bucket_pairs([Path(partitions[p]) for p in names], spec.buckets, spec.hashes_per_bucket,
-                               threads)
-    elif engine == "datatrove":
-        scratch = Path(tempfile.mkdtemp(prefix="minhash-", dir=work_dir))
-        try:
-            raw = _bucket_pairs(names, partitions, spec, scratch)
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
-    else:
-        raise ValueError(f"unknown MinHash engine {engine!r}: expected 'numpy' or 'datatrove'")
+    # one band (bucket_XXX) of every partition at a time: memory is one band's records
+    raw = mnp.bucket_pairs([Path(partitions[p]) for p in names], spec.buckets, spec.hashes_per_bucket, threads)
     ids = {p: manifests[p]["doc_ids"] for p in names}
     return {tuple(sorted(((names[k1], ids[names[k1]][d1]), (names[k2], ids[names[k2]][d2]))))
             for (k1, d1), (k2, d2) in raw}
@@ -367,8 +310,6 @@ def find_near_duplicates(
     texts: Mapping[tuple[str, str], str] | Callable[[str, str], str],
     threshold: float = THRESHOLD,
     priority: Sequence[str] = (),
-    work_dir: Path | str | None = None,
-    engine: Engine = "numpy",
     threads: int | None = None,
 ) -> NearDupResult:
     """Cluster near duplicates across all partitions' signature folders.
@@ -380,14 +321,12 @@ def find_near_duplicates(
         threshold: minimum true Jaccard for a candidate pair to count as a duplicate.
         priority: partition preference; each cluster keeps its member with the lowest
             (partition rank, doc_id), unlisted partitions ranking after listed ones by name.
-        work_dir: where the datatrove engine's scratch folder goes (system temp by default).
-        engine: ``"numpy"`` or ``"datatrove"`` for the bucket stage (same pairs).
-        threads: threads for the numpy bucket stage (one bucket each) and the re-shingling
+        threads: threads for the bucket stage (one bucket each) and the re-shingling
             (the CPUs available by default; results do not depend on it).
     """
     text_of = texts if callable(texts) else (lambda p, d: texts[(p, d)])
     return near_duplicates_streaming(partitions, lambda p, ids: ((d, text_of(p, d)) for d in sorted(ids)),
-                                     threshold, priority, work_dir, engine, threads)
+                                     threshold, priority, threads)
 
 
 TextFetch = Callable[[str, set[str]], Iterable[tuple[str, str]]]
@@ -398,8 +337,6 @@ def near_duplicates_streaming(
     fetch: TextFetch,
     threshold: float = THRESHOLD,
     priority: Sequence[str] = (),
-    work_dir: Path | str | None = None,
-    engine: Engine = "numpy",
     threads: int | None = None,
 ) -> NearDupResult:
     """:func:`find_near_duplicates` that asks for texts one partition at a time.
@@ -413,7 +350,7 @@ def near_duplicates_streaming(
     names, manifests, spec = _load_partitions(partitions, priority)
     result = NearDupResult(stats={"partitions": len(names),
                                   "docs": sum(len(m["doc_ids"]) for m in manifests.values())})
-    pairs = sorted(_candidates(partitions, names, manifests, spec, work_dir, engine, threads))
+    pairs = sorted(_candidates(partitions, names, manifests, spec, threads))
 
     # every doc of a candidate pair, shingled once, partition by partition
     keys = sorted({key for pair in pairs for key in pair})
@@ -493,36 +430,4 @@ def near_duplicates_streaming(
 
 def _shingle_sets(texts: Sequence[str], spec: MinhashSpec, threads: int) -> tuple[np.ndarray, np.ndarray]:
     """:func:`shingles` of each text, concatenated: (values, offsets), see mnp.shingle_sets."""
-    if spec.remove_punctuation:  # datatrove's own block (see shingle_hashes)
-        sets = [shingles(t, spec) for t in texts]
-        offsets = np.zeros(len(sets) + 1, dtype=np.int64)
-        np.cumsum([x.size for x in sets], out=offsets[1:])
-        return (np.concatenate(sets).astype(np.uint64) if sets else np.empty(0, np.uint64)), offsets
     return mnp.shingle_sets(texts, spec.n_grams, _TOKENIZER.word_tokenize, regex_tokens=True, threads=threads)
-
-
-def _bucket_pairs(names: list[str], partitions: Mapping[str, Path | str], spec: MinhashSpec,
-                  scratch: Path) -> set[tuple[tuple[int, int], tuple[int, int]]]:
-    """Run datatrove's bucket stage over all partitions; return ((k, idx), (k, idx)) pairs."""
-    sig_root = scratch / "sigs"
-    for b in range(spec.buckets):
-        bucket_dir = sig_root / f"bucket_{b:03d}"
-        bucket_dir.mkdir(parents=True)
-        for k, name in enumerate(names):
-            src = Path(partitions[name]).resolve() / f"bucket_{b:03d}" / mnp.SIG_FILE
-            if not src.is_file():
-                raise FileNotFoundError(f"partition {name!r} lacks {src}; recompute its signatures")
-            # a symlink, not a copy: the partition's own files are never touched
-            os.symlink(src, bucket_dir / f"{k:05d}.minhash.sig")
-    config = spec.config()
-    for b in range(spec.buckets):
-        MinhashDedupBuckets(input_folder=str(sig_root), output_folder=str(scratch / "dups"),
-                            config=config).run(rank=b, world_size=spec.buckets)
-    pairs: set[tuple[tuple[int, int], tuple[int, int]]] = set()
-    for dup_file in sorted((scratch / "dups").glob("*.dups")):
-        with open(dup_file, "rb") as fh:
-            for f1, d1, f2, d2 in read_tuples_from_file(fh, "4I", lines_to_buffer=4096):
-                if f1 == SENTINEL:  # index matches; we never pass an index folder
-                    continue
-                pairs.add(tuple(sorted(((f1, d1), (f2, d2)))))
-    return pairs

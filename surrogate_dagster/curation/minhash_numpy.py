@@ -12,9 +12,11 @@ with numpy and writes/reads the same bytes:
   is skipped because it cannot change the tokens);
 - signatures: ``min((s * a + b) mod 2^64 mod p)`` over the shingles, with datatrove's own
   permutation parameters (``np.random.RandomState(seed)``) and the Mersenne-prime reduction
-  ``(x & p) + (x >> 61)`` instead of a 64-bit division. With numba installed the same loop is
-  compiled (one pass, no temporaries: ~10x the numpy path; compiled once per machine, cached
-  next to this module); without it, or with ``SURROGATE_MINHASH_NUMBA=0``, numpy runs it;
+  ``(x & p) + (x >> 61)`` instead of a 64-bit division, in the compiled kernels
+  (:mod:`.minhash_kernels`, numba: one pass, no temporaries, compiled once per machine and
+  cached next to it). They are the package's only MinHash: on 2,000 code docs (4.2 MB) they
+  took 0.14 CPU-s, datatrove's block 2.6 and this loop in plain numpy 3.5; datatrove is the
+  reference in tests/test_minhash_parity.py;
 - files: ``bucket_XXX/00000.minhash.sig``, records ``<{r}QI`` (r hashes + doc index) sorted by
   all fields, exactly as datatrove leaves them after its sort (an argsort on the first hash,
   ties re-sorted by every field, instead of a structured-array sort);
@@ -26,8 +28,8 @@ with numpy and writes/reads the same bytes:
 - signatures and bucket files with ``threads`` > 1 use threads too: the kernels are ``nogil``,
   so no process is forked and nothing is pickled.
 
-tests/test_dedup.py checks byte-identical files and identical pair sets against datatrove's
-blocks. No Dagster imports.
+tests/test_minhash_parity.py checks byte-identical files and identical pair sets against
+datatrove's blocks. No Dagster imports.
 """
 
 from __future__ import annotations
@@ -44,7 +46,6 @@ from .parallel import thread_map
 
 MERSENNE = np.uint64((1 << 61) - 1)  # datatrove's _mersenne_prime
 SIG_FILE = "00000.minhash.sig"  # datatrove's name for rank 0's bucket file
-_ROWS = 512  # shingles per arithmetic chunk: a 512 x 256 uint64 block (1 MiB) stays in cache
 
 
 def record_dtype(hashes_per_bucket: int) -> np.dtype:
@@ -132,38 +133,23 @@ def warm_up() -> None:
         k.ascii_screen(text, np.array([0, text.size]), k.IS_WORD, k.IS_SPACE, *filt)
 
 
-def minhash(shingles: np.ndarray, a: np.ndarray, b: np.ndarray, engine: str = "auto") -> np.ndarray:
-    """``min over shingles of ((s * a + b) mod 2^64) mod p`` per hash function (uint64).
+def require_kernels() -> Any:
+    """The compiled kernels; MinHash has no other implementation in the package."""
+    k = kernels()
+    if k is None:
+        raise RuntimeError("MinHash needs the compiled kernels (numba, a pinned dependency); "
+                           "unset SURROGATE_MINHASH_NUMBA=0 or install numba")
+    return k
 
-    ``engine``: ``"auto"`` (numba when available), ``"numba"`` or ``"numpy"``; same values.
+
+def minhash(shingles: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``min over shingles of ((s * a + b) mod 2^64) mod p`` per hash function (uint64), compiled.
 
     The modulus uses 2^61 = 1 (mod p): r = (x & p) + (x >> 61) is congruent to x and lies in
-    [0, p + 7]; it equals x mod p unless r >= p, which the column maximum detects (odds ~2^-58
-    per value) and the slow path then settles exactly.
+    [0, p + 7]; it equals x mod p unless r >= p, which the kernel then settles exactly
+    (tests/test_dedup.py checks datatrove's expression, including that case).
     """
-    if engine != "numpy":
-        k = kernels()
-        if k is not None:
-            return k.minhash_loops(np.ascontiguousarray(shingles, dtype=np.uint64), a, b)
-        if engine == "numba":
-            raise RuntimeError("numba is not installed (or SURROGATE_MINHASH_NUMBA=0)")
-    best = np.full(a.size, np.iinfo(np.uint64).max, dtype=np.uint64)
-    rows = min(_ROWS, shingles.size)
-    x = np.empty((rows, a.size), dtype=np.uint64)
-    hi = np.empty_like(x)
-    with np.errstate(over="ignore"):  # the products wrap mod 2^64, as datatrove's do
-        for start in range(0, shingles.size, _ROWS):
-            s = shingles[start:start + _ROWS]
-            xs, his = x[:s.size], hi[:s.size]
-            np.multiply(s[:, None], a, out=xs)
-            np.add(xs, b, out=xs)
-            np.right_shift(xs, np.uint64(61), out=his)
-            np.bitwise_and(xs, MERSENNE, out=xs)
-            np.add(xs, his, out=xs)
-            if (xs.max(axis=0) >= MERSENNE).any():  # pragma: no cover - astronomically rare
-                np.remainder(xs, MERSENNE, out=xs)
-            np.minimum(best, xs.min(axis=0), out=best)
-    return best
+    return require_kernels().minhash_loops(np.ascontiguousarray(shingles, dtype=np.uint64), a, b)
 
 
 def signature_matrix(texts: Sequence[str], n_grams: int, word_tokenize: Callable[[str], list[str]],
@@ -174,8 +160,8 @@ def signature_matrix(texts: Sequence[str], n_grams: int, word_tokenize: Callable
     ``threads`` > 1 splits the compiled (``nogil``) work on ASCII texts over that many threads."""
     sigs = np.empty((len(texts), a.size), dtype=np.uint64)
     has = np.zeros(len(texts), dtype=bool)
-    k = kernels() if regex_tokens else None
-    ascii_rows = [i for i, text in enumerate(texts) if text.isascii()] if k is not None else []
+    k = require_kernels()
+    ascii_rows = [i for i, text in enumerate(texts) if text.isascii()] if regex_tokens else []
     if ascii_rows:  # one compiled call per thread for all ASCII texts (what shingle_hashes would do per text)
         a_c, b_c = np.ascontiguousarray(a), np.ascontiguousarray(b)
         size = max(1, -(-len(ascii_rows) // max(1, 4 * threads if threads > 1 else 1)))

@@ -102,12 +102,11 @@ def curate_synth_rows(
     shutil.rmtree(sig_dir, ignore_errors=True)
     live = [(r["id"], t) for r, t in zip(rows, texts) if r["id"] not in drop]
     if live:
-        compute_signatures(live, sig_dir, spec, workers=workers, chunk_size=chunk_rows)
+        compute_signatures(live, sig_dir, spec, workers=workers)
         own_text = dict(live)
         near = find_near_duplicates({**source_signatures, name: sig_dir},
                                     lambda p, d: own_text[d] if p == name else texts_of(p)[d],
-                                    threshold=threshold, priority=[*priority, name],
-                                    work_dir=Path(work_dir) / "scratch")
+                                    threshold=threshold, priority=[*priority, name])
         for (part, doc), nd in near.dropped.items():
             if part == name:
                 drop[doc] = ("near_duplicate", {"kept": [nd.kept_partition, nd.kept_doc_id],
