@@ -214,7 +214,7 @@ def minhash_signatures(context: AssetExecutionContext, object_store: ObjectStore
     out_dir = curation.work_path("minhash") / source
     t0 = time.monotonic()
     stats = compute_signatures(((r["id"], dedup_text(r)) for r in rows), out_dir, minhash_spec(),
-                               workers=curation.workers, chunk_size=curation.chunk_rows)
+                               workers=curation.workers)
     # The signature folder is scratch; a tarball in the object store makes it durable.
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
