@@ -21,8 +21,7 @@ from surrogate_dagster.curation.assets import (
 from surrogate_dagster.curation.mixtures import read_latest, record_gate
 from surrogate_dagster.curation.resource import CurationSettings
 from surrogate_dagster.curation.stage_io import read_step
-from surrogate_dagster.evals.assets import CANARY_KEY
-from surrogate_dagster.evals.harness.noleak import CanaryScanner, make_canaries
+from surrogate_dagster.canary import CANARY_KEY, CanaryScanner, make_canaries
 from surrogate_dagster.paths import FIXTURES_DIR
 from surrogate_dagster.resources import HubResource, ObjectStoreResource
 from surrogate_dagster.sources.assets import CATALOG, helper_rows, normalized_rows, source_rows

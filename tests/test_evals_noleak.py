@@ -8,6 +8,7 @@ import pytest
 
 from surrogate_dagster.curation.sanitize import SECRET_CATEGORIES, Sanitizer, SanitizerConfig
 from surrogate_dagster.curation.text import map_row_text, row_text
+from surrogate_dagster import canary
 from surrogate_dagster.evals.harness import noleak
 from test_evals_evalplus import ScriptedModel
 
@@ -18,8 +19,8 @@ def sanitizer() -> Sanitizer:
 
 
 @pytest.fixture(scope="module")
-def manifest() -> noleak.CanaryManifest:
-    return noleak.make_canaries(per_kind=2, rate=0.3, salt="test-salt")
+def manifest() -> canary.CanaryManifest:
+    return canary.make_canaries(per_kind=2, rate=0.3, salt="test-salt")
 
 
 def _rows(n: int) -> list[dict]:
@@ -29,21 +30,21 @@ def _rows(n: int) -> list[dict]:
 
 
 def test_canaries_are_unique_typed_and_reproducible(manifest):
-    assert {c.kind for c in manifest.canaries} == set(noleak.KINDS) and len(manifest.canaries) == 10
+    assert {c.kind for c in manifest.canaries} == set(canary.KINDS) and len(manifest.canaries) == 10
     assert len({c.core for c in manifest.canaries}) == 10
-    assert noleak.make_canaries(2, 0.3, "test-salt") == manifest
-    assert noleak.make_canaries(2, 0.3, "other").canaries != manifest.canaries
-    assert noleak.CanaryManifest.from_json(manifest.to_json()) == manifest
+    assert canary.make_canaries(2, 0.3, "test-salt") == manifest
+    assert canary.make_canaries(2, 0.3, "other").canaries != manifest.canaries
+    assert canary.CanaryManifest.from_json(manifest.to_json()) == manifest
 
 
 def test_planted_canaries_never_reach_curated_rows(manifest, sanitizer):
-    raw, planted = noleak.plant_canaries(_rows(200), manifest)
-    assert planted == noleak.expected_planted([f"r{i}" for i in range(200)], manifest) and 30 < planted < 90
-    scanner = noleak.CanaryScanner(manifest)
-    before = noleak.scan_rows(raw, scanner, row_text)
+    raw, planted = canary.plant_canaries(_rows(200), manifest)
+    assert planted == canary.expected_planted([f"r{i}" for i in range(200)], manifest) and 30 < planted < 90
+    scanner = canary.CanaryScanner(manifest)
+    before = canary.scan_rows(raw, scanner, row_text)
     assert len(before["hits"]) == planted  # the check would see them
     curated = [map_row_text(r, lambda t: sanitizer.sanitize(t).text) for r in raw]
-    after = noleak.scan_rows(curated, scanner, row_text)
+    after = canary.scan_rows(curated, scanner, row_text)
     assert after == {"rows_scanned": 200, "hits": []}
     replay = noleak.sanitizer_replay(_rows(5), manifest, lambda t: sanitizer.sanitize(t).text)
     assert replay == {"planted": 10, "survived": 0, "survived_kinds": []}
@@ -53,11 +54,11 @@ def test_planted_canaries_never_reach_curated_rows(manifest, sanitizer):
 
 
 def test_scanner_finds_whole_and_partial_leaks_only(manifest):
-    scanner = noleak.CanaryScanner(manifest)
+    scanner = canary.CanaryScanner(manifest)
     c = manifest.canaries[1]
     assert [h.value for h in scanner.hits(f"token: {c.value} done")] == [c.value]
-    assert scanner.hits("prefix " + c.core[5:5 + noleak.WINDOW] + " suffix")  # 16 chars of it suffice
-    assert scanner.hits(c.core[:noleak.WINDOW - 1]) == []
+    assert scanner.hits("prefix " + c.core[5:5 + canary.WINDOW] + " suffix")  # 16 chars of it suffice
+    assert scanner.hits(c.core[:canary.WINDOW - 1]) == []
     assert scanner.hits("ghp_" + "a" * 36) == []
 
 

@@ -25,8 +25,7 @@ from surrogate_dagster.curation.mixtures import (
     write_mixture,
 )
 from surrogate_dagster.curation.stage_io import write_step
-from surrogate_dagster.evals.assets import CANARY_KEY
-from surrogate_dagster.evals.harness.noleak import CanaryScanner, make_canaries
+from surrogate_dagster.canary import CANARY_KEY, CanaryScanner, make_canaries
 from surrogate_dagster.resources import HubResource, ObjectStoreResource
 from surrogate_dagster.storage import LocalObjectStore
 

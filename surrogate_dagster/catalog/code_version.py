@@ -38,7 +38,7 @@ HASH_CHARS = 10
 
 _MIRROR = ("sources.mirror", "sources.filters", "sources.sampling", "hub")
 _NORMALIZE = ("sources.normalize", "sources.adapters", "sources.hermes", "sources.ocr2_questions")
-_EVALS = ("evals.harness", "evals.runner", "inference.client", "evals.gates", "evals.checkpoints")
+_EVALS = ("evals.harness", "evals.runner", "inference.client", "evals.gates", "evals.checkpoints", "canary")
 _TRAINING = ("training.render", "training.serving", "training.stage_run", "training.run_inputs")
 _MIXTURES = ("curation.mixtures", "curation.synth_rows")
 
@@ -50,7 +50,8 @@ CODE_MODULES: dict[str, tuple[str, ...]] = {
     "helper_rows": _MIRROR,
     "normalized_rows": _NORMALIZE,
     "sanitized_rows": ("curation.sanitize", "curation.stage_io"),
-    "filtered_rows": ("curation.quality", "curation.ast_validity", "curation.code_blocks", "curation.stage_io"),
+    "filtered_rows": ("curation.quality", "curation.ast_validity", "curation.code_blocks", "curation.blocks",
+                      "curation.stage_io"),
     "minhash_signatures": ("curation.minhash", "curation.minhash_kernels", "curation.minhash_numpy",
                            "curation.text"),
     "dedup_decisions": ("curation.dedup_sharded", "curation.exact_dedup", "curation.minhash", "curation.text"),

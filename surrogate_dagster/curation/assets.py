@@ -86,8 +86,7 @@ def _canary_audit(store, rows: list[dict], sanitizer, curation: CurationSettings
     """Canaries planted into shadow copies of this source's picked rows, sanitized like the real
     rows and scanned: {"planted", "survived", "hits"}; None before eval_canaries ran. The copies
     are discarded here: no training row ever holds a canary."""
-    from ..evals.assets import CANARY_KEY
-    from ..evals.harness.noleak import CanaryManifest, CanaryScanner, scan_rows, shadow_audit_rows
+    from ..canary import CANARY_KEY, CanaryManifest, CanaryScanner, scan_rows, shadow_audit_rows
 
     if not store.exists(CANARY_KEY):
         return None
@@ -448,14 +447,13 @@ MIXTURE_CHECKS = {
     "row_count": "The mixture is not empty and lost at most max_row_drop of the previous version's rows.",
     "source_shares": "No source above max_source_share (unless the mixture has one member); no member "
                      "that had rows in the previous version at 0 rows.",
-    "no_canaries": "No row holds a canary of the no-leak manifest (evals/canaries/manifest.json).",
+    "no_canaries": "No row holds a canary of the no-leak manifest (canary.CANARY_KEY).",
 }
 
 
 def _canary_hits(store):
     """The canary scanner's ``hits(text)``, or None before eval_canaries planted any."""
-    from ..evals.assets import CANARY_KEY
-    from ..evals.harness.noleak import CanaryManifest, CanaryScanner
+    from ..canary import CANARY_KEY, CanaryManifest, CanaryScanner
 
     if not store.exists(CANARY_KEY):
         return None

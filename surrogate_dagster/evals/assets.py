@@ -41,6 +41,7 @@ from dagster import (
     schedule,
 )
 
+from ..canary import CANARY_KEY
 from ..catalog.code_version import asset_code_version
 from ..catalog.loader import config_hash
 from ..metadata import counts_table
@@ -57,7 +58,6 @@ CATALOG = load_eval_catalog()  # validated at import: a broken evals.yaml fails 
 EVALS_VERSION = asset_code_version("eval", config_hash(CATALOG))  # evals.yaml + the harness code
 tier1_partitions = StaticPartitionsDefinition(list(TIER1))
 tier2_partitions = StaticPartitionsDefinition(list(TIER2))
-CANARY_KEY = "evals/canaries/manifest.json"
 DEVSECOPS_LATEST = "evals/devsecops/_latest.json"
 
 
@@ -198,7 +198,7 @@ stage1_6_smoke_gate = build_smoke_gate_asset()
 @asset(group_name="evals", code_version=EVALS_VERSION, kinds={"json"})
 def eval_canaries(context: AssetExecutionContext, object_store: ObjectStoreResource) -> MaterializeResult:
     """Unique fake secrets to plant in raw rows before sanitizing (kept stable once made)."""
-    from .harness.noleak import CanaryManifest, make_canaries
+    from ..canary import CanaryManifest, make_canaries
 
     cfg = CATALOG.tier2.noleak
     store = object_store.get_store()
@@ -217,7 +217,7 @@ def eval_canaries(context: AssetExecutionContext, object_store: ObjectStoreResou
     return MaterializeResult(data_version=DataVersion(m.salt[:12]), metadata={
         "canaries": len(m.canaries), "rate": m.rate, "by_kind": MetadataValue.md(counts_table(kinds, "kind", "canaries")),
         "reused_existing": reused, "uri": store.uri(CANARY_KEY),
-        "how_to_plant": "shadow = evals.harness.noleak.shadow_audit_rows(rows, manifest), sanitized beside the real rows"})
+        "how_to_plant": "shadow = canary.shadow_audit_rows(rows, manifest), sanitized beside the real rows"})
 
 
 @asset(group_name="evals", code_version=EVALS_VERSION, pool="llm", kinds={"anthropic", "json"})
@@ -299,11 +299,12 @@ def _run_tier2(bench: str, context, store, evals: EvalSettings, client) -> Any:
         tasks = devsecops.stratified(tasks, max_items) if max_items else tasks
         return devsecops.run(client, Grader(), tasks, max_new_tokens=max_new, expansion=latest["stats"])
     # noleak
+    from ..canary import CanaryManifest, CanaryScanner, scan_rows
     from ..curation.sanitize import SECRET_CATEGORIES, Sanitizer, SanitizerConfig
 
     if not store.exists(CANARY_KEY):
         return unavailable(bench, "no-leak check", "eval_canaries has not been materialized")
-    manifest = noleak.CanaryManifest.from_json(store.get_bytes(CANARY_KEY))
+    manifest = CanaryManifest.from_json(store.get_bytes(CANARY_KEY))
     rows, planted, audit_hits = _curated_rows(store)
     if not rows:
         return unavailable(bench, "no-leak check", "no curated rows yet: nothing to sample prompts from or scan")
@@ -311,8 +312,8 @@ def _run_tier2(bench: str, context, store, evals: EvalSettings, client) -> Any:
 
     sanitizer = Sanitizer(SanitizerConfig(categories=SECRET_CATEGORIES, ner_model=None))
     prompts = sample_prompts(rows, max_items or cfg.prompts, cfg.seed)
-    scanner = noleak.CanaryScanner(manifest)
-    curated = noleak.scan_rows(rows, scanner, row_text)
+    scanner = CanaryScanner(manifest)
+    curated = scan_rows(rows, scanner, row_text)
     curated["hits"] += audit_hits
     return noleak.run(client, prompts=prompts, manifest=manifest, upstream_planted=planted,
                       secret_findings=lambda t: sanitizer.sanitize(t).counts,
