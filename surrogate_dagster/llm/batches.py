@@ -11,7 +11,9 @@ sends a list of requests built by :meth:`LLMClient.build_request` as one batch a
   sent; requests that do not fit are left out and listed in ``budget_stopped``;
 - ``POST /v1/messages/batches`` creates the batch, and its id is written to the object store
   (``llm-batches/<job>.json``) BEFORE polling starts: a step that crashes while the batch runs
-  finds the record when it is restarted and polls the same batch instead of paying twice;
+  finds the record when it is restarted and polls the same batch instead of paying twice (a crash
+  between the API's reply to the create call and that write cannot be told apart from no submission:
+  the restarted step submits again);
 - ``GET /v1/messages/batches/{id}`` is polled with exponential backoff until ``processing_status``
   is ``ended``; the JSONL at ``results_url`` gives a result per request: ``succeeded`` (settled at
   the batch price, cached), ``errored`` (an ``invalid_request_error`` is final; others are retried),
@@ -197,7 +199,7 @@ class MessageBatchRunner:
                 last = type(exc).__name__
             self.client.ledger.count(f"batch_api_retries_{what}")
             if attempt + 1 < self.client.max_attempts:
-                self._sleep(self.client._backoff(attempt, None))
+                self._sleep(self.client.backoff_delay(attempt))
         raise LLMError(f"message batches {what}: {self.client.max_attempts} attempts failed, last: {last}")
 
     def _submit(self, requests: dict[str, dict]) -> str:

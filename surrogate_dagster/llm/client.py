@@ -400,6 +400,10 @@ class LLMClient:
         text = canonical_json([request.get("system"), request["messages"], request.get("tools")])
         return math.ceil(len(text) / self.chars_per_token)
 
+    def backoff_delay(self, attempt: int, retry_after: float | None = None) -> float:
+        """Seconds to wait before retry ``attempt`` + 1 (``retry-after`` capped, else jittered backoff)."""
+        return self._backoff(attempt, retry_after)
+
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None and retry_after >= 0:
             return min(retry_after, self.retry_after_cap_s)
