@@ -9,7 +9,12 @@ prints the LSH candidate rate (datatrove's stages 1-2), the theoretical 1-(1-J^r
 over the pairs, and the drop rate: ours after the true-Jaccard check at 0.7, datatrove's
 stock pipeline without a check (every candidate is dropped).
 
-Run: .venv/bin/python benchmarks/minhash_scurve.py [--pairs 300] [--shingles 200]
+``--speed`` instead times the signature stage on code-like docs: the package's MinHash (compiled
+kernels) against datatrove's ``MinhashDedupSignature`` (the reference, same bytes: see
+tests/test_minhash_parity.py) and the same arithmetic in plain numpy over the same shingles,
+in CPU seconds of this process, with ratios against the kernels.
+
+Run: .venv/bin/python benchmarks/minhash_scurve.py [--pairs 300] [--shingles 200] [--speed [--docs 2000]]
 """
 
 from __future__ import annotations
@@ -117,6 +122,44 @@ def run(n_pairs: int, n_shingles: int) -> None:
           f"datatrove 14x8 {mean('drop', base, below):.3f}")
 
 
+def speed(n_docs: int) -> None:
+    import numpy as np
+    from datatrove.data import Document
+    from datatrove.pipeline.dedup.minhash import MinhashDedupSignature
+
+    from surrogate_dagster.curation import minhash_numpy as mnp
+    from surrogate_dagster.curation.minhash import DEFAULT_SPEC, RegexWordTokenizer, shingle_hashes
+
+    rng = random.Random(0)
+    vocab = ["".join(rng.choices(string.ascii_lowercase, k=rng.randint(2, 8))) for _ in range(5000)]
+    docs = [(str(i), "\n".join(f"{rng.choice(vocab)} = {rng.choice(vocab)}({', '.join(rng.choices(vocab, k=3))})"
+                               for _ in range(60))) for i in range(n_docs)]
+    mb = sum(len(t) for _, t in docs) / 1e6
+    compute_signatures(docs[:5], Path(tempfile.mkdtemp()) / "warm")  # numba compile/load outside the clock
+    cpu: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        t = time.process_time()
+        compute_signatures(docs, Path(tmp) / "ours")
+        cpu["kernels (package)"] = time.process_time() - t
+        block = MinhashDedupSignature(output_folder=str(Path(tmp) / "dt"), config=DEFAULT_SPEC.config(),
+                                      language=RegexWordTokenizer())
+        t = time.process_time()
+        block.run((Document(text=x, id=i) for i, x in docs), rank=0, world_size=1)
+        cpu["datatrove MinhashDedupSignature"] = time.process_time() - t
+        a, b = mnp.permutation_params(DEFAULT_SPEC.seed, DEFAULT_SPEC.num_hashes)
+        t = time.process_time()
+        with np.errstate(over="ignore"):
+            for _, x in docs:
+                sh = shingle_hashes(x)
+                for s0 in range(0, sh.size, 512):  # 512 x 256 blocks: datatrove's expression
+                    np.min((sh[s0:s0 + 512, None] * a + b) % mnp.MERSENNE, axis=0)
+        cpu["plain numpy arithmetic"] = time.process_time() - t
+    print(f"signature stage, {n_docs} code docs ({mb:.1f} MB), CPU seconds (shared box: +-20%):")
+    base = cpu["kernels (package)"]
+    for name, v in cpu.items():
+        print(f"  {name:34s} {v:7.2f}s  {v / base:6.1f}x the kernels")
+
+
 def _ratio(a: float, b: float) -> str:
     return f"{a / b:.2f}" if b else "n/a"
 
@@ -125,6 +168,11 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--pairs", type=int, default=300, help="pairs per Jaccard level")
     ap.add_argument("--shingles", type=int, default=200, help="5-gram shingles per document")
+    ap.add_argument("--speed", action="store_true", help="time the signature stage instead")
+    ap.add_argument("--docs", type=int, default=2000, help="documents for --speed")
     args = ap.parse_args()
     logger.disable("datatrove")  # its per-bucket INFO lines would bury the table
-    run(args.pairs, args.shingles)
+    if args.speed:
+        speed(args.docs)
+    else:
+        run(args.pairs, args.shingles)
