@@ -173,7 +173,8 @@ def test_forked_workers_inside_a_dagster_step_give_the_same_outputs(curated, tmp
     tmp, hub_dir, _, _, _ = curated
     resources = _resources(tmp_path, hub_dir)
     resources["curation"] = CurationSettings(ner_model=None, edu_scorer="rubric", edu_threshold=2,
-                                             work_dir=str(tmp_path / "work"), workers=2, chunk_rows=3)
+                                             work_dir=str(tmp_path / "work"), workers=2, chunk_rows=3,
+                                             datatrove_executor={"kind": "pool", "workers": 2, "chunk_rows": 3})
     instance = DagsterInstance.ephemeral()
     serial, forked = LocalObjectStore(tmp / "store"), LocalObjectStore(tmp_path / "store")
     forked.put_bytes(CANARY_KEY, serial.get_bytes(CANARY_KEY))

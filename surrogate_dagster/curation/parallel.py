@@ -12,6 +12,11 @@ function (it is pickled by reference) and deterministic per row, so results do n
 ``workers`` or ``chunk_size``; callers concatenate the per-chunk results in chunk order.
 ``workers <= 1`` (or a partition of one chunk) runs in the calling process with no pool at all.
 
+This pool is the ``pool`` kind of the curation block seam (:mod:`.executor`), the one-machine
+choice: on the scale rehearsal (benchmarks/scale_rehearsal.py) it ran the filter chain in less
+than half the time of datatrove's LocalPipelineExecutor, which round-trips every row through
+JSONL files. The datatrove kinds (local, Slurm, Ray) take over beyond one machine.
+
 Workers live as long as the process (``WorkerPool``): forked once per ``static`` (by identity)
 and reused by every later call with it, so a run over 22 partitions forks 2 workers per stage,
 not 2 per stage and partition. Why: a fork here costs ~15 ms plus ~30 us per MB of the parent,
