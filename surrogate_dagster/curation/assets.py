@@ -160,7 +160,7 @@ def sanitized_rows(context: AssetExecutionContext, object_store: ObjectStoreReso
 def filtered_rows(context: AssetExecutionContext, object_store: ObjectStoreResource,
                   curation: CurationSettings) -> MaterializeResult:
     """One source after AST validity (tree-sitter), OpenCoder heuristics and the edu classifier."""
-    from .quality.filter_stage import filter_rows
+    from .executor import apply_blocks
 
     store = object_store.get_store()
     source = context.partition_key
@@ -171,7 +171,9 @@ def filtered_rows(context: AssetExecutionContext, object_store: ObjectStoreResou
     checker, heur, edu = blocks
     t0 = time.monotonic()
     # One pass: each code block is found and parsed once and shared by the three blocks.
-    res = filter_rows(rows, blocks, workers=curation.workers, chunk_size=curation.chunk_rows)
+    # ... on the executor the profile names (phases.ops.datatrove_executor: pool here, Ray at scale)
+    res = apply_blocks(rows, blocks, curation.datatrove_executor, curation.work_path("blocks"),
+                       workers=curation.workers, chunk_size=curation.chunk_rows)
     reasons: Counter[str] = Counter()
     kept, dropped = [], []
     for row, reason in zip(rows, res.reasons):
