@@ -1,1 +1,3 @@
-"""Quality filters: OpenCoder-style heuristic rules (heuristics) and educational value (edu_classifier)."""
+"""Quality filters as curation blocks: OpenCoder-style heuristic rules (``heuristics``, one block per
+rule in the family modules ``lines``, ``composition``, ``markers``, ``encoded``, ``prose``) and
+educational value (``edu_classifier``); ``filter_stage`` runs them with AST validity per chunk."""
