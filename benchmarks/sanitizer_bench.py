@@ -4,7 +4,7 @@ Corpus: benchmarks/data/secrets_labelled.jsonl, lines taken from the test fixtur
 detect-secrets and Presidio (each line cites repo@commit:path#Lnn). Both tools see the same
 strings. A line counts as flagged when the tool reports anything on it.
 
-    .venv/bin/python benchmarks/sanitizer_bench.py [--mb 3] [--no-ner]
+    .venv/bin/python benchmarks/sanitizer_bench.py [--mb 3] [--no-ner] [--compare-rev REV]
 
 Per-class set: benchmarks/data/secret_classes_labelled.jsonl (seeded generator beside it): recall
 per class on the tuning half, the held-out half (disjoint templates and vendor formats) and the
@@ -12,6 +12,11 @@ per class on the tuning half, the held-out half (disjoint templates and vendor f
 false positives on its labelled negatives, and the share of clean real-code documents changed
 (HumanEval prompts + canonical solutions, MBPP solutions, SWE-bench Lite gold patches from
 ../shared/data/benchmarks, and the CPython stdlib `.py` files). `--classes-only` runs just that part.
+
+`--compare-rev REV` also times the sanitizer as committed at git revision REV (its package
+extracted with `git archive`, run in a child process on the same documents, alternating with this
+tree's runs) and prints this tree's speed as a ratio of it: before/after in one run, under the same
+machine load.
 
 Baseline: detect-secrets 1.5.0 with its default plugins and filters (`default_settings()`),
 measured two ways: `scan_line` (its ad-hoc API, eager keyword search) and `scan_file` on a temp
@@ -25,6 +30,7 @@ import base64
 import json
 import random
 import sys
+import subprocess
 import sysconfig
 import tempfile
 import time
@@ -236,6 +242,34 @@ def time_ds(docs: list[str]) -> tuple[float, int]:
     return time.process_time() - t0, n
 
 
+_REV_TIMER = """
+import json, sys, time
+from surrogate_dagster.curation.sanitize import PII_CATEGORIES, SECRET_CATEGORIES, Sanitizer, SanitizerConfig
+docs = json.load(open(sys.argv[1]))
+san = Sanitizer(SanitizerConfig(ner_model=None, categories=SECRET_CATEGORIES + PII_CATEGORIES))
+t0 = time.process_time()
+n = sum(len(san.sanitize(d).findings) for d in docs)
+print(time.process_time() - t0, n)
+"""
+
+
+def extract_rev(rev: str, dest: Path) -> Path:
+    """The `surrogate_dagster` package as committed at `rev`, extracted under `dest`."""
+    arch = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "surrogate_dagster"], capture_output=True, check=True)
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=arch.stdout, check=True)
+    return dest
+
+
+def time_rev(src: Path, docs_file: Path) -> tuple[float, int]:
+    """CPU seconds and findings of the sanitizer under `src` over the JSON list of documents."""
+    import os
+
+    env = dict(os.environ, PYTHONPATH=str(src))
+    out = subprocess.run([sys.executable, "-c", _REV_TIMER, str(docs_file)], capture_output=True, text=True, env=env,
+                         cwd=str(src), check=True).stdout.split()
+    return float(out[0]), int(out[1])
+
+
 def fmt(m: dict) -> str:
     return f"recall {m['recall']:.3f}  FPR {m['fpr']:.3f}  (tp {m['tp']} fn {m['fn']} fp {m['fp']} tn {m['tn']})"
 
@@ -245,6 +279,7 @@ def main() -> None:
     ap.add_argument("--mb", type=float, default=1.0, help="size of each speed corpus")
     ap.add_argument("--repeat", type=int, default=2, help="timed runs per tool (best kept)")
     ap.add_argument("--no-ner", action="store_true", help="skip the NER timing")
+    ap.add_argument("--compare-rev", default=None, help="also time the sanitizer at this git revision (before/after)")
     ap.add_argument("--classes-only", action="store_true", help="only the per-class set and clean-code FP rate")
     ap.add_argument("--show-misses", type=int, default=0, help="print up to N tuning misses and clean-code FPs")
     args = ap.parse_args()
@@ -298,7 +333,8 @@ def main() -> None:
 
     # -------- speed
     print(f"\n== speed ({args.mb:.1f} MB per corpus, 1 process, CPU seconds, best of {args.repeat})")
-    speeds = {}
+    speeds: dict[str, tuple[float, float]] = {}
+    rev_speeds: dict[str, tuple[float, float]] = {}
     for name, docs in (("labelled corpus replicated", replicated_docs(rows, args.mb)),
                        ("CPython stdlib source", stdlib_docs(args.mb))):
         mb = sum(len(d.encode()) for d in docs) / 1e6
@@ -309,6 +345,19 @@ def main() -> None:
             runs_d.append(time_ds(docs))
         (to, no), (td, nd) = min(runs_o), min(runs_d)
         speeds[name] = (mb / to, mb / td)
+        if args.compare_rev:
+            with tempfile.TemporaryDirectory() as d:
+                src = extract_rev(args.compare_rev, Path(d))
+                docs_file = Path(d) / "docs.json"
+                docs_file.write_text(json.dumps(docs))
+                runs_r, runs_o2 = [], []
+                for _ in range(args.repeat):
+                    runs_r.append(time_rev(src, docs_file))
+                    runs_o2.append(time_ours(ours, docs))
+                (tr, nr), (to2, _) = min(runs_r), min(runs_o2 + [(to, no)])
+            rev_speeds[name] = (mb / to2, mb / tr)
+            print(f"{'':28s} {'':8s} at {args.compare_rev[:12]}: {mb / tr:6.2f} MB/s ({nr} findings); this tree "
+                  f"{mb / to2:6.2f} MB/s = x{tr / to2:.2f} of it")
         print(f"{name:28s} {mb:5.2f} MB  ours {mb / to:6.2f} MB/s ({no} findings)  "
               f"detect-secrets scan_file {mb / td:6.2f} MB/s ({nd} lines)  speed-up x{td / to:.1f}")
 
@@ -342,6 +391,8 @@ def main() -> None:
     for name, (o, d) in speeds.items():
         print(f"speed  {name}: ours {o:.2f} MB/s vs detect-secrets {d:.2f} MB/s = x{o / d:.1f} "
               f"(target >= x5: {'MET' if o / d >= 5 else 'NOT MET'})")
+    for name, (o, r) in rev_speeds.items():
+        print(f"speed  {name}: this tree {o:.2f} MB/s vs {args.compare_rev[:12]} {r:.2f} MB/s = x{o / r:.2f}")
 
 
 if __name__ == "__main__":

@@ -137,6 +137,8 @@ class Sanitizer:
             rule = self._rules[i]
             if rule.long_run and not long_run:
                 continue
+            if rule.requires_regex is not None and rule.requires_regex.search(text) is None:
+                continue
             for m in rule.regex.finditer(lower if rule.on_lower else text):
                 value = text[m.start(rule.group):m.end(rule.group)]
                 if not value:

@@ -55,10 +55,15 @@ class Rule:
     # every match holds >= 20 characters of [A-Za-z0-9+/_-] in a row: skipped on a text without
     # such a run. Set on rules whose keywords are too common to filter (`.`, `s.`, `sk`).
     long_run: bool = False
+    # a literal-led pattern every match contains (searched first; the rule is skipped without it)
+    # for rules whose own pattern starts with a common character and cannot skip ahead
+    requires: str = ""
     regex: re.Pattern = field(init=False, repr=False, compare=False)
+    requires_regex: re.Pattern | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "regex", re.compile(_literal_first(self.pattern), self.flags))
+        object.__setattr__(self, "requires_regex", re.compile(self.requires) if self.requires else None)
 
 
 _LIT = re.compile(r"(?:[A-Za-z0-9_-]|\\\.)+")
@@ -188,9 +193,12 @@ RULES: tuple[Rule, ...] = (
          ("hf_", "api_org_"), entropy=3.0),
     Rule("sendgrid_key", SAAS, "SECRET_SENDGRID_KEY", _L + r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}" + _RD,
          ("sg.",), entropy=3.0),
-    Rule("twilio_key", SAAS, "SECRET_TWILIO_KEY",
-         r"(?:S(?<![A-Za-z0-9_]S)K|A(?<![A-Za-z0-9_]A)C)[0-9a-fA-F]{32}" + _R, ("sk", "ac"), entropy=3.0,
-         long_run=True),
+    # one rule per two-letter prefix: a pattern led by a literal pair lets `re` skip to it, where an
+    # alternation (`SK|AC`) is tried at every `S` and `A`
+    Rule("twilio_key", SAAS, "SECRET_TWILIO_KEY", r"SK(?<![A-Za-z0-9_].{2})[0-9a-fA-F]{32}" + _R, ("sk",),
+         entropy=3.0, long_run=True),
+    Rule("twilio_key", SAAS, "SECRET_TWILIO_KEY", r"AC(?<![A-Za-z0-9_].{2})[0-9a-fA-F]{32}" + _R, ("ac",),
+         entropy=3.0, long_run=True),
     Rule("mailgun_key", SAAS, "SECRET_MAILGUN_KEY", _L + r"key-[0-9a-f]{32}" + _R, ("key-",), entropy=3.0),
     Rule("mailchimp_key", SAAS, "SECRET_MAILCHIMP_KEY", _L + r"[0-9a-f]{32}-us[0-9]{1,2}" + _R,
          ("-us",), entropy=3.0),
@@ -201,7 +209,7 @@ RULES: tuple[Rule, ...] = (
          ("eaaa", "sq0"), entropy=3.0),
     Rule("discord_bot_token", SAAS, "SECRET_DISCORD_TOKEN",
          r"[MNO](?<![A-Za-z0-9_-][MNO])[A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_!-]{27,}" + _RD,
-         (".",), entropy=3.0, long_run=True),
+         (".",), entropy=3.0, long_run=True, requires=r"\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_!-]{27}"),
     Rule("telegram_bot_token", SAAS, "SECRET_TELEGRAM_TOKEN", r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}" + _RD,
          (":aa",), entropy=3.0),
     Rule("linear_key", SAAS, "SECRET_LINEAR_KEY", _L + r"lin_(?:api|oauth)_[A-Za-z0-9]{40}" + _R,
@@ -217,8 +225,11 @@ RULES: tuple[Rule, ...] = (
     Rule("vault_token", SAAS, "SECRET_VAULT_TOKEN", _L + r"(?:hvs|hvb)\.[A-Za-z0-9_-]{90,}" + _RD,
          ("hvs.", "hvb."), entropy=3.5),
     Rule("vault_token_legacy", SAAS, "SECRET_VAULT_TOKEN",
-         r"[sb](?<![A-Za-z0-9_.][sb])\.(?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[0-9])[A-Za-z0-9]{24}" + _R,
-         ("s.", "b."), entropy=3.5, long_run=True),
+         r"s\.(?<![A-Za-z0-9_.].{2})(?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[0-9])[A-Za-z0-9]{24}" + _R,
+         ("s.",), entropy=3.5, long_run=True),
+    Rule("vault_token_legacy", SAAS, "SECRET_VAULT_TOKEN",
+         r"b\.(?<![A-Za-z0-9_.].{2})(?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[0-9])[A-Za-z0-9]{24}" + _R,
+         ("b.",), entropy=3.5, long_run=True),
     Rule("sentry_token", SAAS, "SECRET_SENTRY_TOKEN",
          _L + r"(?:sntrys_eyJ[A-Za-z0-9+/=_-]{60,}|sntryu_[a-f0-9]{64})" + _RD, ("sntry",), entropy=3.0),
     Rule("sentry_dsn", SAAS, "SECRET_SENTRY_DSN", r"(?i)https?://([a-f0-9]{32})(?::[a-f0-9]{32})?@[\w.-]*sentry",
