@@ -22,3 +22,51 @@ def png_markdown(fig) -> str:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=80, bbox_inches="tight")
     return f"![plot](data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()})"
+
+
+# Python type of a stored value -> the column type shown in the UI's column schema.
+_TYPE_NAMES = {str: "string", bool: "bool", int: "int", float: "float", list: "list", dict: "struct",
+               bytes: "binary"}
+
+
+def column_types(rows: list[Mapping]) -> dict[str, tuple[str, bool]]:
+    """{column: (type, nullable)} over rows, columns in first-seen order. A column holding several
+    types reads "int|float"; one holding only None reads "null"; nullable means some row has None
+    there or lacks the column."""
+    seen: dict[str, set[str]] = {}
+    nulls: dict[str, int] = {}
+    for row in rows:
+        for name, value in row.items():
+            types = seen.setdefault(name, set())
+            if value is None:
+                nulls[name] = nulls.get(name, 0) + 1
+            else:
+                types.add(_TYPE_NAMES.get(type(value), type(value).__name__))
+    present = {name: sum(1 for row in rows if name in row) for name in seen}
+    return {name: ("|".join(sorted(types)) or "null", nulls.get(name, 0) > 0 or present[name] < len(rows))
+            for name, types in seen.items()}
+
+
+def table_metadata(rows: list[Mapping]) -> dict[str, object]:
+    """Dagster's standard table metadata for rows: `dagster/row_count` and `dagster/column_schema`."""
+    from dagster import MetadataValue, TableColumn, TableColumnConstraints, TableSchema
+
+    columns = [TableColumn(name, kind, constraints=TableColumnConstraints(nullable=nullable))
+               for name, (kind, nullable) in column_types(rows).items()]
+    return {"dagster/row_count": MetadataValue.int(len(rows)),
+            "dagster/column_schema": MetadataValue.table_schema(TableSchema(columns=columns))}
+
+
+def attach_table_metadata(rows: list[Mapping]) -> bool:
+    """Add `table_metadata(rows)` to the materialization of the asset being executed; the writers of
+    the main table of an asset call it, so the assets do not each repeat it. Outside an asset
+    execution (a script, a benchmark, a plain-function test) there is nothing to attach to:
+    returns False."""
+    from dagster import AssetExecutionContext, DagsterInvariantViolationError
+
+    try:
+        context = AssetExecutionContext.get()
+    except DagsterInvariantViolationError:  # no asset is executing
+        return False
+    context.add_output_metadata(table_metadata(rows))
+    return True

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..metadata import attach_table_metadata
 from ..paths import ASSETS_DIR
 from ..sources.hermes import to_template_messages
 from ..storage import ObjectStore
@@ -120,6 +121,7 @@ def write_mixture(store: ObjectStore, build: MixtureBuild, card: str) -> str:
     if not store.exists(key):
         store.put_bytes(key, to_jsonl(build.rows))
         store.put_bytes(prefix + "README.md", card.encode())
+    attach_table_metadata(build.rows)
     old = read_latest(store, build.name)
     if old is None:
         previous = None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 
+from ..metadata import attach_table_metadata
 from ..storage import ObjectStore
 from ..storage.markers import IncompleteData
 from ..storage.parquet_io import parquet_bytes_to_rows, rows_to_parquet_bytes
@@ -38,7 +39,10 @@ def version_of(*parts: object) -> str:
 
 def write_step(store: ObjectStore, step: str, source: str, version: str, rows: list[dict],
                dropped: list[dict] | None = None, summary: dict | None = None) -> str:
-    """Store one step's output for one source; `_latest.json` is written last (commit point)."""
+    """Store one step's output for one source; `_latest.json` is written last (commit point).
+
+    Inside an asset execution, the rows' count and column schema become the materialization's
+    `dagster/row_count` and `dagster/column_schema`."""
     prefix = f"curation/{step}/{source}/{version}/"
     key = prefix + "rows.parquet"
     store.put_bytes(key, rows_to_parquet_bytes(rows) if rows else _empty_rows())
@@ -49,6 +53,7 @@ def write_step(store: ObjectStore, step: str, source: str, version: str, rows: l
     store.put_bytes(pointer_key(step, source), json.dumps(
         {"version": version, "key": key, "dropped_key": dkey, "rows": len(rows),
          "summary": summary or {}}).encode())
+    attach_table_metadata(rows)
     return key
 
 

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..catalog.models import SourceSpec
+from ..metadata import attach_table_metadata
 from ..storage.markers import SUCCESS_MARKER, iter_marker_rows
 from ..storage.object_store import ObjectStore
 from ..storage.parquet_io import parquet_bytes_to_rows, rows_to_parquet_bytes
@@ -109,6 +110,7 @@ def normalize_source(spec: SourceSpec, store: ObjectStore, ctx_options: dict | N
         out.append(norm)
     key = normalized_key(spec.name, revision)
     store.put_bytes(key, rows_to_parquet_bytes(out) if out else _empty_table())
+    attach_table_metadata(out)
     qkey = None
     if quarantine:
         qkey = f"normalized/{spec.name}/{revision}/quarantine.parquet"

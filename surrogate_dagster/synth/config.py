@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ..metadata import attach_table_metadata
 from ..paths import ASSETS_DIR
 from ..storage.parquet_io import parquet_bytes_to_rows, rows_to_parquet_bytes
 
@@ -230,6 +231,7 @@ def write_table_set(store: Any, prefix: str, version: str, tables: dict[str, lis
             keys[name] = None
     doc = {**pointer, "version": version, "keys": keys, "counts": {n: len(r) for n, r in tables.items()}}
     store.put_bytes(f"{prefix}/_latest.json", json.dumps(doc, sort_keys=True, default=str).encode())
+    attach_table_metadata(next(iter(tables.values()), []))  # the first table is the set's rows
     return doc
 
 
