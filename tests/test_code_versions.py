@@ -108,3 +108,80 @@ def test_build_info_never_fails(monkeypatch):
         assert build_info()["git_commit"] == "unknown"
     finally:
         build_info.cache_clear()
+
+
+# ------------------------------------------------------------------ per-source versions
+
+_DUMP_SOURCES = """
+import json
+from surrogate_dagster.definitions import defs
+g = defs.resolve_asset_graph()
+out = {"code": {k.to_user_string(): g.get(k).code_version for k in g.materializable_asset_keys}}
+for name in ("source_rows", "normalized_rows"):
+    out[name] = g.get(__import__("dagster").AssetKey(name)).metadata["partition_versions"].value
+print(json.dumps(out))
+"""
+
+
+def _source_versions(root: Path) -> dict:
+    out = subprocess.run([sys.executable, "-c", _DUMP_SOURCES], cwd=root, capture_output=True, text=True,
+                         timeout=300, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root),
+                                           "SURROGATE_PROFILE": "local", "SURROGATE_GIT_COMMIT": "test"})
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_one_source_cap_edit_moves_that_partition_only(tmp_path):
+    import yaml
+
+    root = tmp_path / "pkg"
+    shutil.copytree(PACKAGE_DIR, root / PACKAGE_DIR.name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "assets", root / "assets")  # a copy: this test edits the catalog
+    for d in ("resources", "fixtures"):
+        (root / d).symlink_to(REPO / d)
+    before = _source_versions(root)
+    catalog = root / "assets" / "sources.yaml"
+    text = catalog.read_text(encoding="utf-8")
+    edited = next(s for s in yaml.safe_load(text)["sources"] if s.get("cap"))
+    old_cap = f"cap: {edited['cap']}"
+    assert old_cap in text
+    # the first `cap:` line of the file is the first capped source's
+    catalog.write_text(text.replace(old_cap, f"cap: {edited['cap'] + 1}", 1), encoding="utf-8")
+    after = _source_versions(root)
+    assert after["code"] == before["code"]  # no asset's code version moves: nothing stales everywhere
+    for name in ("source_rows", "normalized_rows"):
+        moved = sorted(p for p in before[name] if before[name][p] != after[name][p])
+        assert moved == [edited["name"]], name
+        assert len(before[name]) == len(after[name]) >= 20
+
+
+def test_stale_plan_follows_partition_versions(tmp_path):
+    from dagster import DagsterInstance, Definitions, MetadataValue, map_asset_specs, materialize
+
+    from surrogate_dagster.ops.planning import stale_plan
+    from surrogate_dagster.ops.revisions import hf_revisions, record_revision_observations
+    from surrogate_dagster.sources.assets import SOURCE_VERSIONS, helper_rows, normalized_rows, source_rows
+    from tests.ops_support import TOOL_SOURCES, hub_copy, make_resources
+
+    resources = make_resources(tmp_path, hub_copy(tmp_path))
+    assets = [hf_revisions, source_rows, helper_rows, normalized_rows]
+    instance = DagsterInstance.ephemeral()
+    record_revision_observations(instance, resources["hub"].get_client())
+    for s in TOOL_SOURCES:
+        assert materialize(assets, selection=[source_rows.key, normalized_rows.key], partition_key=s,
+                           resources=resources, instance=instance).success
+    store = resources["object_store"].get_store()
+
+    def stale(defs_assets):
+        graph = Definitions(assets=defs_assets, resources=resources).resolve_asset_graph()
+        plan = stale_plan(graph, instance, [source_rows.key, normalized_rows.key], store=store)
+        return {k.to_user_string(): sorted(set(v) & set(TOOL_SOURCES)) for k, v in plan.items()
+                if set(v) & set(TOOL_SOURCES)}
+
+    assert stale(assets) == {}
+    # what the definitions hold after one source's catalog entry is edited
+    edited = {**SOURCE_VERSIONS, TOOL_SOURCES[1]: "0" * 16}
+    meta = {"partition_versions": MetadataValue.json(edited)}
+    moved = map_asset_specs(lambda s: s.merge_attributes(metadata=meta)
+                            if s.key in (source_rows.key, normalized_rows.key) else s, assets)
+    assert stale(moved) == {"normalized_rows": [TOOL_SOURCES[1]], "source_rows": [TOOL_SOURCES[1]]}

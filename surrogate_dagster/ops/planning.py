@@ -13,9 +13,11 @@ rules Dagster's UI applies: an (asset, partition) is MISSING without a materiali
 when its latest materialization recorded another code version than the asset has now, or an input
 data version that a parent has since replaced (a parent partition re-materialized or re-observed
 with a new data version after the materialization read it), or no input from a parent it now has.
-It also plans a partition whose latest materialization looks fresh but whose output is gone from
-the object store (a run killed while rewriting it, a deleted object): the event log alone cannot
-tell.
+One rule is the project's own: a partitioned asset whose definition metadata maps partitions to
+versions (a source's own catalog entry, catalog/code_version.py) is STALE in the partitions whose
+recorded version differs, so editing one source's cap re-runs that source alone. The plan also
+holds a partition whose latest materialization looks fresh but whose output is gone from the
+object store (a run killed while rewriting it, a deleted object): the event log alone cannot tell.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from dagster import AssetKey, AssetRecordsFilter, DagsterInstance, materialize
+
+from ..catalog.code_version import PARTITION_VERSION_KEY, PARTITION_VERSIONS_KEY
 
 Plan = dict[AssetKey, set[str | None]]
 
@@ -199,6 +203,17 @@ def _parent_changed(log: _EventLog, asset_graph, parent: AssetKey, parts: list[s
     return False
 
 
+def _partition_version_changed(node, partition: str | None, record) -> bool:
+    """Whether the partition's own config changed since it was built: the asset's definition maps
+    partitions to versions (PARTITION_VERSIONS_KEY) and the materialization recorded another."""
+    versions = (node.metadata or {}).get(PARTITION_VERSIONS_KEY)
+    versions = getattr(versions, "value", versions)
+    if partition is None or not isinstance(versions, dict) or partition not in versions:
+        return False
+    recorded = record.event_log_entry.asset_materialization.metadata.get(PARTITION_VERSION_KEY)
+    return getattr(recorded, "value", recorded) != versions[partition]
+
+
 def partition_status(asset_graph, instance: DagsterInstance, key: AssetKey, partition: str | None,
                      log: _EventLog | None = None) -> str:
     """"MISSING", "STALE" or "FRESH" for one (asset, partition), from its latest materialization's tags."""
@@ -209,6 +224,8 @@ def partition_status(asset_graph, instance: DagsterInstance, key: AssetKey, part
     tags = _tags(record)
     node = asset_graph.get(key)
     if node.code_version is not None and tags.get(CODE_VERSION_TAG) != node.code_version:
+        return "STALE"
+    if _partition_version_changed(node, partition, record):
         return "STALE"
     for parent in sorted(node.parent_keys, key=lambda k: k.to_user_string()):
         if INPUT_VERSION_TAG + parent.to_user_string() not in tags:

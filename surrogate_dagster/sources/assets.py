@@ -15,7 +15,7 @@ from dagster import (
 )
 
 from ..catalog import load_sources
-from ..catalog.code_version import asset_code_version
+from ..catalog.code_version import PARTITION_VERSION_KEY, PARTITION_VERSIONS_KEY, asset_code_version, partition_config_versions
 from ..catalog.loader import config_hash
 from ..metadata import counts_table
 from ..resources import HubResource, ObjectStoreResource
@@ -33,8 +33,11 @@ CATALOG_VERSION = config_hash(CATALOG.model_dump(
     mode="json", exclude={"sources": {"__all__": {"revision"}}, "helpers": {"__all__": {"revision"}}}))
 # `helper_rows` has no observed upstream, so its pins are part of its code version (the four
 # helpers are read together by OpenCodeReasoning-2, so one moved helper pin re-mirrors them all).
-HELPERS_VERSION = config_hash({"catalog": CATALOG_VERSION,
-                               "helpers": [h.model_dump(mode="json") for h in CATALOG.helpers]})
+HELPERS_VERSION = config_hash({"helpers": [h.model_dump(mode="json") for h in CATALOG.helpers]})
+# Per-source versions: each source's own catalog entry (pin aside); the per-source assets record
+# theirs and the stale plan re-runs only the sources whose entry changed (catalog/code_version.py).
+SOURCE_VERSIONS = partition_config_versions(CATALOG.sources)
+PER_SOURCE_METADATA = {PARTITION_VERSIONS_KEY: MetadataValue.json(SOURCE_VERSIONS)}
 
 
 def _prefix_uri(store, prefix: str) -> str:
@@ -65,6 +68,7 @@ def _mirror_result(context: AssetExecutionContext, report: MirrorReport, uri: st
             "problems_available": report.groups_available,
             "reused_existing_mirror": report.reused,
             "seconds": report.seconds,
+            PARTITION_VERSION_KEY: SOURCE_VERSIONS.get(context.partition_key, "none"),
         },
     )
 
@@ -78,7 +82,7 @@ def _mirror_partition(context: AssetExecutionContext, object_store: ObjectStoreR
 
 
 @asset(group_name="sources", partitions_def=source_partitions,
-       code_version=asset_code_version("source_rows", CATALOG_VERSION), deps=["hf_revisions"], kinds={"parquet", "huggingface"}, retry_policy=MIRROR_RETRY)
+       code_version=asset_code_version("source_rows"), metadata=PER_SOURCE_METADATA, deps=["hf_revisions"], kinds={"parquet", "huggingface"}, retry_policy=MIRROR_RETRY)
 def source_rows(context: AssetExecutionContext, object_store: ObjectStoreResource,
                 hub: HubResource) -> MaterializeResult:
     """Upstream rows of one source at a pinned HF revision, capped and filtered per the catalog."""
@@ -94,7 +98,7 @@ def helper_rows(context: AssetExecutionContext, object_store: ObjectStoreResourc
 
 
 @asset(group_name="sources", partitions_def=source_partitions,
-       code_version=asset_code_version("normalized_rows", CATALOG_VERSION), deps=[source_rows, AssetDep(helper_rows, partition_mapping=AllPartitionMapping())],
+       code_version=asset_code_version("normalized_rows"), metadata=PER_SOURCE_METADATA, deps=[source_rows, AssetDep(helper_rows, partition_mapping=AllPartitionMapping())],
        kinds={"parquet"})
 def normalized_rows(context: AssetExecutionContext, object_store: ObjectStoreResource) -> MaterializeResult:
     """One source in ChatML / Hermes tool calls / DPO pairs; unconvertible rows quarantined."""
@@ -119,6 +123,7 @@ def normalized_rows(context: AssetExecutionContext, object_store: ObjectStoreRes
             "adapter": spec.adapter or "",
             "family": spec.family,
             "seconds": report.seconds,
+            PARTITION_VERSION_KEY: SOURCE_VERSIONS[spec.name],
             "counts": MetadataValue.json({"in": report.rows_in, "out": report.rows_out,
                                           "quarantined": report.quarantined}),
         },
