@@ -204,25 +204,3 @@ def partition_config_version(spec: BaseModel, exclude: Iterable[str] = ("revisio
 def partition_config_versions(specs: Iterable[BaseModel], exclude: Iterable[str] = ("revision",)) -> dict[str, str]:
     """{partition name: partition_config_version} for config sections that have a `name`."""
     return {spec.name: partition_config_version(spec, exclude) for spec in specs}
-
-
-# Per-partition versions. A partitioned asset whose partitions each follow their own config section
-# (a source's cap, filters, adapter in assets/sources.yaml) keeps those sections out of its code
-# version, which would otherwise move for every partition on any one edit. Instead its definition
-# metadata maps each partition to the hash of its own section (PARTITION_VERSIONS_KEY), each
-# materialization records the hash it was built with (PARTITION_VERSION_KEY), and the stale plan
-# (ops/planning.py) marks a partition stale when the two differ: editing one source's cap
-# re-runs that source alone.
-PARTITION_VERSIONS_KEY = "partition_versions"
-PARTITION_VERSION_KEY = "partition_version"
-
-
-def partition_config_version(spec: BaseModel, exclude: Iterable[str] = ("revision",)) -> str:
-    """The hash of one partition's config section; the pin is left out by default, since it reaches
-    the partition as its observed data version (ops/revisions.py)."""
-    return config_hash(spec.model_dump(mode="json", exclude=set(exclude)))
-
-
-def partition_config_versions(specs: Iterable[BaseModel], exclude: Iterable[str] = ("revision",)) -> dict[str, str]:
-    """{partition name: partition_config_version} for config sections that have a `name`."""
-    return {spec.name: partition_config_version(spec, exclude) for spec in specs}
