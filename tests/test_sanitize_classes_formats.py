@@ -169,3 +169,30 @@ def test_der_public_key_and_prose_directives_untouched(san):
     spki = base64.b64encode(b"\x30\x59\x30\x13\x06\x07\x2a\x86\x48\xce\x3d\x02\x01" + bytes(range(70))).decode()
     for text in (f"PUBLIC_KEY={spki}", "password combination.\n\nR5: Regulatory", "password :=,.:-@*?!"):
         assert not san.sanitize(text).changed, text
+
+
+@pytest.mark.parametrize("text,secret", [
+    (f"CREATE USER 'app'@'%' IDENTIFIED BY '{PW}';", PW),
+    ("ALTER USER scott IDENTIFIED BY Tiger2024x;", "Tiger2024x"),
+    ("otpauth://totp/ACME:bob?secret=JBSWY3DPEHPK3PXPJBSW&issuer=ACME", "JBSWY3DPEHPK3PXPJBSW"),
+    ("xprv9s21ZrQH143K3QTDL4LXw2F7HEK3wJUD2nW2nRk4stbPy6cq3jPPqjiChkVvvNKmPGJxWUtg6LnF5kejMRNNU3TGtRBeJgk33yuGBxrMPHi",
+     "xprv9s21ZrQH143K3QTDL4LXw2F7HEK3wJUD2nW2nRk4stbPy6cq3jPPqjiChkVvvNKmPGJxWUtg6LnF5kejMRNNU3TGtRBeJgk33yuGBxrMPHi"),
+    ("static const uint8_t aes_key[16] = {0x3f, 0x9a, 0x1c, 0x7e, 0x5b, 0x2d, 0x8f, 0x04, 0xa6, 0xc3, 0xe1, 0xb9, "
+     "0xd7, 0xf5, 0xa2, 0xc4};", "0x3f, 0x9a, 0x1c"),
+    (f"plink -ssh admin@host -pw {PW}", PW),
+    (f"mosquitto_pub -h broker -u dev -P {PW} -t a -m b", PW),
+    (f"az storage blob list --account-name acct --account-key {B64_KEY}", B64_KEY),
+])
+def test_sql_otp_bip32_byte_arrays_and_tool_flags_redacted(san, text, secret):
+    out = san.sanitize(text).text
+    assert secret not in out, out
+
+
+@pytest.mark.parametrize("text", [
+    "the request is identified by the token it carries",
+    "uint8_t iv[16] = {0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f};",
+    "key = {0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f}",
+    "table = [0x3f, 0x9a, 0x1c, 0x7e, 0x5b, 0x2d, 0x8f, 0x04, 0xa6, 0xc3, 0xe1, 0xb9, 0xd7, 0xf5, 0xa2, 0xc4]",
+])
+def test_prose_counting_vectors_and_unnamed_tables_untouched(san, text):
+    assert not san.sanitize(text).changed

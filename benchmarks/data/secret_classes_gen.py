@@ -272,6 +272,8 @@ CLASSES = {
         ("twine upload -u deploy -p {v} dist/*", "pw"),
         ("wget --user=ci --password={v} https://artifacts.corp.io/x.tgz", "pw"),
         ("psexec \\\\srv01 -u CORP\\admin -p {v} cmd", "pw"),
+        ("plink -ssh admin@bastion -pw {v} uptime", "pw"),
+        ("mosquitto_sub -h mqtt.corp.io -u sensor -P {v} -t 'plant/#'", "pw"),
     ],
     "connection_string": [
         ("jdbc:mysql://db:3306/app?user=app&password={v}", "pw"),
@@ -314,6 +316,8 @@ CLASSES = {
         ("FERNET_KEYS = ['{v}']", "fernet"),
         ("JWT_PRIVATE_KEY={v}", "der"),
         ('{{"client_email": "svc@corp.io", "key": "{v}"}}', "der"),
+        ("otpauth://totp/Corp:ops?secret={v}&issuer=Corp", "b32"),
+        ("static const uint8_t hmac_key[16] = {{{v}}};", "bytearr"),
     ],
     "crypto_wallet": [
         ("Send the payment to {v}", "btc"),
@@ -507,6 +511,8 @@ def value(kind, rng):
         "fernet": lambda r: base64.urlsafe_b64encode(r.randbytes(32)).decode(),
         "b64_32": lambda r: base64.b64encode(r.randbytes(32)).decode(),
         "der": _der_private_key,
+        "b32": lambda r: base64.b32encode(r.randbytes(20)).decode().rstrip("="),
+        "bytearr": lambda r: ", ".join(f"0x{b:02x}" for b in r.randbytes(16)),
         "apr1": lambda r: f"$apr1${rs(r, CRYPT64, 8)}${rs(r, CRYPT64, 22)}",
         "b64url": lambda r: base64.urlsafe_b64encode(r.randbytes(32)).decode().rstrip("="),
         "btc": lambda r: _btc(r, 0), "btc3": lambda r: _btc(r, 5), "bech32": _bech32,

@@ -52,7 +52,10 @@ _CMD_TABLE: tuple[tuple[tuple[str, ...], str, bool, str, int], ...] = (
     # a secret written into a command's stdin: `echo X | docker login --password-stdin`
     (("echo", "printf"), r"(?:[ \t]+-[neE]+)*(?:[ \t]+(?:\"%s\\?n?\"|'%s\\?n?'))?[ \t]+(?=[^\n|]{1,300}\|[^\n|]{0,200}?"
      r"(?:--password-stdin|--with-token|--token-stdin|\bsudo[ \t]+-S\b|\bchpasswd\b|--stdin\b))", True, "cli_stdin", 4),
-    (("ipmitool",), r"\b[^\n]{0,200}?[ \t]-P[ \t]*", True, "cli_short_flag", 4),
+    (("ipmitool", "mosquitto_pub", "mosquitto_sub", "mosquitto_rr"), r"\b[^\n]{0,200}?[ \t]-P[ \t]*", True,
+     "cli_short_flag", 4),
+    # PuTTY tools: `plink -pw PASSWORD`
+    (("plink", "pscp", "psftp", "putty"), r"\b[^\n]{0,200}?[ \t]-pw[ \t]+", True, "cli_short_flag", 4),
     (("psexec", "psexec64", "paexec", "rdesktop", "twine"), r"\b[^\n]{0,200}?[ \t]-p[ \t]+", True, "cli_short_flag", 4),
     # Windows-style `/p:` `/password:` `/pass:` switches (FreeRDP, wmic, cmdkey)
     (("xfreerdp", "wlfreerdp", "sdl-freerdp", "wmic", "cmdkey"), r"\b[^\n]{0,200}?[ \t]/(?:p|pass|password):", False,
@@ -101,7 +104,8 @@ _SINGLE_KEYS = ("-storepass", "-keypass", " -passw", " -pwd")
 _SINGLE = re.compile(r"(?<![\w-])-(?:(?:src|dest)?storepass|keypass|password|passwd|pwd)(?:=|[ \t]+)" + _VAL)
 _LONG = re.compile(
     r"--(?<![\w-]--)(?:[a-z0-9]+-){0,3}(?:password|passwd|passphrase|pass|pwd|token|secret|api-?key|access-key|secret-key|"
-    r"client-secret|auth|credentials?|bearer)(?:=|[ \t]+)" + _VAL)
+    r"client-secret|auth|credentials?|bearer|(?:account|storage|master|shared|encryption|signing|license)-key)"
+    r"(?:=|[ \t]+)" + _VAL)
 # skopeo/buildah `--creds USER:PASS` (`--src-creds`, `--dest-creds`)
 _CREDS = re.compile(r"--(?<![\w-]--)(?:[a-z]+-)?creds(?:=|[ \t]+)[^\s:\"']+:" + _VAL)
 _INLINE = re.compile(  # `password=...` inside a command or a query string / key=value connection string

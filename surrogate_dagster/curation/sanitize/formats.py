@@ -23,6 +23,11 @@ through a decoding call.
   decodes to an ASN.1 SEQUENCE whose first member is the INTEGER version 0 or 1 -- PKCS#8
   (RFC 5208/5958), PKCS#1 RSA (RFC 8017) and SEC1 EC (RFC 5915) private keys; public keys and
   certificates open with a nested SEQUENCE instead;
+- SQL `IDENTIFIED BY 'pw'` (MySQL, Oracle, Snowflake `CREATE/ALTER USER`);
+- the `secret` parameter of an `otpauth://` Key URI (a TOTP/HOTP seed, base32);
+- BIP32 extended private keys (`xprv`/`yprv`/`zprv`/`tprv`, 111 base58 characters);
+- byte-array literals of 16+ hex bytes (`{0x3f, 0x9a, ...}`) on a line that names a key, secret
+  or password;
 - JSON Web Keys (RFC 7517/7518): the private members `d`, `p`, `q`, `dp`, `dq`, `qi` and the
   symmetric `k` of an object carrying `"kty"`.
 """
@@ -70,6 +75,11 @@ _CRYPT_HASH = re.compile(r"\$(?:(?P<md5>1|apr1)\$[./0-9A-Za-z]{1,8}\$[./0-9A-Za-
                          r"(?![./0-9A-Za-z$])")
 # `M` + a look-behind after it: `re` skips to the letter; 64+ base64 characters follow
 _DER_B64 = re.compile(r"M(?<![A-Za-z0-9+/]M)[A-Za-z0-9+/]{63,}={0,2}(?![A-Za-z0-9+/=])")
+_IDENTIFIED_BY = re.compile(r"\bidentified[ \t]+by[ \t]+(?:password[ \t]+)?(?P<v>'[^'\n]{1,200}'|\"[^\"\n]{1,200}\"|[^\s;'\"]{4,200})")
+_OTPAUTH = re.compile(r"otpauth://[^\s\"'<>]*?[?&]secret=(?P<v>[A-Za-z2-7]{16,}=*)")
+_XPRV = re.compile(r"[xyzt](?<![1-9A-Za-z][xyzt])prv[1-9A-HJ-NP-Za-km-z]{104,108}(?![1-9A-Za-z])")
+_BYTE_ARRAY = re.compile(r"0x[0-9a-fA-F]{2}(?:[ \t]*,[ \t]*(?:\r?\n[ \t]*)?0x[0-9a-fA-F]{2}){15,}")
+_KEY_NAME = re.compile(r"(?i)key|secret|passw|token|psk|salt")
 _JWK_MEMBER = re.compile(r"\"(?:d|p|q|dp|dq|qi|k)\"[ \t]*:[ \t]*\"(?P<v>[A-Za-z0-9_-]{16,})\"")
 
 
@@ -164,6 +174,28 @@ def detect_file_formats(text: str, lower: str) -> Iterator[Candidate]:
         for m in _DER_B64.finditer(text):
             if _der_private_key(m.group(0)):
                 yield Candidate(m.start(), m.end(), PKEY, "SECRET_PRIVATE_KEY", "der_private_key", 4)
+    if "identified" in lower:
+        for m in _IDENTIFIED_BY.finditer(lower):
+            s, e = m.span("v")
+            q = 1 if text[s] in "\"'" else 0
+            v = text[s + q:e - q]
+            if v and not looks_like_placeholder(v) and (q or _plain_ok(v)):
+                yield Candidate(s + q, e - q, PASSWORDS, "SECRET_PASSWORD", "sql_identified_by", 3)
+    if "otpauth://" in lower:
+        for m in _OTPAUTH.finditer(text):
+            yield Candidate(m.start("v"), m.end("v"), PASSWORDS, "SECRET_TOKEN", "otpauth_secret", 3)
+    if "prv" in text:
+        for m in _XPRV.finditer(text):
+            yield Candidate(m.start(), m.end(), PKEY, "SECRET_PRIVATE_KEY", "bip32_private_key", 4)
+    if "0x" in lower:
+        for m in _BYTE_ARRAY.finditer(text):
+            line_start = text.rfind("\n", 0, m.start()) + 1
+            if not _KEY_NAME.search(text, max(line_start, m.start() - 120), m.start()):
+                continue
+            vals = [int(h, 16) for h in re.findall(r"0x([0-9a-fA-F]{2})", m.group(0))]
+            steps = {b - a for a, b in zip(vals, vals[1:])}
+            if len(set(vals)) >= len(vals) // 2 and len(steps) > 2:  # not a counting or constant test vector
+                yield Candidate(m.start(), m.end(), PASSWORDS, "SECRET_TOKEN", "key_byte_array", 3)
     if "\"kty\"" in text:
         for m in _JWK_MEMBER.finditer(text):
             v = m.group("v")
