@@ -525,13 +525,15 @@ def _mixture_hub_asset(name: str):
         store = object_store.get_store()
         latest = read_latest(store, name)
         if latest is None:
-            raise Failure(f"mixture {name} has not been built (no mixtures/{name}/_latest.json)")
+            raise Failure(f"mixture {name} has not been built (no mixtures/{name}/_latest.json)",
+                          allow_retries=False)  # a refusal: a step retry would refuse again
         version = latest["data_version"]
         blocked = unpassed_gates(store, name, version)
         if blocked:
             raise Failure(f"{name} mixture {version} not pushed: "
                           + "; ".join(f"{g}: {why}" for g, why in blocked.items()),
-                          metadata={"data_version": version, "blocked_by": MetadataValue.json(blocked)})
+                          metadata={"data_version": version, "blocked_by": MetadataValue.json(blocked)},
+                          allow_retries=False)
         # The exact backed-up bytes and card, so the Hub holds what the checks read.
         files = {"data/train.jsonl": store.get_bytes(latest["key"]),
                  "README.md": store.get_bytes(mixture_prefix(name, version) + "README.md")}

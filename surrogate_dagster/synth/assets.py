@@ -105,7 +105,8 @@ def synth_scenarios(context: AssetExecutionContext, object_store: ObjectStoreRes
             batch_runner=llm.make_batch_runner(client, store), batch_job="scenarios")
     except BudgetExceeded as exc:
         raise Failure(description=f"scenario expansion stopped by the budget guard: {exc}",
-                      metadata=_ledger_metadata(client.ledger.summary())) from exc
+                      metadata=_ledger_metadata(client.ledger.summary()),
+                      allow_retries=False) from exc  # the budget is spent: a retry would stop again
     finally:
         record_batch_spend(store, SCENARIOS_LEDGER_KEY, _attempt_id(context), client.ledger.summary())
     if len(scenarios) > cfg.target_count:  # the seeds alone exceed a small (local) target
