@@ -77,53 +77,6 @@ def describe(plan: Plan) -> dict[str, Any]:
             for k, ps in sorted(plan.items(), key=lambda kv: kv[0].to_user_string())}
 
 
-def recorded_output_keys(store, asset: AssetKey, partition: str | None, metadata: dict) -> list[str]:
-    """Store keys an (asset, partition)'s materialization stored: every metadata value that is a
-    URI inside ``store`` (a key, or a prefix ending in '/'), plus a per-source curation step's
-    pointer and tables (those record no URI)."""
-    from ..curation.stage_io import asset_output_keys
-    from ..storage.markers import uri_key
-
-    keys = []
-    for value in metadata.values():
-        text = getattr(value, "value", value)  # UrlMetadataValue / TextMetadataValue or a plain str
-        key = uri_key(store, text) if isinstance(text, str) else None
-        if key is not None:
-            keys.append(key)
-    return keys + (asset_output_keys(store, asset.to_user_string(), partition) or [])
-
-
-def missing_output_plan(asset_graph, instance: DagsterInstance, store, keys: Iterable[AssetKey],
-                        skip: Plan | None = None) -> Plan:
-    """(asset, partition)s whose latest materialization names store outputs that are not there."""
-    from ..storage.markers import missing_outputs
-
-    skip = skip or {}
-    plan: Plan = {}
-    for key in keys:
-        pdef = asset_graph.get(key).partitions_def
-        parts = pdef.get_partition_keys(dynamic_partitions_store=instance) if pdef else [None]
-        for part in parts:
-            if part in skip.get(key, ()):
-                continue
-            flt = AssetRecordsFilter(asset_key=key, asset_partitions=[part] if part is not None else None)
-            records = instance.fetch_materializations(flt, limit=1).records
-            if not records or records[0].asset_materialization is None:
-                continue  # never materialized: already MISSING to Dagster
-            outputs = recorded_output_keys(store, key, part, dict(records[0].asset_materialization.metadata))
-            if outputs and missing_outputs(store, outputs):
-                plan.setdefault(key, set()).add(part)
-    return plan
-
-
-def default_store():
-    """The object store of the active profile (SURROGATE_PROFILE), as `make run` uses it."""
-    from ..catalog.loader import load_profile
-    from ..resources.core import resources_for_profile
-
-    return resources_for_profile(load_profile())["object_store"].get_store()
-
-
 # Tags Dagster writes on every materialization (and, the data version, on observations).
 DATA_VERSION_TAG = "dagster/data_version"
 CODE_VERSION_TAG = "dagster/code_version"
@@ -152,6 +105,75 @@ class _EventLog:
             records = fetch(flt, limit=1).records
             self._cache[cache_key] = records[0] if records else None
         return self._cache[cache_key]
+
+    def any_after(self, key: AssetKey, partitions: list[str], observed: bool, after: int) -> bool:
+        """Whether any of the partitions has a record newer than storage id `after` (one query)."""
+        flt = AssetRecordsFilter(asset_key=key, asset_partitions=partitions, after_storage_id=after)
+        fetch = self.instance.fetch_observations if observed else self.instance.fetch_materializations
+        return bool(fetch(flt, limit=1).records)
+
+    def prefetch(self, key: AssetKey, partitions: list[str | None], per_partition: int = 3) -> None:
+        """The latest materialization of many partitions in one query (newest first), instead of
+        one query each: each query of the default SQLite storage opens a connection (~5-15 ms)."""
+        todo = [p for p in partitions if p is not None and (key, p, False, None, None) not in self._cache]
+        if len(todo) < 2:
+            return
+        limit = per_partition * len(todo)
+        records = self.instance.fetch_materializations(
+            AssetRecordsFilter(asset_key=key, asset_partitions=todo), limit=limit).records
+        for rec in records:
+            self._cache.setdefault((key, rec.partition_key, False, None, None), rec)
+        if len(records) < limit:  # every record was read: the partitions not seen have none
+            for p in todo:
+                self._cache.setdefault((key, p, False, None, None), None)
+
+
+def recorded_output_keys(store, asset: AssetKey, partition: str | None, metadata: dict) -> list[str]:
+    """Store keys an (asset, partition)'s materialization stored: every metadata value that is a
+    URI inside ``store`` (a key, or a prefix ending in '/'), plus a per-source curation step's
+    pointer and tables (those record no URI)."""
+    from ..curation.stage_io import asset_output_keys
+    from ..storage.markers import uri_key
+
+    keys = []
+    for value in metadata.values():
+        text = getattr(value, "value", value)  # UrlMetadataValue / TextMetadataValue or a plain str
+        key = uri_key(store, text) if isinstance(text, str) else None
+        if key is not None:
+            keys.append(key)
+    return keys + (asset_output_keys(store, asset.to_user_string(), partition) or [])
+
+
+def missing_output_plan(asset_graph, instance: DagsterInstance, store, keys: Iterable[AssetKey],
+                        skip: Plan | None = None, log: _EventLog | None = None) -> Plan:
+    """(asset, partition)s whose latest materialization names store outputs that are not there."""
+    from ..storage.markers import missing_outputs
+
+    skip = skip or {}
+    log = log or _EventLog(instance)
+    plan: Plan = {}
+    for key in keys:
+        pdef = asset_graph.get(key).partitions_def
+        parts = pdef.get_partition_keys(dynamic_partitions_store=instance) if pdef else [None]
+        log.prefetch(key, parts)
+        for part in parts:
+            if part in skip.get(key, ()):
+                continue
+            record = log.latest(key, part)
+            if record is None or record.asset_materialization is None:
+                continue  # never materialized: already MISSING to Dagster
+            outputs = recorded_output_keys(store, key, part, dict(record.asset_materialization.metadata))
+            if outputs and missing_outputs(store, outputs):
+                plan.setdefault(key, set()).add(part)
+    return plan
+
+
+def default_store():
+    """The object store of the active profile (SURROGATE_PROFILE), as `make run` uses it."""
+    from ..catalog.loader import load_profile
+    from ..resources.core import resources_for_profile
+
+    return resources_for_profile(load_profile())["object_store"].get_store()
 
 
 def _tags(record) -> dict[str, str]:
@@ -191,6 +213,8 @@ def _parent_changed(log: _EventLog, asset_graph, parent: AssetKey, parts: list[s
         # Dagster does not count a first record as a change, and neither does the plan.
         return False
     cursor = int(pointer)
+    if len(parts) > 1 and not log.any_after(parent, parts, external, cursor):
+        return False  # the common case, nothing newer in any partition, in one query
     for part in parts:
         # a record of this parent partition written after the one the materialization read ...
         newer = log.latest(parent, part, observed=external, after=cursor)
@@ -246,10 +270,12 @@ def stale_plan(asset_graph, instance: DagsterInstance, keys: Iterable[AssetKey] 
     for key in keys:
         pdef = asset_graph.get(key).partitions_def
         parts = pdef.get_partition_keys(dynamic_partitions_store=instance) if pdef else [None]
+        log.prefetch(key, parts)
         todo = {p for p in parts if partition_status(asset_graph, instance, key, p, log) != "FRESH"}
         if todo:
             plan[key] = todo
-    gone = missing_output_plan(asset_graph, instance, store if store is not None else default_store(), keys, plan)
+    gone = missing_output_plan(asset_graph, instance, store if store is not None else default_store(), keys, plan,
+                               log)
     for key, parts in gone.items():
         plan.setdefault(key, set()).update(parts)
     return plan
