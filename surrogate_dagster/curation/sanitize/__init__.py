@@ -11,8 +11,9 @@ checksummed crypto wallet addresses under payment_national_ids (`CRYPTO_WALLET_n
 
 Rule families: `patterns` (core provider formats), `vendors` (wider vendor-prefix catalogue and
 generic prefixed tokens), `detectors` (assignments, URLs, headers, high entropy), `config` (XML
-name/value pairs), `cli` (command-line flags, connection strings), `wallets`, `mac`, `pii`,
-`encoded` (base64), `ner`.
+name/value pairs), `cli` (command-line flags, connection strings), `formats` (.pgpass, .netrc,
+server-config directives, ipsec.secrets, password hashes, decoded key literals, bare DER and JWK
+private keys), `wallets`, `mac`, `pii`, `encoded` (base64), `ner`.
 """
 from .detectors import Candidate
 from .engine import Finding, SanitizeResult, Sanitizer, SanitizerConfig

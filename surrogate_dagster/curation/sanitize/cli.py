@@ -177,37 +177,20 @@ def detect_cli_credentials(text: str, lower: str, present: frozenset[str] | set[
             if _ok(v, 6):
                 yield Candidate(m.start("v") + q, m.start("v") + q + len(v), PASSWORDS, "SECRET_PASSWORD", "cli_long_flag", 3)
     if any(k in lower for k in _INLINE_KEYS):
-        # only lines holding a connection-string or command hint are scanned (a plain
-        # `password = x` line is the assignment detector's case)
-        for ls, le in _hint_lines(lower):
-            for m in _INLINE.finditer(lower, ls, le):
-                if m.start() and (lower[m.start() - 1].isalnum() or lower[m.start() - 1] in "_.-"):
-                    continue  # part of a longer name: `db_password = x` is the assignment detector's
-                v, q = _strip(text[m.start("v"):m.end("v")])
-                if _ok(v):
-                    yield Candidate(m.start("v") + q, m.start("v") + q + len(v), PASSWORDS, "SECRET_PASSWORD",
-                                    "inline_pair", 3)
-
-
-def _hint_lines(lower: str) -> list[tuple[int, int]]:
-    """Spans of the lines that hold one of `_CONN_HINTS`, sorted and merged."""
-    spans: list[tuple[int, int]] = []
-    for h in _CONN_HINTS:
-        i = lower.find(h)
-        while i >= 0:
-            ls = lower.rfind("\n", 0, i) + 1
-            le = lower.find("\n", i)
-            le = len(lower) if le < 0 else le
-            spans.append((ls, le))
-            i = lower.find(h, le)
-    spans.sort()
-    merged: list[tuple[int, int]] = []
-    for ls, le in spans:
-        if merged and ls <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], le))
-        else:
-            merged.append((ls, le))
-    return merged
+        hinted: dict[int, bool] = {}  # line start -> whether that line holds a hint
+        for m in _INLINE.finditer(lower):
+            if m.start() and (lower[m.start() - 1].isalnum() or lower[m.start() - 1] in "_.-"):
+                continue  # part of a longer name: `db_password = x` is the assignment detector's
+            ls = lower.rfind("\n", 0, m.start()) + 1
+            if ls not in hinted:
+                le = lower.find("\n", m.end())
+                line = lower[ls:le if le >= 0 else len(lower)]
+                hinted[ls] = any(h in line for h in _CONN_HINTS)
+            if not hinted[ls]:
+                continue  # a plain `password = x` line is the assignment detector's case
+            v, q = _strip(text[m.start("v"):m.end("v")])
+            if _ok(v):
+                yield Candidate(m.start("v") + q, m.start("v") + q + len(v), PASSWORDS, "SECRET_PASSWORD", "inline_pair", 3)
 
 
 _CMD_NAMES = frozenset(_CMD_RULES)
