@@ -185,3 +185,22 @@ def test_stale_plan_follows_partition_versions(tmp_path):
     moved = map_asset_specs(lambda s: s.merge_attributes(metadata=meta)
                             if s.key in (source_rows.key, normalized_rows.key) else s, assets)
     assert stale(moved) == {"normalized_rows": [TOOL_SOURCES[1]], "source_rows": [TOOL_SOURCES[1]]}
+
+
+def test_digest_cache_gives_the_parsed_digest_and_survives_a_corrupt_file(tmp_path):
+    from surrogate_dagster.catalog import code_version as cv
+
+    src = tmp_path / "m.py"
+    src.write_text("def f():\n    return 1\n")
+    cache: dict[str, str] = {}
+    first = cv._source_digest(src, cache)
+    assert first == cv._source_digest(src) and len(cache) == 1  # cached value == a fresh parse
+    cache[next(iter(cache))] = "planted"
+    assert cv._source_digest(src, cache) == "planted"  # the key is the raw bytes' hash ...
+    src.write_text("def f():\n    return 2\n")
+    assert cv._source_digest(src, cache) not in ("planted", first)  # ... so an edit misses it
+    bad = tmp_path / "digests.json"
+    bad.write_text("{not json")
+    assert cv._digest_cache.__wrapped__(bad) == {}
+    cv._save_digest_cache({"k": "v"}, bad)
+    assert cv._digest_cache.__wrapped__(bad) == {"k": "v"}

@@ -22,8 +22,10 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import json
 import os
 import subprocess
+import sys
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -91,21 +93,61 @@ def _files(module: str, root: Path) -> list[Path]:
     raise KeyError(f"code module {module!r}: no {rel}.py or package {rel}/ under {root}")
 
 
-def _source_digest(path: Path) -> str:
-    text = path.read_bytes()
-    try:  # parsed form: comments and layout do not change what the code computes
-        text = ast.dump(ast.parse(text, filename=str(path))).encode()
-    except SyntaxError:
+# Parsed-source digests, keyed by the raw bytes' hash (and the Python version, whose `ast.dump`
+# output may differ): dumping the parsed trees of ~90 files costs ~1 s at every definitions load,
+# hashing their bytes a few ms. Kept beside the bytecode; a cache that cannot be read or written
+# (a read-only image) only costs the parse.
+DIGEST_CACHE = PACKAGE_DIR / "__pycache__" / "code_version_digests.json"
+_PY = "py{}.{}".format(*sys.version_info[:2])
+
+
+@functools.lru_cache(maxsize=None)
+def _digest_cache(path: Path = DIGEST_CACHE) -> dict[str, str]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)} if isinstance(data, dict) else {}
+
+
+def _save_digest_cache(cache: dict[str, str], path: Path = DIGEST_CACHE) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(cache, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, path)  # atomic: a concurrent reader sees the old file or the new one
+    except OSError:
         pass
+
+
+def _parsed_digest(raw: bytes, filename: str) -> str:
+    try:  # parsed form: comments and layout do not change what the code computes
+        text = ast.dump(ast.parse(raw, filename=filename)).encode()
+    except SyntaxError:
+        text = raw
     return hashlib.sha256(text).hexdigest()
+
+
+def _source_digest(path: Path, cache: dict[str, str] | None = None) -> str:
+    raw = path.read_bytes()
+    if cache is None:
+        return _parsed_digest(raw, str(path))
+    key = f"{_PY}:{hashlib.sha256(raw).hexdigest()}"
+    if key not in cache:
+        cache[key] = _parsed_digest(raw, str(path))
+    return cache[key]
 
 
 @functools.lru_cache(maxsize=None)
 def module_hash(module: str, root: Path = PACKAGE_DIR) -> str:
     """A short hash of a module's (or a package's every file's) parsed source."""
+    cache = _digest_cache() if root == PACKAGE_DIR else None
+    known = len(cache) if cache is not None else 0
     h = hashlib.sha256()
     for path in _files(module, root):
-        h.update(path.relative_to(root).as_posix().encode() + b"\0" + _source_digest(path).encode() + b"\0")
+        h.update(path.relative_to(root).as_posix().encode() + b"\0" + _source_digest(path, cache).encode() + b"\0")
+    if cache is not None and len(cache) != known:
+        _save_digest_cache(cache)
     return h.hexdigest()[:HASH_CHARS]
 
 

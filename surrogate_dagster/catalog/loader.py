@@ -17,6 +17,14 @@ from .models import Profile, SourcesCatalog
 M = TypeVar("M", bound=BaseModel)
 
 PROFILE_ENV = "SURROGATE_PROFILE"  # the one variable that selects the deployment profile
+# libyaml's loader parses ~10x faster than the pure-Python one (definitions load parses dozens of
+# YAML files); both build the same plain data from the same safe subset of YAML.
+SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def parse_yaml(text: str):
+    """`yaml.safe_load`, with libyaml when it is installed."""
+    return yaml.load(text, Loader=SafeLoader)  # noqa: S506 - a safe loader
 
 
 class CatalogError(ValueError):
@@ -39,7 +47,7 @@ def load_yaml_model(path: str | Path, model: type[M]) -> M:
     if not path.is_file():
         raise CatalogError(f"{path}: file not found")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = parse_yaml(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
