@@ -6,10 +6,9 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import Field, field_validator, model_validator
 
-from ..catalog.loader import CatalogError, load_yaml_model
+from ..catalog.loader import CatalogError, load_yaml_model, parse_yaml
 from ..catalog.models import Profile, Strict
 from ..paths import ASSETS_DIR
 
@@ -58,7 +57,7 @@ class StageSpec(Strict):
 
     def load_config(self) -> dict[str, Any]:
         path = self.config_path()
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = parse_yaml(path.read_text(encoding="utf-8"))  # libyaml: called for every stage at load
         if not isinstance(data, dict):
             raise CatalogError(f"{path}: expected a mapping")
         return data
