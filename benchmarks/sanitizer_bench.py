@@ -345,6 +345,8 @@ def main() -> None:
             runs_d.append(time_ds(docs))
         (to, no), (td, nd) = min(runs_o), min(runs_d)
         speeds[name] = (mb / to, mb / td)
+        print(f"{name:28s} {mb:5.2f} MB  ours {mb / to:6.2f} MB/s ({no} findings)  "
+              f"detect-secrets scan_file {mb / td:6.2f} MB/s ({nd} lines)  speed-up x{td / to:.1f}")
         if args.compare_rev:
             with tempfile.TemporaryDirectory() as d:
                 src = extract_rev(args.compare_rev, Path(d))
@@ -358,8 +360,6 @@ def main() -> None:
             rev_speeds[name] = (mb / to2, mb / tr)
             print(f"{'':28s} {'':8s} at {args.compare_rev[:12]}: {mb / tr:6.2f} MB/s ({nr} findings); this tree "
                   f"{mb / to2:6.2f} MB/s = x{tr / to2:.2f} of it")
-        print(f"{name:28s} {mb:5.2f} MB  ours {mb / to:6.2f} MB/s ({no} findings)  "
-              f"detect-secrets scan_file {mb / td:6.2f} MB/s ({nd} lines)  speed-up x{td / to:.1f}")
 
     import importlib.util
 
