@@ -149,15 +149,15 @@ def test_the_step_starts_the_server_generates_and_stops_it(tiny, adapter, tmp_pa
     @asset
     def served(context: AssetExecutionContext, evals: EvalSettings) -> None:
         client = evals.client(ref)
-        seen["pid"] = evals._slot.server.pid
+        seen["pid"] = evals.running_server.pid
         seen["texts"] = [r.text for r in client.generate(reqs)]
         seen["served_name"] = client.served_name
-        base_url = evals._slot.server.base_url
+        base_url = evals.running_server.base_url
         seen["models"] = [m["id"] for m in httpx.get(f"{base_url}/v1/models").json()["data"]]
         chat = httpx.post(f"{base_url}/v1/chat/completions", json={
             "model": "stage1_checkpoint", "messages": list(MSG), "max_tokens": 12, "temperature": 0}).json()
         seen["chat"] = chat["choices"][0]["message"]["content"]
-        assert evals.client(ref) is not None and evals._slot.server.pid == seen["pid"]  # same checkpoint: reused
+        assert evals.client(ref) is not None and evals.running_server.pid == seen["pid"]  # same checkpoint: reused
         if context.run.tags.get("fail"):
             raise RuntimeError("the step fails after the server started")
 
@@ -223,13 +223,13 @@ def test_external_url_is_reused_and_never_stopped(tiny, tmp_path):
     with ManagedServer(spec, ref, log=lambda s: None) as owner:
         ext = ServingSection.model_validate({"backend": "vllm_server",
                                              "vllm": {"external_url": owner.base_url, "startup_timeout_s": 5}})
-        res = InferenceServerResource(section_json=ext.model_dump_json())
-        srv = res.ensure(ref)
+        res = InferenceServerResource(serving_json=ext.model_dump_json())
+        srv = res.server_for(ref)
         assert srv.base_url == owner.base_url and srv.pid is None
-        res.stop()
+        res.stop_server()
         assert _group_alive(owner.pid)  # not ours to stop
         with pytest.raises(ServerStartError, match="does not serve 'other'"):
-            res.ensure(ModelRef("other", "/x", adapter_dir="/a"))
+            res.server_for(ModelRef("other", "/x", adapter_dir="/a"))
         # the port is taken: a second managed server says so instead of failing obscurely
         with pytest.raises(ServerStartError, match="already in use"):
             ManagedServer(spec, ref, log=lambda s: None).start()
@@ -240,7 +240,7 @@ def test_transformers_backend_has_no_server():
     res = InferenceServerResource()
     assert not res.managed
     with pytest.raises(ValueError, match="no inference server"):
-        res.ensure(ModelRef("x", "/x"))
+        res.server_for(ModelRef("x", "/x"))
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="POSIX process groups")
@@ -261,3 +261,36 @@ def test_a_server_ignoring_sigterm_is_killed(tmp_path):
         pgid = srv.pid
     assert _gone(pgid)
     assert any("SIGKILL" in line for line in lines)
+
+
+def test_exec_graded_pairs_samples_from_the_managed_server(tmp_path, monkeypatch):
+    """synth's exec_graded_pairs with backend vllm_server and a managed serving section: the step
+    starts the server for the checkpoint, samples n per prompt through it, and stops it."""
+    from test_synth_assets import _curated, llm_resource, resources
+
+    from surrogate_dagster.synth import exec_pairs
+    from surrogate_dagster.synth.assets import exec_graded_pairs
+    from surrogate_dagster.synth.resource import SynthSettings
+
+    _curated(tmp_path)
+    model = build_tiny_qwen2(tmp_path / "model", max_positions=512)
+    seen: dict = {}
+    real = exec_pairs.make_sampler
+
+    def sampler(ref, cfg):
+        seen["cfg"] = cfg
+        return real(ref, cfg)
+
+    monkeypatch.setattr(exec_pairs, "make_sampler", sampler)
+    res = resources(tmp_path, llm_resource("local"), model_dir=str(model), max_devsecops_prompts=1,
+                    backend="vllm_server", base_url="http://127.0.0.1:9", max_new_tokens=16, samples_per_prompt=2)
+    section = _vllm_section(tmp_path, max_context=512)
+    res["synth"] = SynthSettings(**{**res["synth"].model_dump(), "serving_json": json.dumps(section)})
+    result = materialize([exec_graded_pairs], resources=res)
+    assert result.success
+    port = section["vllm"]["port"]
+    assert seen["cfg"].base_url == f"http://127.0.0.1:{port}" and seen["cfg"].served_name == str(model)
+    log = next((tmp_path / "serving").glob("*.log")).read_text()
+    assert log.count("POST /v1/completions") == 3  # one request (n=2) per prompt with tests
+    with socket.socket() as s:  # stopped: the port is free again
+        s.bind(("127.0.0.1", port))

@@ -6,17 +6,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
-from dagster import ConfigurableResource, InitResourceContext
-from pydantic import PrivateAttr
-
 from ..catalog.models import Profile
 from ..inference import InferenceClient, InferenceSettings, ModelRef, VLLMServerInference, make_inference
-from ..inference.config import ServingSection, serving_section
-from ..inference.server import ServerSlot
+from ..inference.config import serving_section
+from ..inference.resource import ServedResource
 from .config import EvalsProfile, evals_profile
 
 
@@ -29,59 +25,42 @@ def dir_revision(path: str | Path) -> str:
     return h.hexdigest()[:16]
 
 
-class EvalSettings(ConfigurableResource):
-    """``phases.evals`` (JSON, validated by config.EvalsProfile), ``phases.serving`` (JSON,
-    inference.config.ServingSection), where bases come from, and optional local model dirs per
-    checkpoint (they replace the object-store lookup).
+class EvalSettings(ServedResource):
+    """``phases.evals`` (JSON, validated by config.EvalsProfile), ``phases.serving`` (``serving_json``,
+    see inference.resource.ServedResource), where bases come from, and optional local model dirs
+    per checkpoint (they replace the object-store lookup).
 
     With ``inference.backend: vllm_server`` and a managed serving section, :meth:`client` starts
     the checkpoint's server (one at a time) and the step's resource teardown stops it."""
 
     section_json: str = '{"offline": true}'
-    serving_json: str = "{}"
     base_source: str = "tiny"
     model_dirs: dict[str, str] = {}
-    _slot: ServerSlot = PrivateAttr(default_factory=ServerSlot)
-    _log: Callable[[str], None] = PrivateAttr(default=print)
 
     def profile(self) -> EvalsProfile:
         return EvalsProfile.model_validate_json(self.section_json)
-
-    def serving(self) -> ServingSection:
-        return ServingSection.model_validate_json(self.serving_json)
 
     def model_ref(self, store: Any, checkpoint: str) -> ModelRef:
         """The checkpoint's policy as a local dir (or a Hub id for a pinned base + adapter), with
         the serving section's ``max_lora_rank`` (the ``--max-lora-rank`` its adapter is served with)."""
         if checkpoint in self.model_dirs:
             d = self.model_dirs[checkpoint]
-            ref = ModelRef(name=checkpoint, model_dir=d, revision=dir_revision(d))
-        else:
-            from .checkpoints import resolve_checkpoint
+            return self.with_rank(ModelRef(name=checkpoint, model_dir=d, revision=dir_revision(d)))
+        from .checkpoints import resolve_checkpoint
 
-            ref = resolve_checkpoint(store, checkpoint, self.profile().work_path("checkpoints"), self.base_source)
-        return ref if ref.max_lora_rank else replace(ref, max_lora_rank=self.serving().vllm.max_lora_rank)
+        return self.with_rank(resolve_checkpoint(store, checkpoint, self.profile().work_path("checkpoints"),
+                                                 self.base_source))
 
     def client(self, ref: ModelRef, log: Callable[[str], None] | None = None) -> InferenceClient:
         inf = self.profile().inference
         serving = self.serving()
         if inf.backend == "vllm_server" and serving.managed:
-            srv = self._slot.ensure(serving.vllm.spec(), ref, log=log or self._log)
+            srv = self.server_for(ref, log)
             return VLLMServerInference(ref, base_url=srv.base_url, served_name=srv.served_name,
                                        api_key_env=serving.vllm.api_key_env,
                                        max_context=inf.max_context or serving.vllm.max_context,
                                        concurrency=inf.concurrency)
         return make_inference(ref, InferenceSettings(**inf.model_dump()))
-
-    def stop_server(self) -> None:
-        self._slot.stop()
-
-    def setup_for_execution(self, context: InitResourceContext) -> None:
-        if context.log is not None:  # the server's output goes to the step's Dagster log
-            self._log = context.log.info
-
-    def teardown_after_execution(self, context: InitResourceContext) -> None:
-        self.stop_server()
 
 
 def eval_resources(profile: Profile) -> dict[str, Any]:

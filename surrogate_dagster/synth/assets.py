@@ -379,6 +379,9 @@ def exec_graded_pairs(context: AssetExecutionContext, object_store: ObjectStoreR
                       metadata={"left_out": MetadataValue.md(counts_table(dropped))})
     ref = _model_ref(store, synth, cfg)
     t0 = time.monotonic()
+    if cfg.backend == "vllm_server" and synth.managed:  # phases.serving runs the server for this step
+        srv = synth.server_for(ref, context.log.info)
+        cfg = cfg.model_copy(update={"base_url": srv.base_url, "served_name": srv.served_name})
     sampler = make_sampler(ref, cfg)
     grader = Grader(workers=cfg.grader_workers)
     res = build_exec_pairs(tasks, sampler, grader, n=cfg.samples_per_prompt, temperature=cfg.temperature,

@@ -19,6 +19,7 @@ from dagster import ConfigurableResource, InitResourceContext
 from pydantic import PrivateAttr
 
 from ..catalog.models import Profile
+from ..inference.resource import ServedResource, serving_json
 from ..paths import resolve_repo_path
 if TYPE_CHECKING:  # the anthropic SDK takes seconds to import: only when a client is built
     from ..llm.client import LLMClient
@@ -126,8 +127,9 @@ class LLMResource(ConfigurableResource):
                                   max_resubmits=self.batch_max_resubmits)
 
 
-class SynthSettings(ConfigurableResource):
-    """The profile's ``phases.synth`` section (fields documented on config.SynthProfile)."""
+class SynthSettings(ServedResource):
+    """The profile's ``phases.synth`` section (fields documented on config.SynthProfile), and
+    ``phases.serving`` (the managed server exec_graded_pairs samples from)."""
 
     target_count: int = 500
     sample_rows: int = 20
@@ -174,4 +176,5 @@ def synth_resources(profile: Profile) -> dict[str, Any]:
     catalog = synth_catalog()
     llm = resolve_llm(profile.phases.get("llm"), catalog)
     synth = resolve_synth(profile.phases.get("synth"), catalog)
-    return {"llm": LLMResource(**llm.model_dump()), "synth": SynthSettings(**synth.model_dump())}
+    return {"llm": LLMResource(**llm.model_dump()),
+            "synth": SynthSettings(**synth.model_dump(), serving_json=serving_json(profile))}
