@@ -82,7 +82,47 @@ def test_turns():
     assert not out.passed and [e["row"] for e in out.metadata["examples"]] == ["alpha/alpha-2", "alpha/alpha-3"]
     assert checks.check_turns([_dpo(1)], "dpo").passed
     out = checks.check_turns([_dpo(1), _dpo(2, chosen=" ")], "dpo")
-    assert not out.passed and out.metadata["examples"] == [{"row": "alpha/alpha-2", "problem": "empty chosen"}]
+    assert not out.passed and out.metadata["examples"] == [{"row": "alpha/alpha-2", "problem": "chosen: empty answer"}]
+
+
+# axolotl's DPO chat_template.default renders [dummy user, answer] under the Qwen2.5 template and keeps
+# the text from the first str.find(answer); what it renders before the answer, written out by hand:
+QWEN_DPO_PREFIX = ("<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant."
+                   "<|im_end|>\n<|im_start|>user\n[[dummy_message]]<|im_end|>\n<|im_start|>assistant\n")
+
+
+@pytest.mark.parametrize("answer,cut_wrong", [
+    ("def f():\n    return 1", False),
+    ("4", False),
+    ("Yes.", False),
+    ("You are", True),                  # inside the default system prompt
+    ("assistant", True),                # inside the role headers
+    ("a", True),
+    ("[[dummy_message]]", True),        # axolotl's own placeholder turn
+    ("t.<|im_end|>", True),             # spans the system turn's end
+    ("", True),
+])
+def test_dpo_answers_axolotl_would_cut_wrong(answer, cut_wrong):
+    if answer:  # the cut as axolotl makes it, on the hand-written rendering
+        rendered = QWEN_DPO_PREFIX + answer + "<|im_end|>\n"
+        assert (rendered[rendered.find(answer):].rstrip() != answer + "<|im_end|>") == cut_wrong
+    assert (checks.dpo_cut_problem(answer) is not None) == cut_wrong
+    row = {**_dpo(1), "rejected": {"role": "assistant", "content": answer}}
+    problem = checks.turn_problem(row, "dpo")
+    assert (problem is not None) == cut_wrong and (problem or "rejected").startswith("rejected")
+
+
+def test_build_drops_pairs_axolotl_would_cut_wrong():
+    from surrogate_dagster.curation.mixtures import build_mixture
+    rows = [{"id": f"p{i}", "source": "alpha", "kind": "dpo", "prompt": [{"role": "user", "content": f"q{i}"}],
+             "chosen": c, "rejected": "return -1"} for i, c in enumerate(["return 1", "You are", "return 2"])]
+    build = build_mixture("tool_dpo", "dpo", {"alpha": rows}, {})
+    assert [r["id"] for r in build.rows] == ["p0", "p2"] and build.by_source == {"alpha": 2}
+    assert list(build.dropped) == ["alpha/p1"] and build.dropped["alpha/p1"].startswith("chosen: answer 'You are'")
+
+
+def test_the_prefix_is_the_one_checks_guards():
+    assert checks.AXOLOTL_DPO_ANSWER_PREFIX == QWEN_DPO_PREFIX
 
 
 def test_row_count():

@@ -8,7 +8,8 @@ JSON-able metadata naming the offending rows (at most `SHOWN` of them).
   rejected}``; every message ``{role, content}`` with a known role and string content; chosen and
   rejected are assistant messages.
 - `check_turns`: an SFT row trains on its assistant turns, so one without a non-empty assistant
-  turn teaches nothing; a DPO row with an empty chosen answer rewards saying nothing.
+  turn teaches nothing; a DPO row with an empty chosen answer rewards saying nothing, and one whose
+  answer axolotl would cut at the wrong place (`dpo_cut_problem`) trains on the wrong text.
 - `check_row_count`: an empty mixture, or one that lost more than a set share of the previous
   version's rows (an upstream filter or adapter that silently collapsed).
 - `check_source_shares`: no source above a maximum share (unless the mixture has one member), and
@@ -109,11 +110,36 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
+# What axolotl's DPO `chat_template.default` renders before an answer under the Qwen2.5 template:
+# it renders [dummy user turn, answer] (the template adds its default system turn) and keeps the
+# text from the FIRST `str.find(answer)`. An answer found earlier, inside this prefix, is cut there:
+# "You are" or "assistant" would train on the system prompt and the dummy turn instead.
+AXOLOTL_DPO_ANSWER_PREFIX = ("<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful "
+                             "assistant.<|im_end|>\n<|im_start|>user\n[[dummy_message]]<|im_end|>\n"
+                             "<|im_start|>assistant\n")
+
+
+def dpo_cut_problem(answer: str) -> str | None:
+    """Why axolotl would not cut ``answer`` out of its rendering exactly, or None."""
+    if not answer.strip():
+        return "empty answer"
+    if (AXOLOTL_DPO_ANSWER_PREFIX + answer).find(answer) != len(AXOLOTL_DPO_ANSWER_PREFIX):
+        return f"answer {answer[:40]!r} occurs in the template's own text, where axolotl would cut it"
+    return None
+
+
 def turn_problem(row: Mapping, kind: str) -> str | None:
-    """What the row lacks to train on, or None: an assistant turn (SFT), a chosen answer (DPO)."""
+    """What the row lacks to train on, or None: an assistant turn (SFT); a chosen and a rejected
+    answer that axolotl cuts out exactly (DPO)."""
     if kind == "dpo":
-        chosen = row.get("chosen")
-        return None if isinstance(chosen, Mapping) and _text(chosen.get("content")).strip() else "empty chosen"
+        for key in ("chosen", "rejected"):
+            answer = row.get(key)
+            if not isinstance(answer, Mapping):
+                return f"no {key} answer"
+            problem = dpo_cut_problem(_text(answer.get("content")))
+            if problem:
+                return f"{key}: {problem}"
+        return None
     for m in row.get("messages") or []:
         if isinstance(m, Mapping) and m.get("role") == "assistant" and _text(m.get("content")).strip():
             return None

@@ -25,6 +25,7 @@ from ..metadata import attach_table_metadata
 from ..paths import ASSETS_DIR
 from ..sources.hermes import to_template_messages
 from ..storage import ObjectStore
+from .checks import dpo_cut_problem
 
 # The system turn a mixture's rows get when they have none. Stage 1.6 (agent_sft) trains under the
 # Surrogate-1 prompt (tool list and decision rules); axolotl ignores a stage's ``system_prompt:``,
@@ -46,6 +47,8 @@ class MixtureBuild:
     by_source: dict[str, int]
     capped: dict[str, int] = field(default_factory=dict)
     data_version: str = ""
+    # rows left out because the trainer would read them wrong: {"source/id": reason}
+    dropped: dict[str, str] = field(default_factory=dict)
 
 
 def to_mixture_row(row: dict, default_system: str | None = None) -> dict:
@@ -64,6 +67,17 @@ def to_mixture_row(row: dict, default_system: str | None = None) -> dict:
     return {**base, "messages": messages}
 
 
+def _misread_answer(row: dict) -> str | None:
+    """Why axolotl would train on the wrong text of a pair's non-empty answer, or None. An empty
+    answer is not dropped here: the blocking `trainable_rows` check stops that mixture's push."""
+    for key in ("chosen", "rejected"):
+        content = row[key]["content"]
+        problem = dpo_cut_problem(content) if content.strip() else None
+        if problem:
+            return f"{key}: {problem}"
+    return None
+
+
 def build_mixture(name: str, kind: str, rows_by_source: dict[str, Iterable[dict]],
                   caps: dict[str, int | None]) -> MixtureBuild:
     """Concatenate sources in catalog order, each up to its cap; the version hashes the content.
@@ -72,6 +86,7 @@ def build_mixture(name: str, kind: str, rows_by_source: dict[str, Iterable[dict]
     out: list[dict] = []
     by_source: Counter[str] = Counter()
     capped: dict[str, int] = {}
+    dropped: dict[str, str] = {}
     for source, rows in rows_by_source.items():
         cap = caps.get(source)
         for row in rows:
@@ -81,14 +96,19 @@ def build_mixture(name: str, kind: str, rows_by_source: dict[str, Iterable[dict]
                 capped[source] = capped.get(source, 0) + 1
                 continue
             try:
-                out.append(to_mixture_row(row, system))
+                mixture_row = to_mixture_row(row, system)
             except ValueError as e:  # a malformed turn: name the row, do not train on a guess
                 raise ValueError(f"mixture {name}: row {source}/{row['id']}: {e}") from e
+            problem = _misread_answer(mixture_row) if kind == "dpo" else None
+            if problem:
+                dropped[f"{source}/{row['id']}"] = problem
+                continue
+            out.append(mixture_row)
             by_source[source] += 1
     h = hashlib.sha256()
     for r in out:
         h.update(json.dumps(r, sort_keys=True, ensure_ascii=False).encode())
-    return MixtureBuild(name, out, dict(by_source), capped, h.hexdigest()[:16])
+    return MixtureBuild(name, out, dict(by_source), capped, h.hexdigest()[:16], dropped)
 
 
 def to_jsonl(rows: list[dict]) -> bytes:
