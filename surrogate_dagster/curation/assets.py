@@ -430,6 +430,8 @@ def _mixture_asset(name: str):
                       "rows_by_source": MetadataValue.md(counts_table(build.by_source, "source")),
                       "composition": MetadataValue.json(build.by_source),
                       "capped": MetadataValue.json(build.capped),
+                      # pairs the trainer would cut wrong (checks.dpo_cut_problem), by source/id
+                      "dropped_unreadable": MetadataValue.json(build.dropped),
                       "backup_uri": store.uri(key), "kind": cfg.kind},
         )
 
