@@ -14,24 +14,38 @@ no policy. Run-level retries (ops/k8s.py `run_retries`) cover a run worker that 
 step failures to these policies (`retry_on_asset_or_op_failure: false`), so a failing step is
 never retried twice over.
 
+`SURROGATE_RETRY_DELAY_SCALE` (default 1) multiplies every delay: the test suite sets it to 0, so
+a retried step is tested without sleeping through the backoff.
+
 `RETRY_POLICIES` names which asset gets which policy; the assets pass `retry_policy=` in their
 decorators and tests/test_retries.py reads the policies back from the Definitions.
 """
 
 from __future__ import annotations
 
+import os
+
 from dagster import Backoff, Jitter, RetryPolicy
 
+DELAY_SCALE = float(os.environ.get("SURROGATE_RETRY_DELAY_SCALE", "1"))
+
+
+def backoff_policy(max_retries: int, delay_s: float) -> RetryPolicy:
+    """Exponential backoff from ``delay_s`` (scaled by DELAY_SCALE), spread by +/- jitter."""
+    return RetryPolicy(max_retries=max_retries, delay=delay_s * DELAY_SCALE, backoff=Backoff.EXPONENTIAL,
+                       jitter=Jitter.PLUS_MINUS)
+
+
 # Hub reads: a rate limit (HTTP 429) usually clears within a minute or two.
-MIRROR_RETRY = RetryPolicy(max_retries=3, delay=30, backoff=Backoff.EXPONENTIAL, jitter=Jitter.PLUS_MINUS)
+MIRROR_RETRY = backoff_policy(3, 30)
 # Hub writes: commits are slower to recover (a busy repo, a 5xx on the LFS upload).
-HUB_PUSH_RETRY = RetryPolicy(max_retries=3, delay=60, backoff=Backoff.EXPONENTIAL, jitter=Jitter.PLUS_MINUS)
+HUB_PUSH_RETRY = backoff_policy(3, 60)
 # LLM steps: the client retries single requests itself; a step retry covers an outage longer
 # than that. Cached calls are not paid again, so a retry costs only what had not finished.
-LLM_RETRY = RetryPolicy(max_retries=2, delay=60, backoff=Backoff.EXPONENTIAL, jitter=Jitter.PLUS_MINUS)
+LLM_RETRY = backoff_policy(2, 60)
 # Trainer launch (and the checkpoint push after it): one more try, after a node is likely back;
 # the trainer resumes from its last uploaded checkpoint rather than starting over.
-TRAINER_RETRY = RetryPolicy(max_retries=1, delay=300, backoff=Backoff.EXPONENTIAL, jitter=Jitter.PLUS_MINUS)
+TRAINER_RETRY = backoff_policy(1, 300)
 
 # asset name (or "*_suffix" for a family) -> its policy
 RETRY_POLICIES: dict[str, RetryPolicy] = {

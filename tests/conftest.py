@@ -8,6 +8,7 @@ import pytest
 
 # Tests never talk to the real hub, even if a developer's shell is configured for it.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("SURROGATE_RETRY_DELAY_SCALE", "0")  # step retries without the backoff sleeps
 
 
 @pytest.fixture

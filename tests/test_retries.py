@@ -8,6 +8,7 @@ from dagster import AssetsDefinition, Backoff, DagsterInstance, Jitter, Material
 from surrogate_dagster.catalog import load_profile
 from surrogate_dagster.ops.k8s import instance_yaml, k8s_settings
 from surrogate_dagster.retries import (
+    DELAY_SCALE,
     HUB_PUSH_RETRY,
     LLM_RETRY,
     MIRROR_RETRY,
@@ -44,7 +45,7 @@ def test_policies_are_attached_to_exactly_the_transient_steps(policies):
 
 @pytest.mark.parametrize("policy", [MIRROR_RETRY, HUB_PUSH_RETRY, LLM_RETRY, TRAINER_RETRY])
 def test_policies_back_off_exponentially_with_jitter(policy):
-    assert policy.max_retries >= 1 and policy.delay >= 30
+    assert policy.max_retries >= 1 and policy.delay >= 30 * DELAY_SCALE
     assert policy.backoff == Backoff.EXPONENTIAL and policy.jitter == Jitter.PLUS_MINUS
 
 

@@ -19,6 +19,7 @@ from surrogate_dagster.llm.ledger import spent_in_store
 from surrogate_dagster.llm.local_server import Fault, MessagesServer
 from surrogate_dagster.llm.standin import StandInModel
 from surrogate_dagster.resources import ObjectStoreResource
+from surrogate_dagster.retries import LLM_RETRY
 from surrogate_dagster.sources.adapters.base import AdapterContext, sft_row
 from surrogate_dagster.storage import make_object_store
 from surrogate_dagster.synth import exec_pairs
@@ -107,18 +108,22 @@ def test_trace_partitions_fail_alone_rerun_from_cache_and_empty_past_target(scen
         assert json.loads(rej[scen[1]["id"]]["trace"])[1]["content"] == scen[1]["task"]
         v0 = read_pointer(store, f"{TRACES_PREFIX}/batch-000")["version"]
 
-        # batch-001: the service goes down at its 4th scenario -> breaker -> the partition fails
+        # batch-001: the service goes down at its 4th scenario -> breaker -> the step fails, and
+        # stays down through every step retry (LLM_RETRY) -> the partition fails
+        attempts = LLM_RETRY.max_retries + 1
         srv.inject(*[Fault("status", 529, match=lambda q, t=b1[3]["task"]: q["messages"][0]["content"] == t)
-                     for _ in range(3)])
+                     for _ in range(3 * attempts)])
         n = srv.n_requests
         bad = materialize([orchestrator_traces], partition_key="batch-001", resources=res, raise_on_error=False)
         assert not bad.success
-        failure = [e for e in bad.all_events if e.is_step_failure][0].event_specific_data.error.message
-        assert "circuit" in failure and "Re-run this partition alone" in failure
-        paid_calls = srv.n_requests - n - 3  # the three 529s were not billed
+        retried = [e.event_specific_data.error for e in bad.all_events if e.event_type_value == "STEP_UP_FOR_RETRY"]
+        assert len(retried) == attempts - 1
+        for failure in (r.cause.message for r in retried):  # each attempt failed fast on the breaker
+            assert "circuit" in failure and "Re-run this partition alone" in failure
+        paid_calls = srv.n_requests - n - 3 * attempts  # the 529s were not billed
         assert read_pointer(store, f"{TRACES_PREFIX}/batch-001") is None
         led = json.loads(store.get_bytes("llm-ledger/batch-001.json"))
-        assert len(led["attempts"]) == 1 and list(led["attempts"].values())[0]["batch_usd"] > 0
+        assert len(led["attempts"]) == attempts and list(led["attempts"].values())[0]["batch_usd"] > 0
 
         n, k, n_items = srv.n_requests, len(seen), len(srv.batch_items)
         srv.inject(Fault("malformed", match=lambda q, t=b1[5]["task"]: q["messages"][0]["content"] == t))
