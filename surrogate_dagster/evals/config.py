@@ -86,13 +86,14 @@ BFCL_MULTI_TURN_PREFIXES = ("multi_turn", "web_search", "memory")
 
 def runbook_mismatch(name: str, bench: Bench) -> str | None:
     """How the configured run differs from the runbook's definition of the benchmark (None: it is
-    the runbook's run). The harness facts here are fixed in code: BFCL is scored by the project's
-    AST checker on v4 files, RULER's QA families are not generated (evals/harness/ruler.py)."""
+    the runbook's run). The harness facts here are fixed in code: BFCL's calls are judged by bfcl-eval's
+    AST checker (the project's parity-tested checker where bfcl-eval's environment is absent) on v4
+    files, RULER's QA families are not generated (evals/harness/ruler.py)."""
     if isinstance(bench, BfclBench):
         if not any(c.startswith(BFCL_MULTI_TURN_PREFIXES) for c in bench.categories):
-            return (f"{len(bench.categories)} single-turn BFCL v4 categories scored by our AST checker, "
-                    "not BFCL v3 `--test-category all` overall")
-        return "scored by our AST checker on BFCL v4 files, not gorilla-cli's BFCL v3 overall"
+            return (f"mean of {len(bench.categories)} single-turn BFCL v4 categories (bfcl-eval's AST checker), "
+                    "not the leaderboard's overall (multi-turn, agentic and live categories weighted in)")
+        return "BFCL v4 categories judged by bfcl-eval's AST checker, not the leaderboard's weighted overall"
     if isinstance(bench, LcbBench):
         return f"only {bench.release} problems released on/after {bench.cutoff}, not the whole release"
     if isinstance(bench, RulerBench):

@@ -1,7 +1,7 @@
 """How a checkpoint is served: its LoRA adapter on the base (``adapter``), or merged (``merged``).
 
 Pure rules, no I/O beyond reading one JSON file. Production serves checkpoints with vLLM
-(``vllm serve --enable-lora --lora-modules``, evals/inference.py); vLLM loads an adapter only if
+(``vllm serve --enable-lora --lora-modules``, inference/server.py); vLLM loads an adapter only if
 its PEFT ``adapter_config.json`` passes the checks in ``vllm/lora/peft_helper.py``
 (``PEFTHelper._validate_features`` / ``validate_legal``) and its module names are among the
 model's LoRA-capable modules (``vllm/lora/models.py``, ``from_local_checkpoint``). The rules, as
@@ -33,7 +33,8 @@ from typing import Any, Literal
 
 # Qwen2's LoRA-capable linear layers in vLLM (packed_modules_mapping + the unpacked names PEFT uses).
 QWEN2_LORA_MODULES = frozenset({"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"})
-# vllm serve's own default for --max-lora-rank is 16; evals/inference.py passes 64 (the stages' lora_r).
+# vllm serve's own default for --max-lora-rank is 16; inference/server.py passes the profile's
+# serving.max_lora_rank (64, the stages' lora_r).
 DEFAULT_MAX_LORA_RANK = 64
 
 Form = Literal["adapter", "merged"]
