@@ -197,10 +197,13 @@ def orchestrator_traces(context: AssetExecutionContext, object_store: ObjectStor
                         synth: SynthSettings) -> MaterializeResult:
     """One batch of orchestrator -> subagent traces (plan, parallel subagents, aggregate) in ChatML
     with Hermes tool calls, kept only when both judges accept. Rejected or failed scenarios are
-    sampled again until the batch has one accepted trace per scenario, the budget guard stops it or
-    the attempts run out (``stop_reason``); every rejection is stored with its reasons. The cost
+    sampled again; scenarios that run out of attempts are replaced by fresh ones from the scenario
+    writer (ids hashed from the writer's request, so a re-run hits the cache), until the batch has
+    as many accepted traces as scenarios, the budget guard stops it or the cap on fresh scenarios is
+    reached (``stop_reason``); every rejection is stored with its reasons. The cost
     projection (per trace, and how many traces the budget buys) is computed before the run."""
     from .orchestrator import BatchFailed
+    from .scenarios import FreshScenarios
     from .volume import synthesize_until_accepted
 
     batch = context.partition_key
@@ -226,11 +229,15 @@ def orchestrator_traces(context: AssetExecutionContext, object_store: ObjectStor
     context.log.info(f"projection: ${projection['projected_cost_per_trace_usd']:.4f} per accepted trace; the "
                      f"${projection['budget_left_usd']:.2f} left buys {projection['traces_the_budget_buys']} traces")
     client = llm.make_client(cache_store=store, spent_before_usd=spent_before)
+    runner = llm.make_batch_runner(client, store)
+    fresh = FreshScenarios(client, CATALOG["seeds"], [s["task"] for s in scenarios], batch_key=batch,
+                           dedup_threshold=float(CATALOG.get("dedup_jaccard", 0.6)), batch_runner=runner)
     try:
         res = synthesize_until_accepted(
             client, part, target=len(part), batch_key=batch, max_turns=int(CATALOG.get("max_planner_turns", 8)),
             max_attempts_per_scenario=int(CATALOG["traces"]["max_attempts_per_scenario"]),
-            n_samples=cfg.sample_traces, batch_runner=llm.make_batch_runner(client, store))
+            n_samples=cfg.sample_traces, batch_runner=runner, fresh=fresh,
+            max_fresh_scenarios=int(CATALOG["traces"]["max_fresh_scenarios_per_batch"]))
     except BatchFailed as exc:
         raise Failure(description=f"{exc}. Re-run this partition alone: the replies already received are "
                                   "cached and cost nothing again.",
@@ -238,7 +245,7 @@ def orchestrator_traces(context: AssetExecutionContext, object_store: ObjectStor
                                 **_ledger_metadata(client.ledger.summary())}) from exc
     finally:
         record_batch_spend(store, batch, _attempt_id(context), client.ledger.summary())
-    by_scn = {s["id"]: s for s in part}
+    by_scn = {s["id"]: s for s in part + res["fresh_scenarios"]}
     kept, rejected, traces, vol = res["kept"], res["rejections"], res["traces"], res["summary"]
     rejections = [{"id": r["id"], "scenario_id": r["scenario_id"], "task": by_scn[r["scenario_id"]]["task"],
                    "attempt": r["attempt"], "stage": r["stage"], "reasons": list(r["reasons"]),
@@ -250,8 +257,11 @@ def orchestrator_traces(context: AssetExecutionContext, object_store: ObjectStor
     ledger = client.ledger.summary()
     usage = client.usage_by_role()
     version = content_version(sptr["version"], kept)
-    volume_meta = {k: vol[k] for k in ("target", "accepted", "rejected_by_reason", "attempts", "rounds", "stop_reason")}
-    write_table_set(store, prefix, version, {"rows": kept, "rejected": rejections},
+    volume_meta = {k: vol[k] for k in ("target", "accepted", "rejected_by_reason", "attempts", "rounds", "stop_reason",
+                                       "fresh_scenarios_drawn", "fresh_draws", "max_fresh_scenarios",
+                                       "fresh_dropped_by_reason")}
+    write_table_set(store, prefix, version, {"rows": kept, "rejected": rejections,
+                                             "fresh_scenarios": res["fresh_scenarios"]},
                     {"batch": batch, "scenarios_version": sptr["version"], "empty": False, "stop_message": stop,
                      "ledger": ledger, "volume": {**volume_meta, "by_round": vol["by_round"]},
                      "projection": projection, "usage_by_call_kind": usage})
@@ -264,6 +274,8 @@ def orchestrator_traces(context: AssetExecutionContext, object_store: ObjectStor
             "status": "stopped by the budget guard" if vol["stop_reason"] == "budget" else "complete",
             "target": vol["target"], "accepted": vol["accepted"], "attempts": vol["attempts"],
             "rounds": vol["rounds"], "stop_reason": vol["stop_reason"],
+            "fresh_scenarios_drawn": vol["fresh_scenarios_drawn"], "fresh_draws": vol["fresh_draws"],
+            "max_fresh_scenarios": vol["max_fresh_scenarios"],
             "volume": MetadataValue.json({**volume_meta, "by_round": vol["by_round"]}),
             "projected_cost_per_trace_usd": projection["projected_cost_per_trace_usd"],
             "traces_the_budget_buys": projection["traces_the_budget_buys"],

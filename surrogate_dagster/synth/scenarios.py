@@ -6,6 +6,11 @@ The seeds live in ``assets/synth.yaml``. Expansion asks the scenario-writer mode
 tasks through a forced ``record_scenarios`` tool call (structured output), so every item arrives
 with its tags. Items that are malformed, exact duplicates or near duplicates (word 3-gram Jaccard
 >= threshold against everything kept so far) are dropped with a counted reason.
+
+:class:`FreshScenarios` draws scenarios beyond the scenario set for one trace batch whose
+scenarios ran out of attempts before the batch reached its target (synth/volume.py). The scenario
+set is partitioned whole into batches, so there is no pool beyond a batch to borrow from: fresh
+scenarios come from the same writer, one request per draw.
 """
 
 from __future__ import annotations
@@ -69,6 +74,9 @@ def _check_traces_section(path: str | Path, traces: Any) -> None:
     n = traces.get("max_attempts_per_scenario")
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         raise ValueError(f"{path}: traces.max_attempts_per_scenario must be a positive integer, got {n!r}")
+    n = traces.get("max_fresh_scenarios_per_batch")
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        raise ValueError(f"{path}: traces.max_fresh_scenarios_per_batch must be a non-negative integer, got {n!r}")
     prof = traces.get("measured_tokens_per_trace")
     if not isinstance(prof, dict) or set(prof) != set(CALL_KINDS):
         raise ValueError(f"{path}: traces.measured_tokens_per_trace must give every call kind {CALL_KINDS}")
@@ -247,6 +255,102 @@ def _expansion_summary(client: LLMClient, kept: list[dict], dropped: Counter, ta
         "parallel": sum(s["parallel"] for s in kept), "irreversible": sum(s["irreversible"] for s in kept),
         "dropped_by_reason": dict(dropped), "ledger": client.ledger.summary(),
     }
+
+
+class FreshScenarios:
+    """Draws fresh scenarios for one trace batch from the scenario writer.
+
+    Each draw is one writer request naming the batch and the draw number and listing the batch's
+    tasks so far (its own scenarios and earlier draws) as ones not to repeat; items are checked and
+    deduplicated against the whole scenario set and every earlier draw, like the expansion. A
+    fresh scenario's id is a hash of its draw's request (the response-cache key) and its position
+    in the reply: a re-run of the batch builds the same requests, hits the cache and pays nothing,
+    and gets the same ids. With ``batch_runner`` a draw goes out as a one-request Message Batch at
+    the batch price.
+
+    :meth:`draw` raises :class:`~surrogate_dagster.llm.ledger.BudgetExceeded` when the budget guard
+    stops the request and lets a service outage (retries exhausted, breaker open) propagate; a
+    reply without usable items (or a final per-request error) draws nothing, counted in
+    ``dropped``.
+    """
+
+    def __init__(self, client: LLMClient, seeds: list[dict], known_tasks: list[str], *, batch_key: str,
+                 dedup_threshold: float = 0.6, role: str = "scenario_writer", batch_runner: Any = None) -> None:
+        self.client, self.seeds, self.batch_key, self.role = client, seeds, batch_key, role
+        self.runner = batch_runner
+        self.dedup = Deduper(dedup_threshold)
+        for task in known_tasks:
+            self.dedup.check_and_add(task)
+        self.batch_tasks: list[str] = []
+        self.drawn: list[dict] = []
+        self.draws = 0
+        self.dropped: Counter = Counter()
+
+    def set_batch_tasks(self, tasks: list[str]) -> None:
+        """The batch's own tasks, shown to the writer as ones not to repeat."""
+        self.batch_tasks = list(tasks)
+
+    def request(self, want: int) -> dict:
+        """The next draw's writer request (deterministic given the draws before it)."""
+        n = self.draws + 1
+        examples = [self.seeds[(n * 5 + i) % len(self.seeds)]["task"] for i in range(min(8, len(self.seeds)))]
+        avoid = (self.batch_tasks + [s["task"] for s in self.drawn])[-40:]
+        user = ("Example tasks:\n" + "\n".join(f"- {t}" for t in examples)
+                + ("\n\nAlready collected (do not repeat or paraphrase these):\n" + "\n".join(f"- {t}" for t in avoid)
+                   if avoid else "")
+                + f"\n\nBatch {self.batch_key}, extra draw {n}. Write {want} new tasks, different from all of "
+                  "the above. Mix: about half with 3 or more independent steps, most others sequential, and about "
+                  "one in ten irreversible. Call record_scenarios.")
+        return self.client.build_request(self.role, system=WRITER_SYSTEM, messages=[{"role": "user", "content": user}],
+                                         tools=[SCENARIO_TOOL], tool_choice={"type": "tool", "name": "record_scenarios"})
+
+    def draw(self, want: int) -> list[dict]:
+        """Up to ``want`` new scenarios (fewer when the writer's items are malformed or duplicates)."""
+        from ..llm.cache import request_key
+        from ..llm.client import MalformedReply
+        from ..llm.ledger import BudgetExceeded
+
+        if want < 1:
+            raise ValueError("want must be positive")
+        req = self.request(want)
+        self.draws += 1
+        key = request_key(req)
+        progress = {"batch": self.batch_key, "fresh_draw": self.draws, "fresh_scenarios": len(self.drawn)}
+        if self.runner is not None:
+            out = self.runner.run([(self.role, req)], f"{self.batch_key}/fresh-scenarios/draw-{self.draws}",
+                                  progress=progress)
+            if out.budget_stopped:
+                raise BudgetExceeded(f"fresh scenario draw {self.draws} of {self.batch_key} stopped by the budget "
+                                     f"guard: {out.stop_message}", spent_usd=self.client.ledger.spent_usd,
+                                     budget_usd=self.client.ledger.budget_usd, next_worst_usd=0.0, progress=progress)
+            if key not in out.responses:
+                self.dropped["writer_request_failed"] += 1
+                return []
+            resp = out.responses[key]
+        else:
+            try:
+                resp = self.client.send(self.role, req, progress=progress)
+            except MalformedReply:
+                self.dropped["writer_malformed_reply"] += 1
+                return []
+        uses = [u for u in resp.tool_uses if u["name"] == "record_scenarios"]
+        items = uses[0]["input"].get("scenarios") if uses else None
+        if not isinstance(items, list):
+            self.dropped["bad_reply_no_scenarios"] += 1
+            return []
+        new: list[dict] = []
+        for i, item in enumerate(items):
+            if len(new) >= want:
+                break
+            reason = _item_problem(item) or self.dedup.check_and_add(item["task"])
+            if reason:
+                self.dropped[reason] += 1
+                continue
+            scn = make_scenario(item, "fresh", self.draws)
+            scn["id"] = "fresh-" + hashlib.sha256(f"{key}/{i}".encode()).hexdigest()[:12]
+            new.append(scn)
+        self.drawn.extend(new)
+        return new
 
 
 def batch_keys(n_scenarios: int, batch_size: int) -> list[str]:
