@@ -37,18 +37,23 @@ _CMD_TABLE: tuple[tuple[tuple[str, ...], str, bool, str, int], ...] = (
     (("mongo",), r"(?:sh|dump|restore|import|export|stat|top)?\b[^\n]{0,200}?[ \t]-p[ \t]*", False, "cli_short_flag", 4),
     (("useradd", "usermod"), r"\b[^\n]{0,120}?[ \t]-p[ \t]*", False, "cli_short_flag", 4),
     (("lftp",), r"\b[^\n]{0,120}?[ \t]-u[ \t]+[^\s,]+,(?=\S)", False, "cli_short_flag", 4),
-    (("htpasswd",), r"\b[^\n]{0,120}?[ \t]-b[a-zA-Z]*[ \t]+\S+[ \t]+\S+[ \t]*", False, "cli_short_flag", 4),
+    # `-b` (password on the command line) may sit anywhere in a bundle: `-b`, `-bc`, `-nbB`, `-cbB`
+    (("htpasswd",), r"\b[^\n]{0,120}?[ \t]-[a-z]*b[a-z]*[ \t]+(?:\S+[ \t]+)?\S+[ \t]+", False, "cli_short_flag", 4),
     # case matters: `zip -p` is another option and `unzip -p` pipes to stdout
     (("zip", "unzip", "7z", "7za", "7zr"), r"\b[^\n]{0,120}?[ \t]-P[ \t]*", True, "cli_short_flag", 4),
     (("7z", "7za", "rar", "unrar"), r"\b[^\n]{0,120}?[ \t]-p(?![ \t-])", True, "cli_short_flag", 4),
     (("pdftk",), r"\b[^\n]{0,200}?[ \t](?:owner_pw|user_pw)[ \t]+", True, "cli_positional", 4),
     # `wpa_passphrase SSID PASSPHRASE`
     (("wpa_passphrase",), r"[ \t]+\S+[ \t]+", True, "cli_positional", 8),
-    (("openssl",), r"\b[^\n]{0,200}?[ \t]-(?:pass(?:in|out)?|k)[ \t]+(?:pass:)?", True, "cli_short_flag", 4),
+    # `pass:` is possessive: `-passin pass:$PASS` must not fall back to taking `pass:$PASS` whole
+    (("openssl",), r"\b[^\n]{0,200}?[ \t]-(?:pass(?:in|out|word)?|k)[ \t]+(?:pass:)?+", True, "cli_short_flag", 4),
     (("http", "https", "xh"), r"(?=[ \t])[^\n]{0,120}?[ \t](?:-a|--auth)[ \t=]+[^\s:]+:", True, "cli_short_flag", 4),
     (("sqlcmd", "bcp", "osql", "isql"), r"\b[^\n]{0,200}?[ \t]-P[ \t]*", True, "cli_short_flag", 4),
-    (("ssh-keygen",), r"\b[^\n]{0,120}?[ \t]-N[ \t]+", True, "cli_short_flag", 4),
-    (("snmp",), r"\w*\b[^\n]{0,200}?[ \t]-[AX][ \t]+", True, "cli_short_flag", 4),
+    # `-N` new passphrase, `-P` old passphrase
+    (("ssh-keygen",), r"\b[^\n]{0,120}?[ \t]-[NP][ \t]+", True, "cli_short_flag", 4),
+    # v3 auth/privacy passphrases `-A`/`-X`, v1/v2c community string `-c` (the defaults `public` and
+    # `private` are plain words, which `_ok` rejects)
+    (("snmp",), r"\w*\b[^\n]{0,200}?[ \t]-[AXc][ \t]*", True, "cli_short_flag", 4),
     # a secret written into a command's stdin: `echo X | docker login --password-stdin`
     (("echo", "printf"), r"(?:[ \t]+-[neE]+)*(?:[ \t]+(?:\"%s\\?n?\"|'%s\\?n?'))?[ \t]+(?=[^\n|]{1,300}\|[^\n|]{0,200}?"
      r"(?:--password-stdin|--with-token|--token-stdin|\bsudo[ \t]+-S\b|\bchpasswd\b|--stdin\b))", True, "cli_stdin", 4),
@@ -56,7 +61,39 @@ _CMD_TABLE: tuple[tuple[tuple[str, ...], str, bool, str, int], ...] = (
      "cli_short_flag", 4),
     # PuTTY tools: `plink -pw PASSWORD`
     (("plink", "pscp", "psftp", "putty"), r"\b[^\n]{0,200}?[ \t]-pw[ \t]+", True, "cli_short_flag", 4),
-    (("psexec", "psexec64", "paexec", "rdesktop", "twine"), r"\b[^\n]{0,200}?[ \t]-p[ \t]+", True, "cli_short_flag", 4),
+    (("psexec", "psexec64", "paexec", "rdesktop", "twine", "cqlsh", "cypher-shell", "rabbitmqadmin", "racadm",
+      "evil-winrm", "crackmapexec", "nxc", "netexec", "smbmap", "influx", "mycli"),
+     r"\b[^\n]{0,200}?[ \t]-p[ \t]+", True, "cli_short_flag", 4),
+    # `-t TOKEN`: DigitalOcean, Fly.io, Codecov, InfluxDB 2 CLIs
+    (("doctl", "flyctl", "fly", "codecov", "influx"), r"\b[^\n]{0,200}?[ \t]-t[ \t]+", True, "cli_short_flag", 8),
+    # `uv publish -p PASSWORD` / `-t TOKEN`
+    (("uv",), r"[ \t]+publish\b[^\n]{0,200}?[ \t]-[pt][ \t]+", True, "cli_short_flag", 6),
+    # NuGet: `dotnet nuget push -k KEY`, `nuget push -ApiKey KEY`, `nuget setapikey KEY`
+    (("nuget",), r"[ \t]+(?:push\b[^\n]{0,200}?[ \t]-(?:k|apikey)[ \t]+|setapikey[ \t]+)", False, "cli_short_flag", 8),
+    # `cargo login TOKEN` (without it cargo reads stdin)
+    (("cargo",), r"[ \t]+login(?:[ \t]+--registry[ =]\S+)?[ \t]+", True, "cli_positional", 8),
+    # Poetry and Composer auth settings: `poetry config http-basic.REPO USER PASS`,
+    # `poetry config pypi-token.REPO TOKEN`, `composer config [-g] http-basic.HOST USER PASS`,
+    # `composer config -g github-oauth.github.com TOKEN` (also gitlab-token, bearer)
+    (("poetry", "composer"), r"[ \t]+config(?:[ \t]+-[-\w]+)*[ \t]+http-basic\.\S+[ \t]+\S+[ \t]+", False,
+     "cli_config_set", 4),
+    (("poetry", "composer"), r"[ \t]+config(?:[ \t]+-[-\w]+)*[ \t]+(?:pypi-token|github-oauth|gitlab-token|gitlab-oauth|"
+     r"bearer|bitbucket-oauth\.\S+[ \t]+\S+)\.\S+[ \t]+", False, "cli_config_set", 8),
+    # MySQL Shell and etcdctl take `user:password` (`mysqlsh root:PW@host`, `etcdctl --user root:PW`);
+    # the password runs to the last `@` before the host
+    (("mysqlsh",), r"\b[^\n]{0,120}?[ \t](?:--uri[ \t=]+)?[^\s:@/\"'=-][^\s:@/\"']*:(?=\S*@)", True, "cli_userinfo", 4),
+    (("etcdctl",), r"\b[^\n]{0,200}?[ \t]--user(?:=|[ \t]+)[^\s:\"']+:", True, "cli_short_flag", 4),
+    # Impacket: `secretsdump.py CORP/admin:PW@10.0.0.5` (also `impacket-psexec`, `wmiexec.py` ...)
+    (("psexec.py", "wmiexec", "smbexec", "secretsdump", "atexec", "dcomexec", "getuserspns", "gettgt", "getnpusers",
+      "impacket-"), r"[\w.-]*[ \t]+(?:-[\w-]+[ \t]+)*(?:[\w.-]+/)?[\w.$-]+:(?=\S*@)", True, "cli_userinfo", 4),
+    # PowerShell: `ConvertTo-SecureString "PW" -AsPlainText -Force`
+    (("convertto-securestring",), r"[ \t]+(?:-string[ \t]+)?(?=[\"'][^\"'\n]+[\"'][^\n]*-asplaintext)", False,
+     "cli_positional", 4),
+    # Java system properties and Gradle project properties named after a credential:
+    # `mvn deploy -Drepo.password=PW`, `sonar-scanner -Dsonar.token=T`, `gradle publish -PsigningPassword=PW`
+    (("mvn", "mvnw", "gradle", "gradlew", "sonar-scanner", "java"),
+     r"\b[^\n]{0,300}?[ \t]-[dp][\w.-]*(?:password|passwd|pwd|token|secret|apikey|api\.key|sonar\.login)=", False,
+     "cli_property", 6),
     # Windows-style `/p:` `/password:` `/pass:` switches (FreeRDP, wmic, cmdkey)
     (("xfreerdp", "wlfreerdp", "sdl-freerdp", "wmic", "cmdkey"), r"\b[^\n]{0,200}?[ \t]/(?:p|pass|password):", False,
      "cli_short_flag", 4),
@@ -97,13 +134,15 @@ _STDIN_CMD = re.compile(r"--password-stdin|--with-token|--token-stdin|\bsudo[ \t
 # Oracle `user/password@host[:port][/service]` (sqlplus, expdp, `jdbc:oracle:thin:`)
 _ORACLE_HINTS = ("oracle", "sqlplus", "expdp", "impdp", "rman", "sqlldr", "1521", "tnsnames")
 # led by the `/` (a literal `re` skips to); the user name before it is checked by `_ORACLE_USER`
-_ORACLE = re.compile(r"/(?P<v>[^\s/@\"'<>]{1,128})@(?=//|[\w.-]+(?::\d+)?[:/\s\"']|[\w.-]+$)", re.M)
+# The password may hold `@` itself (`scott/p@ss@orcl`): it runs to the last `@` that a host follows.
+_ORACLE = re.compile(r"/(?P<v>\"[^\"\n]{1,128}\"|[^\s/\"'<>]{1,128})@(?=//|[\w.-]+(?::\d+)?[:/\s\"']|[\w.-]+$)", re.M)
 _ORACLE_USER = re.compile(r"(?<![\w/.-])[A-Za-z_][\w$#]{0,30}\Z")
 # single-dash long flags of Java and Go tools (`keytool -storepass`, `influx -password`)
-_SINGLE_KEYS = ("-storepass", "-keypass", " -passw", " -pwd")
-_SINGLE = re.compile(r"(?<![\w-])-(?:(?:src|dest)?storepass|keypass|password|passwd|pwd)(?:=|[ \t]+)" + _VAL)
+# (`consul`/`nomad -token=`, `nuget -ApiKey`)
+_SINGLE_KEYS = ("-storepass", "-keypass", " -passw", " -pwd", " -token", " -apikey")
+_SINGLE = re.compile(r"(?<![\w-])-(?:(?:src|dest)?storepass|keypass|password|passwd|pwd|token|apikey)(?:=|[ \t]+)" + _VAL)
 _LONG = re.compile(
-    r"--(?<![\w-]--)(?:[a-z0-9]+-){0,3}(?:password|passwd|passphrase|pass|pwd|token|secret|api-?key|access-key|secret-key|"
+    r"--(?<![\w-]--)(?:[a-z0-9]+[-._]){0,4}(?:password|passwd|passphrase|pass|pwd|token|secret|api-?key|access-key|secret-key|"
     r"client-secret|auth|credentials?|bearer|(?:account|storage|master|shared|encryption|signing|license)-key)"
     r"(?:=|[ \t]+)" + _VAL)
 # skopeo/buildah `--creds USER:PASS` (`--src-creds`, `--dest-creds`)
@@ -120,6 +159,9 @@ _FLAG_NOT_SECRET = re.compile(r"-(?:file|path|env|stdin|prompt|length|min|max|po
                               r"url|expiry|expires|ttl|store|helper|command|cmd|var|source|field)(?=[= \t]|$)")
 
 
+_WORDLIST = re.compile(r"[\w./~-]+\.(?:txt|lst|list|dic|csv)")
+
+
 def _strip(v: str) -> tuple[str, int]:
     if len(v) >= 2 and v[0] == v[-1] and v[0] in "\"'{":
         return v[1:-1], 1
@@ -133,11 +175,15 @@ def _ok(v: str, min_len: int = 4) -> bool:
         return False
     if re.fullmatch(r"%\w+%|\$\w+|\w+\(.*\)|[a-z_]+|[A-Z_]+", v):
         return False  # %VAR%, $VAR, call(), an identifier: not a literal credential
+    if _WORDLIST.fullmatch(v):
+        return False  # `nxc -p passwords.txt`: a file of candidate passwords, not one
     return char_classes(v) >= 2 or len(v) >= 10
 
 
 def _yield_val(text: str, m: re.Match, rule: str, min_len: int = 4) -> Iterator[Candidate]:
     v, q = _strip(text[m.start("v"):m.end("v")])
+    if rule == "cli_userinfo":  # `user:PASSWORD@host`: the password may hold `@`, the last one ends it
+        v = v[:v.rfind("@")]
     if _ok(v, min_len):
         yield Candidate(m.start("v") + q, m.start("v") + q + len(v), PASSWORDS, "SECRET_PASSWORD", rule, 3)
 
@@ -162,9 +208,9 @@ def detect_cli_credentials(text: str, lower: str, present: frozenset[str] | set[
             yield from _yield_val(text, m, "cli_single_dash", 6)
     if "@" in text and any(h in lower for h in _ORACLE_HINTS):
         for m in _ORACLE.finditer(text):
-            v = m.group("v")
+            v, q = _strip(m.group("v"))
             if _ORACLE_USER.search(text, max(0, m.start() - 32), m.start()) and _ok(v):
-                yield Candidate(m.start("v"), m.end("v"), PASSWORDS, "SECRET_PASSWORD", "oracle_login", 3)
+                yield Candidate(m.start("v") + q, m.start("v") + q + len(v), PASSWORDS, "SECRET_PASSWORD", "oracle_login", 3)
     if "creds" in lower:
         for m in _CREDS.finditer(lower):
             yield from _yield_val(text, m, "cli_long_flag", 4)

@@ -302,8 +302,14 @@ _YAML_BLOCK = frozenset({"|", "|-", "|+", ">", ">-", ">+"})
 _YAML_BLOCK_LINE = re.compile(r"[ \t]*\r?\n[ \t]+([^\s\"'`]{4,200})[ \t]*(?:\r?\n|\Z)")
 _REVERSED = re.compile(r"([\"'])(?P<val>[^\"'\n]{4,200})\1\s*(?:===?|!==?)\s*(?P<key>[A-Za-z0-9_.]{2,60})")
 
+# The password runs to the last `@` of the authority (`https://u:p@ss@host/` has password `p@ss`;
+# `:` may occur in it too): the host after that `@` is not followed by another `@` (possessive run).
+# A `/` inside it (`u:p@ss/w@db:5432/app`) is taken only when the host after the last `@` carries a
+# port or a dot and ends the authority, and never after a purely numeric first part (a port).
+_URL_HOST = r"[\w\[][^\s@/?#\"'<>]*+(?!@)"
 _URL_CRED = re.compile(
-    r"://(?P<user>[^\s:/@\"'<>()\[\]{}]{0,128}):(?P<pw>[^\s@/\"'<>]{1,256})@(?=[\w\[])")
+    r"://(?P<user>[^\s:/@\"'<>()\[\]{}]{0,128}):(?P<pw>(?!\d+/)[^\s/\"'<>]{1,128}/[^\s@/\"'<>]{1,128}"
+    r"(?=@[\w-]+(?:\.[\w-]+)*(?::\d+|\.[\w-]+)(?:[/?#\s\"'<>]|$))|[^\s/\"'<>]{1,256}?(?=@" + _URL_HOST + r"))@")
 _SCHEME_BEFORE = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,20}\Z")
 _CURL_USER = re.compile(
     r"""(?:\s|^)(?:-u|--user)(?:=|[ \t]+)(?P<v>(?:"[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"':]+)(?::(?:"[^"\n]*"|'[^'\n]*'|[^\s"']*))?)""",
