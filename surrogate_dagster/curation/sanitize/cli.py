@@ -37,8 +37,10 @@ _CMD_TABLE: tuple[tuple[tuple[str, ...], str, bool, str, int], ...] = (
     (("mongo",), r"(?:sh|dump|restore|import|export|stat|top)?\b[^\n]{0,200}?[ \t]-p[ \t]*", False, "cli_short_flag", 4),
     (("useradd", "usermod"), r"\b[^\n]{0,120}?[ \t]-p[ \t]*", False, "cli_short_flag", 4),
     (("lftp",), r"\b[^\n]{0,120}?[ \t]-u[ \t]+[^\s,]+,(?=\S)", False, "cli_short_flag", 4),
-    # `-b` (password on the command line) may sit anywhere in a bundle: `-b`, `-bc`, `-nbB`, `-cbB`
-    (("htpasswd",), r"\b[^\n]{0,120}?[ \t]-[a-z]*b[a-z]*[ \t]+(?:\S+[ \t]+)?\S+[ \t]+", False, "cli_short_flag", 4),
+    # `-b` (password on the command line) may sit anywhere in a bundle: `-b`, `-bc`, `-cbB`:
+    # `htpasswd -b FILE USER PW`; with `-n` (print, no file) `htpasswd -nb USER PW`
+    (("htpasswd",), r"\b[^\n]{0,120}?[ \t]-(?![a-zA-Z]*n)[a-zA-Z]*b[a-zA-Z]*[ \t]+\S+[ \t]+\S+[ \t]+", True, "cli_short_flag", 4),
+    (("htpasswd",), r"\b[^\n]{0,120}?[ \t]-(?=[a-zA-Z]*n)[a-zA-Z]*b[a-zA-Z]*[ \t]+\S+[ \t]+", True, "cli_short_flag", 4),
     # case matters: `zip -p` is another option and `unzip -p` pipes to stdout
     (("zip", "unzip", "7z", "7za", "7zr"), r"\b[^\n]{0,120}?[ \t]-P[ \t]*", True, "cli_short_flag", 4),
     (("7z", "7za", "rar", "unrar"), r"\b[^\n]{0,120}?[ \t]-p(?![ \t-])", True, "cli_short_flag", 4),
@@ -86,6 +88,32 @@ _CMD_TABLE: tuple[tuple[tuple[str, ...], str, bool, str, int], ...] = (
     # Impacket: `secretsdump.py CORP/admin:PW@10.0.0.5` (also `impacket-psexec`, `wmiexec.py` ...)
     (("psexec.py", "wmiexec", "smbexec", "secretsdump", "atexec", "dcomexec", "getuserspns", "gettgt", "getnpusers",
       "impacket-"), r"[\w.-]*[ \t]+(?:-[\w-]+[ \t]+)*(?:[\w.-]+/)?[\w.$-]+:(?=\S*@)", True, "cli_userinfo", 4),
+    # secrets stored by a cloud CLI: `az keyvault secret set --value V`, `aws ssm put-parameter --value V`
+    (("az",), r"[ \t]+keyvault[ \t]+secret[ \t]+set\b[^\n]{0,300}?[ \t]--value(?:=|[ \t]+)", False, "cli_long_flag", 4),
+    (("aws",), r"[ \t]+ssm[ \t]+put-parameter\b[^\n]{0,300}?[ \t]--value(?:=|[ \t]+)", False, "cli_long_flag", 4),
+    # password hashing tools take the clear text last: `openssl passwd -6 -salt S PW`, `mkpasswd -m sha-512 PW`
+    (("openssl",), r"[ \t]+passwd(?:[ \t]+(?:-(?:salt|in)[ \t]+\S+|-(?!salt\b|in\b)[\w-]+))*[ \t]+", True, "cli_positional", 4),
+    (("mkpasswd",), r"(?:[ \t]+(?:-[mSR][ \t]+\S+|--[\w-]+(?:=\S+)?|-(?![mSR]\b)\w+))*[ \t]+", True, "cli_positional", 4),
+    # Pulumi: `pulumi config set --secret NAME VALUE` (the flag may also follow the value)
+    (("pulumi",), r"(?=[^\n]*[ \t]--secret\b)[ \t]+config[ \t]+set(?:[ \t]+--[\w-]+)*[ \t]+(?!-)[\w:.-]+[ \t]+", True,
+     "cli_config_set", 4),
+    # `jenkins-cli -auth USER:TOKEN` (`-auth @file` reads a file)
+    (("jenkins-cli",), r"\b[^\n]{0,200}?[ \t]-auth[ \t]+[^\s:@\"']+:", True, "cli_short_flag", 4),
+    (("ncftp",), r"(?:put|get|ls)?\b[^\n]{0,200}?[ \t]-p[ \t]+", True, "cli_short_flag", 4),
+    # `mosquitto_passwd -b FILE USER PASSWORD`
+    (("mosquitto_passwd",), r"\b[^\n]{0,120}?[ \t]-b[ \t]+\S+[ \t]+\S+[ \t]+", True, "cli_positional", 4),
+    # `redis-cli CONFIG SET requirepass PW` (also masterauth)
+    (("redis-cli",), r"\b[^\n]{0,200}?[ \t]config[ \t]+set[ \t]+(?:requirepass|masterauth)[ \t]+", False,
+     "cli_positional", 4),
+    # `ldappasswd -s NEWPW` / `-a OLDPW` (lower case only: `-S`/`-A` prompt)
+    (("ldappasswd",), r"\b[^\n]{0,200}?[ \t]-[sa][ \t]*", True, "cli_short_flag", 4),
+    # `samba-tool user create NAME PASSWORD`, `mc admin user add ALIAS USER SECRET`, `cf auth USER PASSWORD`
+    (("samba-tool",), r"[ \t]+user[ \t]+(?:create|add)[ \t]+\S+[ \t]+", True, "cli_positional", 4),
+    (("mc",), r"[ \t]+admin[ \t]+user[ \t]+add[ \t]+\S+[ \t]+\S+[ \t]+", True, "cli_positional", 6),
+    (("cf",), r"[ \t]+auth[ \t]+[^\s-]\S*[ \t]+", True, "cli_positional", 4),
+    # `net use [D:] \\SERVER\SHARE PASSWORD /user:NAME`; Windows also reads it after `/user:NAME`
+    (("net",), r"[ \t]+use(?:[ \t]+(?:[a-z]:|\*))?[ \t]+\\\\\S+[ \t]+", False, "cli_positional", 4),
+    (("net",), r"[ \t]+use\b[^\n]{0,200}?[ \t]/u(?:ser)?:\S+[ \t]+", False, "cli_positional", 4),
     # PowerShell: `ConvertTo-SecureString "PW" -AsPlainText -Force`
     (("convertto-securestring",), r"[ \t]+(?:-string[ \t]+)?(?=[\"'][^\"'\n]+[\"'][^\n]*-asplaintext)", False,
      "cli_positional", 4),
@@ -109,10 +137,10 @@ _CMD_TABLE: tuple[tuple[tuple[str, ...], str, bool, str, int], ...] = (
     (("vault",), r"[ \t]+login(?:[ \t]+-[\w-]+(?:=\S+)?)*[ \t]+(?![\w.-]+=)", True, "cli_positional", 8),
     (("rabbitmqctl",), r"[ \t]+(?:add_user|change_password)[ \t]+\S+[ \t]+", True, "cli_positional", 8),
     # `<tool> config set <credential name> <value>` and tools whose arguments are name/value words
-    (("nmcli", "rclone"), r"\b[^\n]{0,120}?[ \t][\w.:/-]*(?:password|passwd|secret|token|psk)[\w.-]*[ \t]+", False,
+    (("nmcli", "rclone"), r"\b[^\n]{0,120}?[ \t](?!-)[\w.:/-]*(?:password|passwd|secret|token|psk)[\w.-]*[ \t]+", False,
      "cli_config_set", 6),
-    (("aws", "npm", "yarn", "pnpm", "pip", "git", "heroku"),
-     r"[ \t]+config(?:ure)?(?::set|[ \t]+set)?\b[^\n]{0,120}?[ \t][\w.:/-]*(?:password|passwd|secret|token|_auth)[\w.-]*[ \t]+",
+    (("aws", "npm", "yarn", "pnpm", "pip", "git", "heroku", "pulumi"),
+     r"[ \t]+config(?:ure)?(?::set|[ \t]+set)?\b[^\n]{0,120}?[ \t](?!-)[\w.:/-]*(?:password|passwd|secret|token|_auth)[\w.-]*[ \t]+",
      False, "cli_config_set", 6),
 )
 
@@ -139,16 +167,16 @@ _ORACLE = re.compile(r"/(?P<v>\"[^\"\n]{1,128}\"|[^\s/\"'<>]{1,128})@(?=//|[\w.-
 _ORACLE_USER = re.compile(r"(?<![\w/.-])[A-Za-z_][\w$#]{0,30}\Z")
 # single-dash long flags of Java and Go tools (`keytool -storepass`, `influx -password`)
 # (`consul`/`nomad -token=`, `nuget -ApiKey`)
-_SINGLE_KEYS = ("-storepass", "-keypass", " -passw", " -pwd", " -token", " -apikey")
+_SINGLE_KEYS = ("storepass", "-keypass", " -passw", " -pwd", " -token", " -apikey")
 _SINGLE = re.compile(r"(?<![\w-])-(?:(?:src|dest)?storepass|keypass|password|passwd|pwd|token|apikey)(?:=|[ \t]+)" + _VAL)
 _LONG = re.compile(
     r"--(?<![\w-]--)(?:[a-z0-9]+[-._]){0,4}(?:password|passwd|passphrase|pass|pwd|token|secret|api-?key|access-key|secret-key|"
-    r"client-secret|auth|credentials?|bearer|(?:account|storage|master|shared|encryption|signing|license)-key)"
+    r"client-secret|secret-string|auth|credentials?|bearer|(?:account|storage|master|shared|encryption|signing|license)-key)"
     r"(?:=|[ \t]+)" + _VAL)
 # skopeo/buildah `--creds USER:PASS` (`--src-creds`, `--dest-creds`)
 _CREDS = re.compile(r"--(?<![\w-]--)(?:[a-z]+-)?creds(?:=|[ \t]+)[^\s:\"']+:" + _VAL)
 _INLINE = re.compile(  # `password=...` inside a command or a query string / key=value connection string
-    r"(?:password|passwd|pwd|pass|secret|token|api_?key|access_?token|bind_?password|bindcredential)"
+    r"(?:(?:client|refresh|app|auth)_)?(?:password|passwd|pwd|pass|secret|token|api_?key|access_?token|bind_?password|bindcredential)"
     r"=(?P<v>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|\{[^}\n]{1,200}\}|[^\s\"'`;&|)<>,]+)")
 # connection strings and command-line pairs are written without spaces around `=`
 _INLINE_KEYS = ("pass=", "passwd=", "password=", "pwd=", "secret=", "token=", "key=", "bindcredential=")
@@ -219,6 +247,8 @@ def detect_cli_credentials(text: str, lower: str, present: frozenset[str] | set[
             flag = lower[m.start():m.start("v")]
             if _FLAG_NOT_SECRET.search(flag.rstrip("= \t")):
                 continue
+            if flag.rstrip("= \t") == "--secret" and "config set" in lower[max(0, m.start() - 80):m.start()]:
+                continue  # `pulumi config set --secret NAME VALUE`: a switch, NAME is not the secret
             v, q = _strip(text[m.start("v"):m.end("v")])
             if _ok(v, 6):
                 yield Candidate(m.start("v") + q, m.start("v") + q + len(v), PASSWORDS, "SECRET_PASSWORD", "cli_long_flag", 3)

@@ -312,7 +312,7 @@ _URL_CRED = re.compile(
     r"(?=@[\w-]+(?:\.[\w-]+)*(?::\d+|\.[\w-]+)(?:[/?#\s\"'<>]|$))|[^\s/\"'<>]{1,256}?(?=@" + _URL_HOST + r"))@")
 _SCHEME_BEFORE = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,20}\Z")
 _CURL_USER = re.compile(
-    r"""(?:\s|^)(?:-u|--user)(?:=|[ \t]+)(?P<v>(?:"[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"':]+)(?::(?:"[^"\n]*"|'[^'\n]*'|[^\s"']*))?)""",
+    r"""(?:\s|^)(?:-[uU]|--user|--proxy-user)(?:=|[ \t]+)(?P<v>(?:"[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"':]+)(?::(?:"[^"\n]*"|'[^'\n]*'|[^\s"']*))?)""",
     re.M)
 # matched on the lower-cased text; the value is re-read from the original at the same offsets
 _CLI_FLAG = re.compile(
@@ -348,6 +348,8 @@ def detect_credentials_in_context(text: str, lower: str) -> Iterator[Candidate]:
             v = _strip_quotes(raw)
             if ":" not in v:
                 continue
+            if "-U" in m.group(0)[:4] and "curl" not in lower[lower.rfind("\n", 0, m.start()) + 1:m.start()]:
+                continue  # `-U` is curl's proxy user; wget's `-U` is a user agent
             user, _, pw = v.partition(":")
             parts = [p.strip("\"'{}") for p in (user, pw)]
             if any(p.strip("\"'").startswith(("$", "<", "[", "{{", "${")) for p in (user, pw)):
@@ -363,6 +365,8 @@ def detect_credentials_in_context(text: str, lower: str) -> Iterator[Candidate]:
         for m in _CLI_FLAG.finditer(lower):
             if m.start() > 0 and not text[m.start() - 1].isspace():
                 continue
+            if lower.startswith("--secret ", m.start()) and "config set" in lower[max(0, m.start() - 80):m.start()]:
+                continue  # `pulumi config set --secret NAME VALUE`: a switch; NAME is not the secret
             raw = text[m.start("v"):m.end("v")]
             v = _strip_quotes(raw)
             q = (len(raw) - len(v)) // 2
