@@ -207,4 +207,7 @@ def test_traces_asset_draws_fresh_scenarios_and_reruns_free(tmp_path):
     assert m["fresh_scenarios_drawn"] >= 1 and m["fresh_draws"] >= 1 and m["max_fresh_scenarios"] == 25
     assert m["volume"]["fresh_scenarios_drawn"] == m["fresh_scenarios_drawn"]
     assert m["usage_by_call_kind"]["scenario_writer"]["calls"] == m["fresh_draws"]
+    # the batch's own per-trace profile counts the fresh draws' writer calls per accepted trace
+    assert m["measured_tokens_per_trace"]["scenario_writer"]["calls"] == round(m["fresh_draws"] / 25, 3)
+    assert m["measured_tokens_per_trace"]["planner"]["calls"] > 0
     assert m2["batch_usd"] == 0 and m2["accepted"] == 25 and m2["fresh_scenarios_drawn"] == m["fresh_scenarios_drawn"]

@@ -203,6 +203,7 @@ def orchestrator_traces(context: AssetExecutionContext, object_store: ObjectStor
     reached (``stop_reason``); every rejection is stored with its reasons. The cost
     projection (per trace, and how many traces the budget buys) is computed before the run."""
     from .orchestrator import BatchFailed
+    from .projection import measure_profile
     from .scenarios import FreshScenarios
     from .volume import synthesize_until_accepted
 
@@ -256,6 +257,8 @@ def orchestrator_traces(context: AssetExecutionContext, object_store: ObjectStor
     stop = vol["stop_message"]
     ledger = client.ledger.summary()
     usage = client.usage_by_role()
+    # this batch's own per-trace figures (fresh draws and rejected attempts included), to re-project with
+    measured = measure_profile(usage, len(kept)) if kept else {}
     version = content_version(sptr["version"], kept)
     volume_meta = {k: vol[k] for k in ("target", "accepted", "rejected_by_reason", "attempts", "rounds", "stop_reason",
                                        "fresh_scenarios_drawn", "fresh_draws", "max_fresh_scenarios",
@@ -264,7 +267,7 @@ def orchestrator_traces(context: AssetExecutionContext, object_store: ObjectStor
                                              "fresh_scenarios": res["fresh_scenarios"]},
                     {"batch": batch, "scenarios_version": sptr["version"], "empty": False, "stop_message": stop,
                      "ledger": ledger, "volume": {**volume_meta, "by_round": vol["by_round"]},
-                     "projection": projection, "usage_by_call_kind": usage})
+                     "projection": projection, "usage_by_call_kind": usage, "measured_tokens_per_trace": measured})
     if stop:
         context.log.warning(stop)
     unaccepted = len(vol["scenarios_without_trace"])
@@ -281,6 +284,7 @@ def orchestrator_traces(context: AssetExecutionContext, object_store: ObjectStor
             "traces_the_budget_buys": projection["traces_the_budget_buys"],
             "projection": MetadataValue.json(projection),
             "usage_by_call_kind": MetadataValue.json(usage),
+            "measured_tokens_per_trace": MetadataValue.json(measured),
             "scenarios": len(part), "traces_synthesized": sum(r["synthesized"] for r in vol["by_round"]),
             "kept": len(kept), "rejected": unaccepted, "rejections": len(rejections), "unjudged": vol["unjudged"],
             "kept_by_tag": MetadataValue.json(dict(Counter(

@@ -3,7 +3,14 @@
 The input is a token profile: per call kind (``planner``, ``subagent``, ``simulator``,
 ``scenario_writer``, ``judge``, ``judge_2``) the calls and tokens (input, output, cache write,
 cache read) that one ACCEPTED trace cost on average, rejected attempts and scenario writing
-included. :func:`measure_profile` derives it from a run's per-role usage
+included. Scenario writing covers both the expansion of the scenario set and the fresh scenarios
+a trace batch draws when its scenarios run out of attempts (synth/volume.py): those draws go
+through the batch's client as ``scenario_writer`` calls, and the planner, simulator, subagent and
+judge calls of fresh scenarios are counted like any other attempt, so a run's
+:func:`measure_profile` already carries them (the traces asset records it per batch as
+``measured_tokens_per_trace``). The stand-in's judges accept every well-formed trace, so the
+profile measured on it has no fresh draws; a paid run whose judges reject scenarios for good
+shows more ``scenario_writer`` and planner calls per accepted trace. :func:`measure_profile` derives it from a run's per-role usage
 (:meth:`LLMClient.usage_by_role`); ``assets/synth.yaml`` (``traces.measured_tokens_per_trace``)
 holds the profile measured on the local stand-in by ``benchmarks/synth_cost_projection.py``.
 
