@@ -48,6 +48,17 @@ def password(rng):
     return rs(rng, string.ascii_lowercase + string.digits, rng.randint(14, 22))
 
 
+def password_at(rng):
+    """A password holding `@` (and sometimes `:`): the separator rules must take the last `@`."""
+    return f"{rs(rng, A62, rng.randint(4, 8))}@{rs(rng, A62, rng.randint(3, 6))}{rng.choice(['', ':', '!'])}{rs(rng, A62, rng.randint(3, 6))}"
+
+
+def password_url(rng):
+    """A URL password holding `@`, `:` or one `/`."""
+    sep = rng.choice("@:/")
+    return f"{rs(rng, A62, rng.randint(4, 8))}{sep}{rs(rng, A62, rng.randint(4, 8))}{rng.choice(['', '@', ':'])}{rs(rng, A62, 3)}"
+
+
 def token(rng):
     return rs(rng, A62, rng.choice([32, 36, 40, 48]))
 
@@ -274,6 +285,60 @@ CLASSES = {
         ("psexec \\\\srv01 -u CORP\\admin -p {v} cmd", "pw"),
         ("plink -ssh admin@bastion -pw {v} uptime", "pw"),
         ("mosquitto_sub -h mqtt.corp.io -u sensor -P {v} -t 'plant/#'", "pw"),
+        # one pair per tool family (even index: tuning half, odd: held-out), from each tool's usage
+        # database clients
+        ("mysql -uroot -p{v} -e 'show databases'", "pw"),
+        ("mariadb -h db -u app --password={v} app", "pw"),
+        ("sqlplus -s scott/{v}@orcl @report.sql", "pw_at"),
+        ("sqlplus system/{v}@//ora01:1521/ORCLPDB1", "pw_at"),
+        ("mongosh \"mongodb://admin:{v}@mongo:27017/admin\"", "pw_at"),
+        ("mongosh --host mongo -u admin -p {v} --authenticationDatabase admin", "pw"),
+        ("redis-cli --user app --pass {v} -h cache ping", "pw"),
+        ("redis-cli -h cache CONFIG SET requirepass {v}", "pw"),
+        ("sqlcmd -S tcp:sql01,1433 -U sa -P {v} -Q \"SELECT 1\"", "pw"),
+        ("cqlsh cassandra.internal -u cassandra -p {v}", "pw"),
+        ("influx setup -u admin -p {v} -o corp -b metrics -f", "pw"),
+        ("influx auth list -t {v}", "tok"),
+        ("clickhouse-client --host ch01 --user default --password {v} -q 'SELECT 1'", "pw"),
+        ("cypher-shell -a neo4j://graph:7687 -u neo4j -p {v}", "pw"),
+        # cloud and cluster CLIs
+        ("doctl auth init -t {v}", "tok"),
+        ("flyctl deploy --remote-only -t {v}", "tok"),
+        ("terraform apply -auto-approve -var 'db_password={v}'", "pw"),
+        ("helm upgrade --install api ./chart --set db.password={v}", "pw"),
+        ("kubectl create secret generic api --from-literal=api-key={v} -n prod", "tok"),
+        ("kubectl create secret docker-registry regcred --docker-server=r.corp.io --docker-username=ci --docker-password={v}", "pw"),
+        ("podman login -u ci -p {v} quay.io", "pw"),
+        ("oc login --token={v} --server=https://api.ocp.corp:6443", "tok"),
+        ("vault login {v}", "tok"),
+        ("az keyvault secret set --vault-name kv-prod --name db-password --value {v}", "pw"),
+        ("pulumi config set --secret dbPassword {v}", "pw"),
+        ("aws ssm put-parameter --name /app/db --type SecureString --value {v}", "pw"),
+        # VCS and package tools
+        ("git clone https://ci-bot:{v}@git.corp.io/team/app.git", "pw_at"),
+        ("pip install --index-url https://deploy:{v}@pypi.corp.io/simple/ app", "pw_at"),
+        ("cargo login {v}", "tok"),
+        ("poetry config http-basic.corp deploy {v}", "pw"),
+        ("dotnet nuget push app.nupkg -k {v} -s https://nuget.corp.io/v3/index.json", "tok"),
+        ("composer config -g github-oauth.github.com {v}", "tok"),
+        ("uv publish --publish-url https://pypi.corp.io/legacy/ -u deploy -p {v}", "pw"),
+        ("mvn deploy -DrepoPassword={v}", "pw"),
+        # network and file tools
+        ("curl --user admin:{v} https://jenkins.corp.io/api/json", "pw_at"),
+        ("curl -H 'X-Api-Key: {v}' https://api.corp.io/v2/items", "tok"),
+        ("wget --http-user=ci --http-password={v} https://files.corp.io/a.tgz", "pw"),
+        ("smbclient //fs01/share -U svc%{v}", "pw"),
+        ("rdesktop -u admin -p {v} win01.corp.io", "pw"),
+        ("openssl rsa -in key.pem -passin pass:{v} -out plain.pem", "pw"),
+        ("7z a -p{v} -mhe=on backup.7z /srv/data", "pw"),
+        ("htpasswd -b /etc/nginx/.htpasswd admin {v}", "pw"),
+        ("snmpwalk -v2c -c {v} 10.20.0.1 system", "pw"),
+        ("nmcli dev wifi connect CorpWiFi password {v}", "pw"),
+        ("wpa_passphrase CorpWiFi {v}", "pw"),
+        ("unzip -P {v} secrets.zip", "pw"),
+        # environment prefixes
+        ("MYSQL_PWD={v} mysql -u root -h db app", "pw"),
+        ("API_KEY={v} ./run.sh --env prod", "tok"),
     ],
     "connection_string": [
         ("jdbc:mysql://db:3306/app?user=app&password={v}", "pw"),
@@ -288,6 +353,13 @@ CLASSES = {
         ("DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={v};EndpointSuffix=core.windows.net", "azkey"),
         ("Driver={{ODBC Driver 18}};Server=sql;Uid=app;Pwd={v};", "pw"),
         ("bindDN: cn=svc,ou=apps,dc=corp\nbindCredential: {v}", "pw"),
+        # passwords holding `@`, `:` or `/`: the last `@` before the host ends them
+        ("postgresql://app:{v}@pg.internal:5432/app?sslmode=require", "pw_url"),
+        ("mysql://root:{v}@mysql.internal:3306/shop", "pw_at"),
+        ("sqlplus scott/{v}@orcl", "pw_at"),
+        ("expdp system/{v}@//ora01:1521/ORCLPDB1 schemas=HR", "pw_at"),
+        ("https://deploy:{v}@nexus.corp.io/repository/pypi/simple", "pw_at"),
+        ("amqps://svc:{v}@mq.corp.io:5671/prod", "pw_url"),
     ],
     "base64_assignment": [
         ("HMAC_KEY = '{v}'", "b64"),
@@ -453,6 +525,15 @@ NEGATIVES = [
     "docker login --password-stdin < token.txt",
     "greeting = bytes.fromhex('48656c6c6f2c20776f726c6421')",
     "token = vault.read_secret('kv/app/{hex4}')",
+    # command lines whose credential is a variable or a placeholder
+    "redis-cli -a $REDIS_PASSWORD ping",
+    "sqlplus scott/${{ORACLE_PWD}}@orcl",
+    "doctl auth init -t <your-token>",
+    "snmpwalk -v2c -c public 10.0.0.1",
+    "cargo login",
+    "curl -u admin:**** https://ci.corp.io/api/json",
+    "git clone https://${{GIT_USER}}:${{GIT_TOKEN}}@git.corp.io/team/app.git",
+    "az login -u ops-admin -p \"$AZ_PASSWORD\"",
 ]
 
 
@@ -505,7 +586,7 @@ def _der_private_key(rng):
 
 def value(kind, rng):
     return {
-        "pw": password, "tok": token, "b64": b64secret, "hex": hexsecret,
+        "pw": password, "tok": token, "pw_at": password_at, "pw_url": password_url, "b64": b64secret, "hex": hexsecret,
         "aws": lambda r: rs(r, A62 + "/+", 40),
         "azkey": lambda r: base64.b64encode(r.randbytes(64)).decode(),
         "fernet": lambda r: base64.urlsafe_b64encode(r.randbytes(32)).decode(),

@@ -308,7 +308,7 @@ _REVERSED = re.compile(r"([\"'])(?P<val>[^\"'\n]{4,200})\1\s*(?:===?|!==?)\s*(?P
 # port or a dot and ends the authority, and never after a purely numeric first part (a port).
 _URL_HOST = r"[\w\[][^\s@/?#\"'<>]*+(?!@)"
 _URL_CRED = re.compile(
-    r"://(?P<user>[^\s:/@\"'<>()\[\]{}]{0,128}):(?P<pw>(?!\d+/)[^\s/\"'<>]{1,128}/[^\s@/\"'<>]{1,128}"
+    r"://(?P<user>[^\s:/@\"'<>()\[\]{}]{0,128}):(?P<pw>(?!\d+/)[^\s/\"'<>]{1,128}/[^\s/\"'<>]{1,128}"
     r"(?=@[\w-]+(?:\.[\w-]+)*(?::\d+|\.[\w-]+)(?:[/?#\s\"'<>]|$))|[^\s/\"'<>]{1,256}?(?=@" + _URL_HOST + r"))@")
 _SCHEME_BEFORE = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,20}\Z")
 _CURL_USER = re.compile(
