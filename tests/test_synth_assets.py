@@ -94,11 +94,13 @@ def test_trace_partitions_fail_alone_rerun_from_cache_and_empty_past_target(scen
         r0 = materialize([orchestrator_traces], partition_key="batch-000", resources=res)
         m0 = md(r0, "orchestrator_traces")
         assert m0["status"] == "complete" and m0["scenarios"] == 25 and m0["kept"] > 0
-        assert m0["kept"] + m0["rejected"] == 25 and m0["batch_usd"] > 0 and m0["budget_stop"] == "none"
-        # scen[1] is rejected by judge_2 on every attempt: sampled again up to the catalog's 3 attempts
+        assert m0["rejected"] == 1 and m0["batch_usd"] > 0 and m0["budget_stop"] == "none"
+        # scen[1] is rejected by judge_2 on every attempt: sampled again up to the catalog's 3 attempts,
+        # then one fresh scenario from the writer takes its place and the batch reaches its target
         assert "| judges_rejected | 3 |" in m0["rejected_by_reason"] and m0["rejections"] == 3
-        assert m0["stop_reason"] == "attempts_exhausted" and m0["accepted"] == m0["kept"] == 24
-        assert m0["attempts"] == 25 + 2 and m0["target"] == 25 and m0["traces_the_budget_buys"] > 0
+        assert m0["stop_reason"] == "target_reached" and m0["accepted"] == m0["kept"] == 25
+        assert m0["fresh_scenarios_drawn"] == 1 and m0["fresh_draws"] == 1
+        assert m0["attempts"] == 25 + 2 + 1 and m0["target"] == 25 and m0["traces_the_budget_buys"] > 0
         assert "KEPT synth-scn-" in m0["sample_traces"] and "**assistant**" in m0["sample_traces"]
         assert (f"REJECTED (judges) synth-{scen[1]['id']}: claude-sonnet-4-5: nothing was verified"
                 in m0["sample_traces"])
@@ -106,6 +108,9 @@ def test_trace_partitions_fail_alone_rerun_from_cache_and_empty_past_target(scen
         rej = {r["scenario_id"]: r for r in read_table(store, ptr0, "rejected")}
         assert rej[scen[1]["id"]]["reasons"] == ["claude-sonnet-4-5: nothing was verified"]
         assert json.loads(rej[scen[1]["id"]]["trace"])[1]["content"] == scen[1]["task"]
+        fresh = read_table(store, ptr0, "fresh_scenarios")
+        assert len(fresh) == 1 and fresh[0]["origin"] == "fresh" and fresh[0]["id"].startswith("fresh-")
+        assert f"synth-{fresh[0]['id']}" in {r["id"] for r in read_table(store, ptr0, "rows")}
         v0 = read_pointer(store, f"{TRACES_PREFIX}/batch-000")["version"]
 
         # batch-001: the service goes down at its 4th scenario -> breaker -> the step fails, and
