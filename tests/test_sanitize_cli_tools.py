@@ -167,6 +167,7 @@ NEGATIVES = [
     "consul kv get -token=$CONSUL_TOKEN app/x",
     "nxc smb 10.0.0.5 -u admin -p passwords.txt",
     "flyctl deploy -t $FLY_API_TOKEN",
+    "fly -t ci-prod2 set-pipeline -p app -c pipeline.yml",  # Concourse: `-t` names a target
     "htpasswd -nb admin $PW",
     "mysqlsh root@localhost",
     "wget -U \"Mozilla/5.0 (X11; rv:109.0) Gecko\" https://files.corp.io/a",

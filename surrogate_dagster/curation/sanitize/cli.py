@@ -4,8 +4,11 @@ read: short flags whose meaning depends on the command (`docker login -p`, `ldap
 `key=value` pairs inside a command (`--from-literal=password=...`), `password=` /`pwd=` pairs
 in JDBC, ODBC, ADO.NET and libpq strings, secrets fed to a command's stdin (`echo X | docker login
 --password-stdin`, `<<< X`), positional secrets of a few commands (`vault login X`, `rabbitmqctl
-add_user U X`), case-sensitive short flags (`zip -P`, `smbclient -U user%X`, openssl `pass:X`) and
-Oracle `user/pass@host` logins.
+add_user U X`, `cargo login X`, `poetry config http-basic.R U X`, `openssl passwd X`),
+case-sensitive short flags (`zip -P`, `smbclient -U user%X`, openssl `pass:X`, `snmpwalk -c X`),
+`user:X@host` arguments (`mysqlsh`, Impacket), build properties (`mvn -Drepo.password=X`) and Oracle
+`user/pass@host` logins. A password may hold `@`: in `user:X@host` and `user/X@db` the last `@`
+that a host follows ends it.
 
 A value is taken only when it is not a placeholder or variable (`$PASS`, `${X}`, `<token>`,
 `%DB_PASS%`) and not a flag itself; values read from stdin leave nothing to redact.
@@ -66,8 +69,8 @@ _CMD_TABLE: tuple[tuple[tuple[str, ...], str, bool, str, int], ...] = (
     (("psexec", "psexec64", "paexec", "rdesktop", "twine", "cqlsh", "cypher-shell", "rabbitmqadmin", "racadm",
       "evil-winrm", "crackmapexec", "nxc", "netexec", "smbmap", "influx", "mycli"),
      r"\b[^\n]{0,200}?[ \t]-p[ \t]+", True, "cli_short_flag", 4),
-    # `-t TOKEN`: DigitalOcean, Fly.io, Codecov, InfluxDB 2 CLIs
-    (("doctl", "flyctl", "fly", "codecov", "influx"), r"\b[^\n]{0,200}?[ \t]-t[ \t]+", True, "cli_short_flag", 8),
+    # `-t TOKEN`: DigitalOcean, Fly.io, Codecov, InfluxDB 2 CLIs (not `fly`: Concourse's `fly -t` names a target)
+    (("doctl", "flyctl", "codecov", "influx"), r"\b[^\n]{0,200}?[ \t]-t[ \t]+", True, "cli_short_flag", 8),
     # `uv publish -p PASSWORD` / `-t TOKEN`
     (("uv",), r"[ \t]+publish\b[^\n]{0,200}?[ \t]-[pt][ \t]+", True, "cli_short_flag", 6),
     # NuGet: `dotnet nuget push -k KEY`, `nuget push -ApiKey KEY`, `nuget setapikey KEY`
