@@ -330,16 +330,16 @@ def step_curate(root: Path, scale: float, workers: int, executor: str) -> dict:
 
 
 def step_mixtures(root: Path, scale: float, workers: int, executor: str) -> dict:
-    from surrogate_dagster.curation.assets import CURATION, _members
+    from surrogate_dagster.curation.assets import CURATION, _members, _rows_when_read
     from surrogate_dagster.curation.mixtures import build_mixture, write_mixture
 
     store = _store(root)
     rows_out = {}
     for name, cfg in CURATION.mixtures.items():
-        rows_by_source = {s: read_step(store, "curated", s)[1] for s in _members(name)}
+        rows_by_source = {s: _rows_when_read(store, "curated", s) for s in _members(name)}
         build = build_mixture(name, cfg.kind, rows_by_source, cfg.caps)
         write_mixture(store, build, f"# {name} (scale rehearsal)\n")
-        rows_out[name] = len(build.rows)
+        rows_out[name] = build.n_rows
         del rows_by_source, build
         gc.collect()
     return rows_out

@@ -28,7 +28,7 @@ def test_agent_rows_without_a_system_turn_get_it_and_others_keep_theirs():
     rows = normalized_rows("agent_sft")
     by_source = {r["source"]: r for r in rows}
     build = build_mixture("agent_sft", "sft", {s: [r] for s, r in by_source.items()}, {})
-    out = {r["source"]: r for r in build.rows}
+    out = {r["source"]: r for r in build.iter_rows()}
     prompt = default_system_prompt("agent_sft")
     for source, row in by_source.items():
         first = row["messages"][0]
@@ -42,11 +42,11 @@ def test_agent_rows_without_a_system_turn_get_it_and_others_keep_theirs():
     # the fixture exercises both branches
     assert any(r["messages"][0]["role"] != "system" for r in rows)
     assert any(r["messages"][0]["role"] == "system" for r in rows)
-    assert build.rows == [r for r in mixture_rows("agent_sft") if r["source"] in out]
+    assert list(build.iter_rows()) == [r for r in mixture_rows("agent_sft") if r["source"] in out]
 
 
 def test_other_mixtures_are_left_as_curated():
     rows = normalized_rows("code_sft")
     build = build_mixture("code_sft", "sft", {"all": rows}, {})
-    assert [r["messages"] for r in build.rows] == [to_mixture_row(r)["messages"] for r in rows]
-    assert any(r["messages"][0]["role"] != "system" for r in build.rows)
+    assert [r["messages"] for r in build.iter_rows()] == [to_mixture_row(r)["messages"] for r in rows]
+    assert any(r["messages"][0]["role"] != "system" for r in build.iter_rows())

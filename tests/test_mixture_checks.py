@@ -117,7 +117,7 @@ def test_build_drops_pairs_axolotl_would_cut_wrong():
     rows = [{"id": f"p{i}", "source": "alpha", "kind": "dpo", "prompt": [{"role": "user", "content": f"q{i}"}],
              "chosen": c, "rejected": "return -1"} for i, c in enumerate(["return 1", "You are", "return 2"])]
     build = build_mixture("tool_dpo", "dpo", {"alpha": rows}, {})
-    assert [r["id"] for r in build.rows] == ["p0", "p2"] and build.by_source == {"alpha": 2}
+    assert [r["id"] for r in build.iter_rows()] == ["p0", "p2"] and build.by_source == {"alpha": 2}
     assert list(build.dropped) == ["alpha/p1"] and build.dropped["alpha/p1"].startswith("chosen: answer 'You are'")
 
 
@@ -179,10 +179,10 @@ def test_bounds_come_from_the_catalog():
 
 def test_pointer_keeps_the_previous_version(tmp_path):
     store = LocalObjectStore(tmp_path / "store", fsync=False)
-    write_mixture(store, MixtureBuild("m", [_sft(1)], {"alpha": 1}, {}, "v1"), "card")
+    write_mixture(store, MixtureBuild.from_rows("m", [_sft(1)], {"alpha": 1}, {}, "v1"), "card")
     assert read_latest(store, "m")["previous"] is None
-    write_mixture(store, MixtureBuild("m", [_sft(1), _sft(2)], {"alpha": 2}, {}, "v2"), "card")
-    write_mixture(store, MixtureBuild("m", [_sft(1), _sft(2)], {"alpha": 2}, {}, "v2"), "card")  # same again
+    write_mixture(store, MixtureBuild.from_rows("m", [_sft(1), _sft(2)], {"alpha": 2}, {}, "v2"), "card")
+    write_mixture(store, MixtureBuild.from_rows("m", [_sft(1), _sft(2)], {"alpha": 2}, {}, "v2"), "card")  # same again
     latest = read_latest(store, "m")
     assert latest["previous"] == {"data_version": "v1", "rows": 1, "by_source": {"alpha": 1}}
     assert latest["rows"] == 2 and latest["by_source"] == {"alpha": 2}
@@ -373,7 +373,7 @@ def test_mixture_views_blocks_a_mixture_with_too_many_rows_over_sequence_len(tmp
                 rows[3]["chosen"]["content"] = rows[7]["chosen"]["content"] = long_text
         else:
             rows = [_sft(i) for i in range(10)]
-        write_mixture(store, MixtureBuild(name, rows, {"alpha": 10}, {}, f"{name}-v1"), "card")
+        write_mixture(store, MixtureBuild.from_rows(name, rows, {"alpha": 10}, {}, f"{name}-v1"), "card")
     build_tiny_base(store, catalog)
     (tmp_path / "mirror").mkdir()
     resources = {"object_store": ObjectStoreResource(kind="local", root=str(tmp_path / "store")),

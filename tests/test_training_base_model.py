@@ -29,7 +29,7 @@ def built(tmp_path_factory):
                 {"messages": [{"role": "user", "content": f"fix {j}"}],
                  "chosen": {"role": "assistant", "content": f"return {j}"},
                  "rejected": {"role": "assistant", "content": f"return -{j}"}} for j in range(60)]
-        write_mixture(store, MixtureBuild(name.removesuffix("_mixture"), rows, {"t": len(rows)}, {}, f"v{i}"), "card")
+        write_mixture(store, MixtureBuild.from_rows(name.removesuffix("_mixture"), rows, {"t": len(rows)}, {}, f"v{i}"), "card")
     first = build_tiny_base(store, CATALOG)
     again = build_tiny_base(store, CATALOG)
     model_dir = root / "model"

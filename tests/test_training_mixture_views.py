@@ -44,7 +44,7 @@ def scenario(tmp_path_factory):
         make = _dpo if "dpo" in asset else _sft
         rows = [make(src, j) for src, n in (("alpha", 12), ("beta", 5)) for j in range(n)]
         by_source = {"alpha": 12, "beta": 5}
-        write_mixture(store, MixtureBuild(asset.removesuffix("_mixture"), rows, by_source, {}, f"v{i}"), "card")
+        write_mixture(store, MixtureBuild.from_rows(asset.removesuffix("_mixture"), rows, by_source, {}, f"v{i}"), "card")
     build_tiny_base(store, CATALOG)
     (root / "mirror").mkdir()
     resources = {

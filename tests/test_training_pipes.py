@@ -15,6 +15,7 @@ from dagster import DagsterEventType, materialize
 
 from surrogate_dagster.curation.mixtures import MixtureBuild, write_mixture
 from surrogate_dagster.resources import HubResource, ObjectStoreResource
+from surrogate_dagster.retries import TRAINER_RETRY
 from surrogate_dagster.storage import LocalObjectStore
 from surrogate_dagster.training.assets import CATALOG, build_stage_asset
 from surrogate_dagster.training.executor import TrainerExecutorResource
@@ -28,7 +29,7 @@ STAGE = CATALOG.stage("stage1")
 def env(tmp_path):
     store = LocalObjectStore(tmp_path / "store", fsync=False)
     rows = [{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "def f(): pass"}]}]
-    write_mixture(store, MixtureBuild("code_sft", rows, {"test": 1}, {}, "v1"), "card")
+    write_mixture(store, MixtureBuild.from_rows("code_sft", rows, {"test": 1}, {}, "v1"), "card")
     store.put_bytes("models/base_model/b1/model/config.json", b"{}")
     store.put_bytes("models/base_model/_latest.json",
                     json.dumps({"prefix": "models/base_model/b1/model", "data_version": "b1"}).encode())
@@ -104,19 +105,43 @@ def test_complete_run_materializes_with_lineage_metadata(env):
     assert md2["hub_uri"] == md["hub_uri"]
 
 
+def attempt_failures(result) -> list[str]:
+    """The error chain of every failed attempt of the step (retried ones included), in order."""
+    out = []
+    for event in result.all_events:
+        if event.event_type in (DagsterEventType.STEP_FAILURE, DagsterEventType.STEP_UP_FOR_RETRY):
+            err, parts = event.event_specific_data.error, []
+            while err is not None:
+                parts.append(err.message)
+                err = err.cause
+            out.append("\n".join(parts))
+    return out
+
+
 @pytest.mark.parametrize("mode, expected", [
     ("exit_before_pipes", "sent no Pipes message"),
     ("crash_after_start", "failed with code 3"),
     ("sigkill_mid", "failed with code -9"),
     ("silent_success", "without reporting its artifact (last step reported: 1)"),
-    ("artifact_no_materialization", "expected one explicit materialization"),
 ])
 def test_a_trainer_that_dies_early_fails_the_asset(env, mode, expected):
     result = run_stage(env, mode)
     assert not result.success
-    assert expected in failure_text(result)
+    failures = attempt_failures(result)
+    assert len(failures) == TRAINER_RETRY.max_retries + 1  # the step retry met the same death
+    assert all(expected in f for f in failures), failures
     assert not result.asset_materializations_for_node(STAGE.asset)
     assert not env["store"].exists("training/stage1/_latest.json")  # downstream sees nothing new
+
+
+def test_a_finished_run_that_sent_no_materialization_is_reused_by_the_step_retry(env):
+    result = run_stage(env, "artifact_no_materialization")
+    first, *later = attempt_failures(result)
+    assert "expected one explicit materialization" in first and not later
+    # the trainer finished and uploaded its artifact: the retry picks that run up, it does not retrain
+    assert result.success
+    md = {k: getattr(v, "value", v) for k, v in materialization(result).metadata.items()}
+    assert md["reused_finished_run"] is True
 
 
 def test_finished_runs_are_retrained_when_reuse_is_off(env):

@@ -21,7 +21,7 @@ V2_KEY = "mixtures/code_sft/v2/train.jsonl"
 
 def _push_v2(store):
     rows = [{"messages": [{"role": "user", "content": "bye"}, {"role": "assistant", "content": "def g(): pass"}]}]
-    write_mixture(store, MixtureBuild("code_sft", rows, {"test": 1}, {}, "v2"), "card")
+    write_mixture(store, MixtureBuild.from_rows("code_sft", rows, {"test": 1}, {}, "v2"), "card")
 
 
 def _md(result):

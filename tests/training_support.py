@@ -100,7 +100,7 @@ def dpo_resume_scenario() -> Scenario:
     atexit.register(shutil.rmtree, root, ignore_errors=True)
     store = LocalObjectStore(root / "store", fsync=False)
     rows = _dpo_rows()
-    write_mixture(store, MixtureBuild("code_dpo", rows, {"test": len(rows)}, {}, "d1"), "card")
+    write_mixture(store, MixtureBuild.from_rows("code_dpo", rows, {"test": len(rows)}, {}, "d1"), "card")
     base_dir = root / "base"
     build_tiny_qwen2([t for r in rows for t in row_texts(r)], base_dir, TinySpec(vocab_size=400))
     merged_dir = _previous_policy(base_dir, root / "stage1_6_merged")

@@ -407,15 +407,15 @@ def _mixture_asset(name: str):
         store = object_store.get_store()
         rows_by_source, steps, sources_meta = {}, {}, {}
         for s in members:
-            latest, rows = read_step(store, "curated", s)
-            rows_by_source[s] = rows
+            rows_by_source[s] = _rows_when_read(store, "curated", s)  # one source in memory at a time
             spec = CATALOG.by_name(s)
             rev = json.loads(store.get_bytes(f"raw/{s}/_latest.json"))["revision"]
             sources_meta[s] = {"hf_id": spec.hf_id, "revision": rev}
             steps[s] = _step_counts(store, s)
         for synth_name in cfg.synth:
             # synthesized sets arrive curated (sanitized, deduplicated, decontaminated)
-            latest, rows_by_source[synth_name] = read_step(store, SYNTH_STEP, synth_name)
+            latest = read_pointer(store, SYNTH_STEP, synth_name)
+            rows_by_source[synth_name] = _rows_when_read(store, SYNTH_STEP, synth_name)
             sources_meta[synth_name] = {"hf_id": "(synthesized)", "revision": latest["version"]}
             steps[synth_name] = {"curated_kept": latest["rows"],
                                  **(latest.get("summary") or {}).get("dropped", {})}
@@ -426,7 +426,7 @@ def _mixture_asset(name: str):
         key = write_mixture(store, build, card)
         return MaterializeResult(
             data_version=DataVersion(build.data_version),
-            metadata={"rows": len(build.rows),
+            metadata={"rows": build.n_rows,
                       "rows_by_source": MetadataValue.md(counts_table(build.by_source, "source")),
                       "composition": MetadataValue.json(build.by_source),
                       "capped": MetadataValue.json(build.capped),
@@ -436,6 +436,11 @@ def _mixture_asset(name: str):
         )
 
     return _mixture
+
+
+def _rows_when_read(store, step: str, source: str):
+    """One step's rows of one source, read when the generator is first advanced."""
+    yield from read_step(store, step, source)[1]
 
 
 # The checks on every mixture (validators in checks.py), evaluated on the backed-up version the

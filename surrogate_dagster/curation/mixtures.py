@@ -15,13 +15,15 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import tempfile
+import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..metadata import attach_table_metadata
+from ..metadata import ColumnTypes, attach_table_metadata
 from ..paths import ASSETS_DIR
 from ..sources.hermes import to_template_messages
 from ..storage import ObjectStore
@@ -42,13 +44,44 @@ def default_system_prompt(mixture: str) -> str | None:
 
 @dataclass
 class MixtureBuild:
+    """A built mixture: its rows are JSONL in a local file (``path``), never a list in memory, so a
+    production mixture (hundreds of thousands of rows, agent trajectories of 20-90 KB) costs one
+    source's rows at a time. The file is removed when the build is garbage-collected."""
+
     name: str
-    rows: list[dict]
+    path: Path
+    n_rows: int
     by_source: dict[str, int]
     capped: dict[str, int] = field(default_factory=dict)
     data_version: str = ""
     # rows left out because the trainer would read them wrong: {"source/id": reason}
     dropped: dict[str, str] = field(default_factory=dict)
+    columns: ColumnTypes = field(default_factory=ColumnTypes)
+
+    def __post_init__(self) -> None:
+        weakref.finalize(self, _unlink, str(self.path))
+
+    @classmethod
+    def from_rows(cls, name: str, rows: list[dict], by_source: dict[str, int], capped: dict[str, int] | None = None,
+                  data_version: str = "") -> "MixtureBuild":
+        """A build of rows already in memory and already in mixture form (written as they are)."""
+        fd, tmp = tempfile.mkstemp(prefix=f"mixture-{name}-", suffix=".jsonl")
+        columns = ColumnTypes()
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            for row in rows:
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+                columns.add(row)
+        return cls(name, Path(tmp), columns.rows, by_source, dict(capped or {}), data_version, columns=columns)
+
+    def iter_rows(self) -> Iterator[dict]:
+        with open(self.path, encoding="utf-8") as f:
+            for line in f:
+                yield json.loads(line)
+
+
+def _unlink(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
 
 
 def to_mixture_row(row: dict, default_system: str | None = None) -> dict:
@@ -81,34 +114,45 @@ def _misread_answer(row: dict) -> str | None:
 def build_mixture(name: str, kind: str, rows_by_source: dict[str, Iterable[dict]],
                   caps: dict[str, int | None]) -> MixtureBuild:
     """Concatenate sources in catalog order, each up to its cap; the version hashes the content.
-    Rows without a system turn get the mixture's :func:`default_system_prompt`, if it has one."""
+    Rows without a system turn get the mixture's :func:`default_system_prompt`, if it has one.
+    ``rows_by_source`` values are iterated once each, in order: pass generators to hold one
+    source's rows at a time."""
     system = default_system_prompt(name)
-    out: list[dict] = []
+    fd, tmp = tempfile.mkstemp(prefix=f"mixture-{name}-", suffix=".jsonl")
+    out = os.fdopen(fd, "w", encoding="utf-8")
+    h = hashlib.sha256()
+    columns = ColumnTypes()
     by_source: Counter[str] = Counter()
     capped: dict[str, int] = {}
     dropped: dict[str, str] = {}
-    for source, rows in rows_by_source.items():
-        cap = caps.get(source)
-        for row in rows:
-            if row["kind"] != kind:
-                raise ValueError(f"mixture {name} takes {kind} rows; {source}/{row['id']} is {row['kind']}")
-            if cap is not None and by_source[source] >= cap:
-                capped[source] = capped.get(source, 0) + 1
-                continue
-            try:
-                mixture_row = to_mixture_row(row, system)
-            except ValueError as e:  # a malformed turn: name the row, do not train on a guess
-                raise ValueError(f"mixture {name}: row {source}/{row['id']}: {e}") from e
-            problem = _misread_answer(mixture_row) if kind == "dpo" else None
-            if problem:
-                dropped[f"{source}/{row['id']}"] = problem
-                continue
-            out.append(mixture_row)
-            by_source[source] += 1
-    h = hashlib.sha256()
-    for r in out:
-        h.update(json.dumps(r, sort_keys=True, ensure_ascii=False).encode())
-    return MixtureBuild(name, out, dict(by_source), capped, h.hexdigest()[:16], dropped)
+    try:
+        for source, rows in rows_by_source.items():
+            cap = caps.get(source)
+            for row in rows:
+                if row["kind"] != kind:
+                    raise ValueError(f"mixture {name} takes {kind} rows; {source}/{row['id']} is {row['kind']}")
+                if cap is not None and by_source[source] >= cap:
+                    capped[source] = capped.get(source, 0) + 1
+                    continue
+                try:
+                    mixture_row = to_mixture_row(row, system)
+                except ValueError as e:  # a malformed turn: name the row, do not train on a guess
+                    raise ValueError(f"mixture {name}: row {source}/{row['id']}: {e}") from e
+                problem = _misread_answer(mixture_row) if kind == "dpo" else None
+                if problem:
+                    dropped[f"{source}/{row['id']}"] = problem
+                    continue
+                h.update(json.dumps(mixture_row, sort_keys=True, ensure_ascii=False).encode())
+                out.write(json.dumps(mixture_row, ensure_ascii=False) + "\n")
+                columns.add(mixture_row)
+                by_source[source] += 1
+    except BaseException:
+        out.close()
+        _unlink(tmp)
+        raise
+    out.close()
+    return MixtureBuild(name, Path(tmp), columns.rows, dict(by_source), capped, h.hexdigest()[:16], dropped,
+                        columns)
 
 
 def to_jsonl(rows: list[dict]) -> bytes:
@@ -139,9 +183,9 @@ def write_mixture(store: ObjectStore, build: MixtureBuild, card: str) -> str:
     prefix = mixture_prefix(build.name, build.data_version)
     key = prefix + "train.jsonl"
     if not store.exists(key):
-        store.put_bytes(key, to_jsonl(build.rows))
+        store.put_file(key, build.path)
         store.put_bytes(prefix + "README.md", card.encode())
-    attach_table_metadata(build.rows)
+    attach_table_metadata(build.columns)
     old = read_latest(store, build.name)
     if old is None:
         previous = None
@@ -151,7 +195,7 @@ def write_mixture(store: ObjectStore, build: MixtureBuild, card: str) -> str:
         previous = {"data_version": old.get("data_version"), "rows": old.get("rows"),
                     "by_source": old.get("by_source")}
     store.put_bytes(latest_pointer_key(build.name),
-                    json.dumps({"key": key, "data_version": build.data_version, "rows": len(build.rows),
+                    json.dumps({"key": key, "data_version": build.data_version, "rows": build.n_rows,
                                 "by_source": build.by_source, "previous": previous}).encode())
     return key
 
@@ -220,7 +264,7 @@ def dataset_card(build: MixtureBuild, repo_id: str, sources: dict[str, dict], st
         "---", "license: other", "tags: [code, surrogate-1, curated]", "private: true", "---",
         f"# {repo_id}", "",
         f"Mixture `{build.name}` of Surrogate-1 v2 (Phase A), built by surrogate_dagster.", "",
-        f"- rows: {len(build.rows)}", f"- data version: `{build.data_version}`",
+        f"- rows: {build.n_rows}", f"- data version: `{build.data_version}`",
         f"- curation config hash: `{config_hash}`", "",
         "## Sources", "", "| source | HF id | revision | rows in mixture |", "|---|---|---|---:|",
     ]
