@@ -14,13 +14,14 @@ from dagster import materialize
 from surrogate_dagster.llm.batches import MessageBatchRunner
 from surrogate_dagster.llm.cache import request_key
 from surrogate_dagster.llm.client import LLMClient
-from surrogate_dagster.llm.local_server import MessagesServer
+from surrogate_dagster.llm.local_server import Fault, MessagesServer
 from surrogate_dagster.llm.standin import StandInModel
 from surrogate_dagster.paths import ASSETS_DIR
 from surrogate_dagster.resources import ObjectStoreResource
 from surrogate_dagster.synth.assets import orchestrator_traces, synth_scenarios
 from surrogate_dagster.synth.config import resolve_llm, resolve_synth, synth_catalog
 from surrogate_dagster.synth.resource import LLMResource, SynthSettings
+from surrogate_dagster.synth.orchestrator import BatchFailed
 from surrogate_dagster.synth.scenarios import FreshScenarios, load_synth_config, make_scenario
 from surrogate_dagster.synth.volume import synthesize_until_accepted
 
@@ -148,6 +149,18 @@ def test_budget_guard_stops_a_fresh_draw(tmp_path):
     assert "budget guard" in s["stop_message"] and s["accepted"] == 1
     assert s["fresh_draws"] == 1 and s["fresh_scenarios_drawn"] == 0 and s["rounds"] == 3 and fresh.drawn == []
     assert c.ledger.summary()["spent_total_usd"] <= budget
+
+
+def test_writer_outage_fails_the_batch_for_a_rerun(tmp_path):
+    def is_writer(q: dict) -> bool:
+        return (q.get("tool_choice") or {}).get("name") == "record_scenarios"
+
+    with MessagesServer(Strict(always={SOLO["task"]})) as srv:
+        srv.inject(*[Fault("status", 529, match=is_writer) for _ in range(50)])
+        with pytest.raises(BatchFailed, match="fresh scenario draw 1") as err:
+            run_batch(srv, tmp_path, batched=False, attempts=1)
+    assert err.value.summary["how_far"] == "2 of 3 accepted before fresh draw 1"
+    assert len(err.value.rows) == 2
 
 
 def test_cap_on_fresh_scenarios_stops_an_always_rejecting_judge(tmp_path):
