@@ -30,6 +30,15 @@ from pathlib import Path
 from typing import Any, Sequence
 
 
+
+def server_error(response: Any, *secrets: str) -> RuntimeError:
+    """The error for a non-200 reply of an inference server: status and the start of its body,
+    scrubbed first (a gateway may echo the request's Authorization header or other credentials)."""
+    from ..llm.client import scrub
+
+    body = scrub(response.text, tuple(s.removeprefix("Bearer ") for s in secrets if s))
+    return RuntimeError(f"inference server: HTTP {response.status_code}: {body[:300]}")
+
 @dataclass(frozen=True)
 class ModelRef:
     """What to load: a HF model dir, optionally a LoRA adapter dir on top of it."""
@@ -258,7 +267,7 @@ class VLLMServerInference(InferenceClient):
                 "temperature": 0.0, "stop": list(req.stop) or None, "skip_special_tokens": True}
         r = self._http.post("/v1/completions", json={k: v for k, v in body.items() if v is not None})
         if r.status_code != 200:
-            raise RuntimeError(f"inference server: HTTP {r.status_code}: {r.text[:300]}")
+            raise server_error(r, self._http.headers.get("Authorization", ""))
         data = r.json()
         choice = data["choices"][0]
         usage = data.get("usage") or {}

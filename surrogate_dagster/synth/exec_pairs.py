@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from ..inference import GenRequest, ModelRef, render_prompt
+from ..inference.client import server_error
 from pydantic import BaseModel, ConfigDict, Field
 
 from .graders import (GradingTask, extract_code, load_devsecops_tasks, task_from_opc_educational,
@@ -395,7 +396,7 @@ class VLLMServerSampler:
                 "seed": self.seed * 1_000_003 + i, "skip_special_tokens": True}
         r = self._http.post("/v1/completions", json=body)
         if r.status_code != 200:
-            raise RuntimeError(f"inference server: HTTP {r.status_code}: {r.text[:300]}")
+            raise server_error(r, self._http.headers.get("Authorization", ""))
         choices = sorted(r.json()["choices"], key=lambda c: c.get("index", 0))
         if len(choices) != n:
             raise RuntimeError(f"inference server returned {len(choices)} choices for n={n}")
