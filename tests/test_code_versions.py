@@ -151,6 +151,8 @@ def test_one_source_cap_edit_moves_that_partition_only(tmp_path):
     assert after["code"] == before["code"]  # no asset's code version moves: nothing stales everywhere
     for name in ("source_rows", "normalized_rows"):
         moved = sorted(p for p in before[name] if before[name][p] != after[name][p])
+        print(f"{name}: partitions whose version moved after editing {edited['name']}'s cap: {moved} "
+              f"(of {len(before[name])})")
         assert moved == [edited["name"]], name
         assert len(before[name]) == len(after[name]) >= 20
 
