@@ -116,18 +116,22 @@ def cut_at_stop(text: str, stops: Sequence[str]) -> tuple[str, bool]:
 class InferenceClient(ABC):
     """Greedy batched generation for one checkpoint."""
 
+    # Set by each backend's __init__: its tokenizer and the prompt + completion tokens it accepts.
+    _tok: Any
+    _max_context: int
+
     def __init__(self, ref: ModelRef) -> None:
         self.ref = ref
         self.stats = InferenceStats()
 
     @property
-    @abstractmethod
-    def tokenizer(self) -> Any: ...
+    def tokenizer(self) -> Any:
+        return self._tok
 
     @property
-    @abstractmethod
     def max_context(self) -> int:
         """Prompt + completion tokens the model accepts."""
+        return self._max_context
 
     @abstractmethod
     def _generate(self, prompts: list[str], reqs: list[GenRequest]) -> list[GenResult]: ...
@@ -184,14 +188,6 @@ class TransformersInference(InferenceClient):
             tid = self._tok.convert_tokens_to_ids(t)
             if isinstance(tid, int) and tid >= 0 and tid != self._tok.unk_token_id and tid not in self._eos:
                 self._eos.append(tid)
-
-    @property
-    def tokenizer(self) -> Any:
-        return self._tok
-
-    @property
-    def max_context(self) -> int:
-        return self._max_context
 
     def _generate(self, prompts: list[str], reqs: list[GenRequest]) -> list[GenResult]:
         import torch
@@ -251,14 +247,6 @@ class VLLMServerInference(InferenceClient):
         self._http = httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout_s, headers=headers)
         self.concurrency = concurrency
 
-    @property
-    def tokenizer(self) -> Any:
-        return self._tok
-
-    @property
-    def max_context(self) -> int:
-        return self._max_context
-
     def _one(self, prompt: str, req: GenRequest) -> GenResult:
         n_prompt = self.count_tokens(prompt)
         if n_prompt + req.max_new_tokens > self._max_context:
@@ -293,14 +281,6 @@ class VLLMOfflineInference(InferenceClient):
                         gpu_memory_utilization=gpu_memory_utilization)
         self._tok = self._llm.get_tokenizer()
         self._max_context = max_context
-
-    @property
-    def tokenizer(self) -> Any:
-        return self._tok
-
-    @property
-    def max_context(self) -> int:
-        return self._max_context
 
     def _generate(self, prompts: list[str], reqs: list[GenRequest]) -> list[GenResult]:
         from vllm import SamplingParams
