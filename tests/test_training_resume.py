@@ -1,4 +1,5 @@
-"""Preemption: kill the real trainer mid-run, re-materialize, and it resumes from its last checkpoint.
+"""Preemption: kill the real trainer mid-run; the step retry (retries.TRAINER_RETRY) resumes it from its
+last checkpoint in the same run, and a later run reuses the finished one.
 
 Slow (real axolotl twice on CPU, about 2-4 minutes): `-m "not slow"` skips it. Needs .venv-trainer.
 """
@@ -9,24 +10,28 @@ import json
 
 import pytest
 
-from test_training_pipes import failure_text
+from test_training_pipes import attempt_failures, failure_text
 from training_support import TRAINER_PY, dpo_resume_scenario, metadata
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not TRAINER_PY.exists(), reason="trainer environment (.venv-trainer) not installed")]
 
 
-def test_killed_run_fails_then_resumes_and_finishes():
+def test_killed_run_is_resumed_by_the_step_retry_and_finishes():
     sc = dpo_resume_scenario()
-    # The first run was SIGKILLed right after its first checkpoint reached the object store.
+    # The first attempt was SIGKILLed right after its first checkpoint reached the object store.
     assert sc.kill_step == 2
-    assert not sc.first.success
-    assert "failed with code -9" in failure_text(sc.first)
-    # The second run picked that checkpoint up: the step count continues, and the adapter exists.
-    assert sc.second.success, failure_text(sc.second)
-    md = metadata(sc.second)
+    first_attempt, *later = attempt_failures(sc.first)
+    assert "failed with code -9" in first_attempt and not later
+    # The retry picked that checkpoint up: the step count continues, and the adapter exists.
+    assert sc.first.success, failure_text(sc.first)
+    md = metadata(sc.first)
     assert md["resumed_from_step"] == 2
     assert md["steps"] == 4
+    # A later run trains nothing: it reuses the finished run.
+    assert sc.second.success, failure_text(sc.second)
+    again = metadata(sc.second)
+    assert again["reused_finished_run"] is True and again["run_fingerprint"] == md["run_fingerprint"]
     prefix = "training/stage2/" + md["run_fingerprint"]
     summary = json.loads(sc.store.get_bytes(prefix + "/result.json"))
     assert [p["step"] for p in summary["progress"]] == [3, 4]  # no step trained twice
