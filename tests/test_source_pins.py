@@ -56,7 +56,7 @@ def test_offline_pins_are_marked_and_match_the_mirror():
     text = (ASSETS_DIR / "sources.yaml").read_text()
     hub = OfflineHub(FIXTURES_DIR / "hub", "/tmp/unused-pushes", "axentx")
     marked = [line for line in text.splitlines() if OFFLINE_NOTE in line]
-    assert len(marked) == 18  # 14 sources + 4 helpers had no pin in SOURCES.md
+    assert len(marked) == 18  # 14 sources + 4 helpers had no documented pin
     for name, entry in catalog_entries(text).items():
         assert hub.current_revision(entry["hf_id"], "main") == entry["revision"], name
 

@@ -1,7 +1,7 @@
 """LiveCodeBench problems from the HF Hub (production decontamination source).
 
 `livecodebench/code_generation_lite` is published with a loading script that recent `datasets`
-refuse (SOURCES.md), so we read its raw JSONL files: release_vN is the union of test.jsonl,
+refuse, so we read its raw JSONL files: release_vN is the union of test.jsonl,
 test2.jsonl, ... testN.jsonl. Offline, the LeetCode 2024 contest stand-in is used instead.
 """
 

@@ -1,6 +1,6 @@
 """Hermes tool-calling format: tool schemas, system prompt, tool calls and responses.
 
-Every tool source is normalized to one wire format (SOURCES.md §0):
+Every tool source is normalized to one wire format:
 
 - system prompt: the canonical Hermes wording with the tools as JSON, one per line, inside
   ``<tools></tools>`` (:func:`hermes_system_prompt`);
@@ -380,7 +380,7 @@ def normalize_tools(tools: Any) -> list[dict]:
 
 # --------------------------------------------------------------------------------- system prompt
 
-# The Hermes function-calling system prompt (Hermes-2-Pro / Hermes-3 wording, SOURCES.md [S40]).
+# The Hermes function-calling system prompt (Hermes-2-Pro / Hermes-3 wording).
 # The call example uses the {"name", "arguments"} key order that every assistant turn emits.
 HERMES_SYSTEM_TEMPLATE = (
     "You are a function calling AI model. You are provided with function signatures within "

@@ -3,7 +3,7 @@
 OCR-2 ships every ``question`` as the placeholder ``"-"``; each row names its problem by
 ``dataset`` (taco | apps | code_contests | open-r1/codeforces), ``split`` and ``index`` (a string
 holding an integer). The statement has to be looked up in a mirror of the helper dataset
-(SOURCES.md §2.2), keyed by the helper row's own id:
+keyed by the helper row's own id:
 
 - APPS (``codeparrot/apps``, parquet at refs/pr/5): the native ``problem_id`` column.
 - TACO (``ALL/{train,test}-*.parquet``), code_contests and open-r1/codeforces have no native

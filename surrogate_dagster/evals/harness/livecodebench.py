@@ -4,7 +4,7 @@ Problems are dated; only problems dated on or after ``cutoff`` (the model's trai
 assets/evals.yaml) are scored, so a model is not credited for problems it may have seen.
 
 - Online: the raw ``test*.jsonl`` files of ``livecodebench/code_generation_lite`` (its loading script
-  is refused by recent ``datasets``, SOURCES.md §6), pinned by revision. Private test cases are JSON
+  is refused by recent ``datasets``), pinned by revision. Private test cases are JSON
   or base64 -> zlib -> pickle -> JSON; the pickle is opened with a data-only unpickler.
 - Offline stand-in: ``leetcode_contests_20240121-Jul.OpenCoder.jsonl`` (180 LeetCode contest problems,
   PROVENANCE.md); NOT LiveCodeBench, and every report says so. Its tests are assert scripts.

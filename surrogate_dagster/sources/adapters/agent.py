@@ -1,6 +1,6 @@
 """Agent adapters: multi-step agent trajectories and task datasets -> ChatML (Hermes where tools).
 
-Schemas and gotchas per source: ../shared/research/SOURCES.md §4. Quarantine reasons are the tool
+Each adapter's docstring gives its source's schema. Quarantine reasons are the tool
 family's (see adapters/tools.py) plus ``empty_patch`` / ``bad_patch`` (SWE-Gym).
 """
 

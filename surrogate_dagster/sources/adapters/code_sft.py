@@ -1,6 +1,6 @@
 """Code SFT adapters: native rows of the eight code sources -> normalized ChatML SFT rows.
 
-Schemas and gotchas are in SOURCES.md §2. Row-level filters (rStar ``is_passed``, OCR-2
+Each adapter's docstring gives its source's schema. Row-level filters (rStar ``is_passed``, OCR-2
 ``judgement``/``pass_rate``, OpenCodeInstruct ``average_test_score``) are catalog filters applied at
 mirror time; here the values are only coerced into ``meta`` so curation can see them.
 """

@@ -1,4 +1,4 @@
-"""DPO adapters: native preference rows -> normalized ``prompt/chosen/rejected`` rows (SOURCES.md §5).
+"""DPO adapters: native preference rows -> normalized ``prompt/chosen/rejected`` rows.
 
 Tool-calling pairs (When2Call) hold both answers to the rule SFT tool rows follow: every call is
 well formed (``bad_tool_call``) and names a tool the prompt declares (``undeclared_tool``).

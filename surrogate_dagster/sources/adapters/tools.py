@@ -3,7 +3,7 @@
 Every adapter here emits: a system turn from :func:`hermes_system_prompt` (tools normalized to
 OpenAI style with JSON Schema parameters), assistant turns whose calls are strict-JSON
 ``<tool_call>`` blocks, and ``tool`` turns wrapped in ``<tool_response>``. The row's ``tools`` field
-holds the same normalized list. Schemas and gotchas per source: ../shared/research/SOURCES.md §3.
+holds the same normalized list. Each adapter's docstring gives its source's schema.
 
 Quarantine reasons used here (stable codes, counted by the normalized asset):
 ``bad_json`` (a JSON-in-string column does not parse), ``bad_tools`` (a tool schema cannot be
