@@ -143,13 +143,20 @@ class Deduper:
         return None
 
 
-def _writer_request(client: LLMClient, role: str, seeds: list[dict], kept: list[dict], r: int, want: int) -> dict:
+def _round_request(client: LLMClient, role: str, seeds: list[dict], kept: list[dict], r: int, want: int) -> dict:
+    """Round ``r`` of the scenario expansion: rotating seed examples, the last generated tasks to avoid."""
     examples = [seeds[(r * 7 + i) % len(seeds)]["task"] for i in range(min(12, len(seeds)))]
     recent = [s["task"] for s in kept[-40:] if s["origin"] == "generated"]
+    return _writer_request(client, role, examples, recent, f"Round {r}", want)
+
+
+def _writer_request(client: LLMClient, role: str, examples: list[str], avoid: list[str], label: str,
+                    want: int) -> dict:
+    """One scenario-writer request: example tasks, tasks not to repeat, and how many new ones."""
     user = ("Example tasks:\n" + "\n".join(f"- {t}" for t in examples)
-            + ("\n\nAlready collected (do not repeat or paraphrase these):\n" + "\n".join(f"- {t}" for t in recent)
-               if recent else "")
-            + f"\n\nRound {r}. Write {want} new tasks, different from all of the above. Mix: about half with "
+            + ("\n\nAlready collected (do not repeat or paraphrase these):\n" + "\n".join(f"- {t}" for t in avoid)
+               if avoid else "")
+            + f"\n\n{label}. Write {want} new tasks, different from all of the above. Mix: about half with "
               "3 or more independent steps, most others sequential, and about one in ten irreversible. "
               "Call record_scenarios.")
     return client.build_request(role, system=WRITER_SYSTEM, messages=[{"role": "user", "content": user}],
@@ -185,7 +192,7 @@ def expand_scenarios(client: LLMClient, seeds: list[dict], *, target: int = 500,
             break
         done_rounds = r
         want = min(per_request, target - len(kept))
-        resp = client.send(role, _writer_request(client, role, seeds, kept, r, want),
+        resp = client.send(role, _round_request(client, role, seeds, kept, r, want),
                            progress={"scenarios_kept": len(kept), "round": r})
         _take_items(resp, kept, dedup, dropped, target, r)
     return kept, _expansion_summary(client, kept, dropped, target, done_rounds)
@@ -231,7 +238,7 @@ def _expand_batched(client: LLMClient, seeds: list[dict], *, target: int, per_re
         wave += 1
         n = min(rounds - r, math.ceil((target - len(kept)) / per_request))
         plan = [(r + i + 1, min(per_request, target - len(kept) - i * per_request)) for i in range(n)]
-        reqs = [(rn, _writer_request(client, role, seeds, kept, rn, want)) for rn, want in plan]
+        reqs = [(rn, _round_request(client, role, seeds, kept, rn, want)) for rn, want in plan]
         out = runner.run([(role, q) for _, q in reqs], f"{job}/wave-{wave}",
                          progress={"scenarios_kept": len(kept), "wave": wave})
         r += n
@@ -295,14 +302,7 @@ class FreshScenarios:
         n = self.draws + 1
         examples = [self.seeds[(n * 5 + i) % len(self.seeds)]["task"] for i in range(min(8, len(self.seeds)))]
         avoid = (self.batch_tasks + [s["task"] for s in self.drawn])[-40:]
-        user = ("Example tasks:\n" + "\n".join(f"- {t}" for t in examples)
-                + ("\n\nAlready collected (do not repeat or paraphrase these):\n" + "\n".join(f"- {t}" for t in avoid)
-                   if avoid else "")
-                + f"\n\nBatch {self.batch_key}, extra draw {n}. Write {want} new tasks, different from all of "
-                  "the above. Mix: about half with 3 or more independent steps, most others sequential, and about "
-                  "one in ten irreversible. Call record_scenarios.")
-        return self.client.build_request(self.role, system=WRITER_SYSTEM, messages=[{"role": "user", "content": user}],
-                                         tools=[SCENARIO_TOOL], tool_choice={"type": "tool", "name": "record_scenarios"})
+        return _writer_request(self.client, self.role, examples, avoid, f"Batch {self.batch_key}, extra draw {n}", want)
 
     def draw(self, want: int) -> list[dict]:
         """Up to ``want`` new scenarios (fewer when the writer's items are malformed or duplicates)."""
