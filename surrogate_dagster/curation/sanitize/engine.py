@@ -29,6 +29,7 @@ from .patterns import CATEGORIES, PII_CATEGORIES, RULES, SECRET_CATEGORIES, Rule
 from .pii import detect_emails, detect_ids, detect_ips, detect_phones
 from .placeholders import PlaceholderAllocator, placeholder_spans
 from .prefilter import KeywordScan
+from .random_values import detect_random_values
 from .validators import has_token_run, shannon_entropy
 from .vendors import VENDOR_RULES, detect_generic_prefixed
 from .wallets import detect_wallets
@@ -36,14 +37,14 @@ from .wallets import detect_wallets
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _CONTEXT_DETECTORS = (detect_private_keys, detect_assignments, detect_credentials_in_context,
                       detect_high_entropy_strings, detect_cli_credentials, detect_generic_prefixed,
-                      detect_config_pairs, detect_file_formats)
+                      detect_config_pairs, detect_file_formats, detect_random_values)
 _PII_DETECTORS = (detect_emails, detect_phones, detect_ips, detect_ids, detect_wallets, detect_macs)
 # the core provider rules, then the wider vendor catalogue (rule order breaks ties in `_resolve`)
 _ALL_RULES: tuple[Rule, ...] = RULES + VENDOR_RULES
 # Detectors whose decision reads context at a distance (a keyword up to 60 characters before,
 # `version`/`public` look-behinds, `-H "` before a header): a replacement elsewhere can change it.
 _CONTEXT_SENSITIVE = (detect_phones, detect_ids, detect_ips, detect_high_entropy_strings,
-                      detect_credentials_in_context, detect_cli_credentials, detect_wallets)
+                      detect_credentials_in_context, detect_cli_credentials, detect_wallets, detect_random_values)
 
 
 @dataclass(frozen=True)

@@ -141,7 +141,9 @@ def looks_like_placeholder(value: str) -> bool:
     return _PLACEHOLDER_WORDS.search(v.lower()) is not None
 
 
-_PERCENT_FIELD = re.compile(r"%(?:\(|\{|[A-Za-z_]\w*%|[sdrf]$)")
+# `%VAR%` is a Windows variable when it is the whole value or an upper-case name (`%APPDATA%\x`);
+# `%f4S6yy%@D!HX` is a password that happens to hold two `%`
+_PERCENT_FIELD = re.compile(r"%(?:\(|\{|[A-Za-z_]\w*%$|[A-Z_][A-Z0-9_]*%|[sdrf]$)")
 # `{key_type}`, `${HOME}`, `%(name)s`, `{{ .Values.x }}`: template fields, filled in elsewhere
 _TEMPLATE_FIELD = re.compile(r"\{[A-Za-z_][\w.]{2,}\}|\$\{[A-Za-z_]\w*\}|%\([A-Za-z_]\w*\)[sd]|\{\{[^}]*\}\}")
 

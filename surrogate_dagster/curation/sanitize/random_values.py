@@ -1,0 +1,160 @@
+"""Random-looking tokens where a value goes, whatever the name they are given.
+
+Most services have no token prefix: a Mailgun, Datadog or Abbysale key is 32-64 random letters
+and digits, and configs name it after the service (`ABBYSALE=...`, `<abbysale>...</abbysale>`,
+`ENV ABBYSALE ...`), in words no keyword list holds. What such a value has is its shape: upper,
+lower and digits mixed at random, which names, words, paths and hex digests never are. A token
+is taken when it
+
+- is 20-256 characters of `[A-Za-z0-9+/_.~-]` (and `=` padding) holding upper case, lower case and digits, with
+  the character classes changing at a third of the positions or more (a random string changes
+  class at ~60%; `AbstractProxyFactoryBean2` at ~20%), little of it in word-like segments
+  (`RemovedInDjango40Warning`) and a high Shannon entropy;
+- sits in a value position: after `=`, `:` or `=>`, as an XML element's text, as the value of a
+  Dockerfile `ENV NAME value`, or after a credential word on its line (`my api key is X`,
+  `--body X`);
+- and is not named as something public or derived (`..._id`, `checksum`, `integrity`, `sha256`,
+  `public_key`, `nonce`, `version`), nor base64 of text (the base64 scan reads that), nor a path.
+
+Hex-only values (digests, commit ids) never qualify here: they need a credential name, which is
+the assignment detector's rule.
+"""
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+from .detectors import Candidate
+from .patterns import PASSWORDS
+from .validators import alnum_classes, decode_b64_text, has_token_run, looks_like_placeholder, shannon_entropy
+
+# `=` only as base64 padding at the end: inside a run it is an assignment (`NAME=value`)
+_RUN = re.compile(r"[A-Za-z0-9](?<![A-Za-z0-9+/_.~-][A-Za-z0-9])[A-Za-z0-9+/_.~-]{19,255}={0,2}(?![A-Za-z0-9+/_=.~-])")
+_SEQUENTIAL = re.compile(r"(?i)abcdefgh|01234567|qwertyui|12345678")
+# what may close a value: end of line/text, a quote, markup, a separator
+_AFTER_OK = frozenset(" \t\r\n\"'`<;,)]}&|\\")
+# the name a value is given, read backwards from the operator
+_NAME_BACK = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,60}\Z")
+# names of values that are public, derived or identifiers rather than credentials
+_NOT_SECRET_NAME = re.compile(
+    r"(?i)(?:^|[_.-]|(?<=[a-z]))(?:ids?|uuid|guid|hash|sha\d*|md5|digest|checksum|integrity|etag|commit|rev|revision|"
+    r"version|nonce|salt|iv|signature_version|name|names|path|file|url|uri|href|src|image|tag|ref|slug|handle|"
+    r"publishable|public|pub|pubkey|cert|certificate|fingerprint|thumbprint|kid|signature|color|font|class|style)$")
+_PUBLIC_WORD = re.compile(r"(?i)public|publishable|pub[_-]?key|ssh-(?:rsa|ed25519|dss)|ecdsa-sha2")
+# credential words that may stand before a value with no operator (`api key is X`, `--body X`)
+# (whole words or name parts: `API_KEY`, `apiKey`, `--body`, but not `AutoTokenizer`, `monkey`)
+_CRED_WORD = re.compile(r"(?<![A-Za-z])(?i:api[ _-]?key|key|token|secret|passw(?:or)?d|passphrase|pwd|credentials?|"
+                        r"bearer|auth)(?![a-z])|(?<=[a-z])(?:Key|Token|Secret|Password|Pwd|Credentials?)(?![a-z])|--body\b")
+_DOCKER_ENV = re.compile(r"(?:^|\n)[ \t]*(?:ENV|ARG)[ \t]+([A-Za-z_][A-Za-z0-9_]*)[ \t]+\Z")
+
+
+def class_changes(v: str) -> float:
+    """Share of adjacent character pairs whose class (upper, lower, digit, other) differs."""
+    def cls(c: str) -> int:
+        return 0 if c.isupper() else 1 if c.islower() else 2 if c.isdigit() else 3
+    classes = [cls(c) for c in v]
+    return sum(a != b for a, b in zip(classes, classes[1:])) / max(1, len(v) - 1)
+
+
+_SEGMENT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def word_share(v: str) -> float:
+    """Share of `v` in letter segments of 4+ (`Removed`, `Django`, `HTTP`): ~0.2 for a random
+    62-character-alphabet token (0.65 at the 99th percentile), 0.7-1.0 for an identifier."""
+    return sum(len(s) for s in _SEGMENT.findall(v) if len(s) >= 4 and s.isalpha()) / max(1, len(v))
+
+
+_PARTS = re.compile(r"[._/-]")
+
+
+def _word_part(p: str) -> bool:
+    """A separator-delimited part that reads as a word or identifier (`meta`, `Qwen`, `DataRequest`)."""
+    return len(p) >= 4 and p.isalpha() and (p.islower() or p.isupper() or word_share(p) >= 0.6)
+
+
+def mean_segment(v: str) -> float:
+    """Mean length of the letter and digit segments of `v` (`Got|Ocr|2|Image|Processor`)."""
+    segs = _SEGMENT.findall(v)
+    return sum(map(len, segs)) / max(1, len(segs))
+
+
+def random_token(v: str) -> bool:
+    """Whether `v` is shaped like a generated credential (see the module docstring)."""
+    if len(v) < 20 or alnum_classes(v) < 3:
+        return False
+    body = v.rstrip("=")
+    if (shannon_entropy(body) < 3.7 or class_changes(body) < 0.34 or word_share(body) >= 0.7
+            or _SEQUENTIAL.search(v)):
+        return False
+    parts = _PARTS.split(body)
+    if "//" in body or (len(parts) > 1 and any(map(_word_part, parts))):
+        return False  # a path, a dotted name, a model id, a dashed slug: words between separators
+    if mean_segment(body) >= 3.2:
+        return False  # `LapackILP64NotFoundError`: long words, where random text has 1-2 letter runs
+    if looks_like_placeholder(v):
+        return False
+    return decode_b64_text(body.replace("-", "+").replace("_", "/")) is None
+
+
+def _operator_name(text: str, start: int) -> tuple[str | None, str]:
+    """(the name a value at `start` is assigned to, the operator kind) or (None, '')."""
+    j = start
+    if j and text[j - 1] in "\"'`":
+        j -= 1
+    while j and text[j - 1] in " \t":
+        j -= 1
+    if not j:
+        return None, ""
+    op = text[j - 1]
+    if op == ">":
+        if j >= 2 and text[j - 2] == "=":  # `=>`
+            k = j - 2
+        else:
+            lt = text.rfind("<", max(0, j - 80), j)
+            if lt < 0 or text[lt + 1:lt + 2] in "/!?":
+                return None, ""
+            tag = re.match(r"[A-Za-z][\w:.-]*", text[lt + 1:j - 1])
+            return (tag.group(0) if tag else None), "xml"
+    elif op in "=:":
+        k = j - 1
+        if op == ":" and (k and text[k - 1] == ":" or j == start):
+            return None, ""  # `Foo::Bar`, `arn:aws:...:environment:ID`: a `:` glued to the value is no YAML/JSON key
+    else:
+        return None, ""
+    while k and text[k - 1] in " \t\"'`]":
+        k -= 1
+    m = _NAME_BACK.search(text, max(0, k - 61), k)
+    return (m.group(0) if m else ""), op
+
+
+def detect_random_values(text: str, lower: str) -> Iterator[Candidate]:
+    """See the module docstring."""
+    if not has_token_run(text, 20):
+        return
+    for m in _RUN.finditer(text):
+        s, e = m.span()
+        if text[e:e + 1] and text[e] not in _AFTER_OK:
+            continue
+        v = text[s:e]
+        if not random_token(v):
+            continue
+        line_start = text.rfind("\n", 0, s) + 1
+        before = text[line_start:s]
+        if _PUBLIC_WORD.search(before[-60:]):
+            continue
+        name, op = _operator_name(text, s)
+        if name is not None and op:
+            if name and _NOT_SECRET_NAME.search(name.strip("_.-")):
+                continue
+            if op == ":" and s and text[s - 1] == ":" and not name:
+                continue
+            yield Candidate(s, e, PASSWORDS, "SECRET_TOKEN", "random_value", 1)
+            continue
+        env = _DOCKER_ENV.search(text, max(0, line_start - 1), s)
+        if env is not None and not _NOT_SECRET_NAME.search(env.group(1)):
+            yield Candidate(s, e, PASSWORDS, "SECRET_TOKEN", "random_value", 1)
+            continue
+        if _CRED_WORD.search(before[-40:]):
+            yield Candidate(s, e, PASSWORDS, "SECRET_TOKEN", "random_value", 1)
+
