@@ -13,7 +13,7 @@ import re
 from typing import Iterator
 
 from .detectors import Candidate
-from .patterns import _L, _R, _RD, CLOUD, JWT, RULES, SAAS, VCS, Rule
+from .patterns import _L, _LD, _R, _RD, CLOUD, JWT, RULES, SAAS, VCS, Rule
 from .validators import has_b64_run, shannon_entropy
 
 _B = r"(?![A-Za-z0-9+/=_-])"  # end of a base64-alphabet token
@@ -22,6 +22,153 @@ _B = r"(?![A-Za-z0-9+/=_-])"  # end of a base64-alphabet token
 def _v(id_: str, cat: str, tag: str, body: str, keywords: tuple[str, ...], entropy: float = 3.0,
        left: str = _L, right: str = _R, **kw) -> Rule:
     return Rule(id_, cat, tag, left + body + right, keywords, entropy=entropy, **kw)
+
+_UP, _LO, _DG = re.compile(r"[A-Z]"), re.compile(r"[a-z]"), re.compile(r"[0-9]")
+
+
+def _random_mix(v: str) -> bool:
+    """At least three upper-case letters, three lower-case and three digits, and no lower-case
+    run of 7+ (an English word inside an identifier)."""
+    return (len(_UP.findall(v)) >= 3 and len(_LO.findall(v)) >= 3 and len(_DG.findall(v)) >= 3
+            and re.search(r"[a-z]{7}", v) is None)
+
+
+def _class_of(c: str) -> int:
+    return 0 if c.isdigit() else 1 if c.isupper() else 2
+
+
+def _tail_mix(v: str) -> bool:
+    """The part after the first `_`/`-` looks random: digits, upper- and lower-case letters all
+    occur, the character class changes at >= 35% of adjacent pairs (about 62% in random base62,
+    20-30% in camelCase words), and there is no lower-case run of 8+ (an English word). For
+    prefixes that are ordinary word fragments (`live_`, `aio_`, `ak-`), where the tail alone tells a
+    key from an identifier such as `aio_fetchUserProfilesFromServer`."""
+    tail = re.sub(r"[^A-Za-z0-9]", "", re.split(r"[_-]", v, maxsplit=1)[-1])
+    if len(tail) < 8 or not (_UP.search(tail) and _LO.search(tail) and _DG.search(tail)):
+        return False
+    changes = sum(_class_of(a) != _class_of(b) for a, b in zip(tail, tail[1:]))
+    return changes >= 0.35 * (len(tail) - 1) and re.search(r"[a-z]{8}", tail) is None
+
+
+def _hex_mix(v: str) -> bool:
+    """A lower-case hex/alnum tail holds both digits and letters: `sk-` + 32 digits or 32 letters
+    is a number or a word run, not a key."""
+    tail = re.split(r"[_-]", v, maxsplit=1)[-1]
+    return _DG.search(tail) is not None and _LO.search(tail) is not None
+
+
+_B64 = r"(?<![A-Za-z0-9+/])"  # start of a base64-alphabet token
+_UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+
+# Formats added from the public secret-scanning catalogues (gitleaks, trufflehog, Nosey Parker,
+# GitHub's supported patterns, Microsoft's identifiable-key signatures): each has a literal
+# prefix, a fixed structure or a signature at a fixed offset, so it needs no keyword context.
+_MORE_RULES: tuple[Rule, ...] = (
+    # ---- Azure identifiable keys: base64 keys carrying a 4-character service signature at a
+    # fixed offset (32-byte keys: 33 + signature + 6 + `=`; 64-byte keys: 76 + signature + 6 + `==`).
+    # The last character before the padding holds zero low bits, so it comes from a short set.
+    _v("azure_identifiable_key_64", CLOUD, "SECRET_AZURE_KEY",
+       r"[A-Za-z0-9+/]{76}(?:\+ASt|ACDb|\+ABa|APIM|\+AMC)[A-Za-z0-9+/]{5}[AQgw]==",
+       ("+ast", "acdb", "+aba", "apim", "+amc"), entropy=4.0, left=_B64, right=_B, long_run=True),
+    _v("azure_identifiable_key_32", CLOUD, "SECRET_AZURE_KEY",
+       r"[A-Za-z0-9+/]{33}(?:\+ASb|\+AEh|\+ARm|AIoT|AzCa)[A-Za-z0-9+/]{5}[AEIMQUYcgkosw048]=",
+       ("+asb", "+aeh", "+arm", "aiot", "azca"), entropy=4.0, left=_B64, right=_B, long_run=True),
+    # Functions keys use the URL-safe alphabet
+    _v("azure_function_key", CLOUD, "SECRET_AZURE_KEY", r"[A-Za-z0-9_-]{44}AzFu[A-Za-z0-9_-]{5}[AQgw]={0,2}",
+       ("azfu",), entropy=4.0, left=_LD, right=_B, long_run=True),
+    _v("azure_search_key", CLOUD, "SECRET_AZURE_KEY", r"[A-Za-z0-9]{42}AzSe[A-D][A-Za-z0-9]{5}", ("azse",),
+       entropy=4.0, long_run=True),
+    _v("azure_container_registry_key", CLOUD, "SECRET_AZURE_KEY", r"[A-Za-z0-9+/]{42}\+ACR[A-D][A-Za-z0-9+/]{5}",
+       ("+acr",), entropy=4.0, left=_B64, right=_B, long_run=True),
+    # Google OAuth refresh tokens: `1//0` then a long url-safe tail
+    _v("gcp_refresh_token", CLOUD, "SECRET_GCP_OAUTH", r"1//0[A-Za-z0-9_-]{40,}", ("1//0",), entropy=3.5,
+       left=r"(?<![A-Za-z0-9_/:])", right=_RD, long_run=True),
+    _v("clickhouse_cloud_secret", CLOUD, "SECRET_CLICKHOUSE_KEY", r"4b1d[A-Za-z0-9]{38}", ("4b1d",), entropy=3.5),
+    # Yandex OAuth tokens (`y0_`) and short-lived IAM tokens (`t1.<header>.<86-char signature>`)
+    _v("yandex_oauth_token", CLOUD, "SECRET_YANDEX_KEY", r"y0_[A-Za-z0-9_-]{55}", ("y0_",), entropy=3.5, right=_RD),
+    _v("yandex_iam_token", CLOUD, "SECRET_YANDEX_KEY", r"t1\.[A-Za-z0-9_-]{8,}={0,2}\.[A-Za-z0-9_-]{86}={0,2}",
+       ("t1.",), entropy=3.5, left=r"(?<![A-Za-z0-9_.])", right=_B, long_run=True),
+    _v("dynatrace_platform_token", CLOUD, "SECRET_DYNATRACE_TOKEN", r"dt0s\d\d\.[A-Z0-9]{8,24}\.[A-Z0-9]{64}", ("dt0s",)),
+    _v("databricks_oauth_secret", CLOUD, "SECRET_DATABRICKS_TOKEN", r"dose[a-f0-9]{32}", ("dose",)),
+    _v("e2b_key", CLOUD, "SECRET_E2B_KEY", r"e2b_[a-f0-9]{40}", ("e2b_",)),
+    _v("pixie_key", CLOUD, "SECRET_NEW_RELIC_KEY", r"px-(?:api|dep)-" + _UUID, ("px-api-", "px-dep-"), left=_LD,
+       right=_RD),
+    _v("new_relic_key_more", SAAS, "SECRET_NEW_RELIC_KEY", r"(?:NRIQ-[A-Za-z0-9_-]{25,32}|NRBR-[a-f0-9]{19})",
+       ("nriq-", "nrbr-"), right=_RD),
+    # license keys: 36 hex then the `NRAL` suffix
+    _v("new_relic_license_key", SAAS, "SECRET_NEW_RELIC_KEY", r"[a-f0-9]{36}NRAL", ("nral",)),
+    # ---- VCS / CI / registries
+    _v("crates_io_token", VCS, "SECRET_CRATES_TOKEN", r"cio[A-Za-z0-9]{32}", ("cio",), entropy=3.5,
+       validate=_tail_mix),
+    _v("dependency_track_key", VCS, "SECRET_DEPENDENCY_TRACK_KEY", r"odt_[A-Za-z0-9]{32,255}", ("odt_",),
+       entropy=3.5, validate=_tail_mix),
+    _v("postman_collection_key", VCS, "SECRET_POSTMAN_KEY", r"PMAT-[A-Z0-9]{26}", ("pmat-",)),
+    _v("stackhawk_key", VCS, "SECRET_STACKHAWK_KEY", r"hawk\.[A-Za-z0-9_-]{20}\.[A-Za-z0-9_-]{20}", ("hawk.",),
+       entropy=3.5, right=_RD),
+    _v("settlemint_token", VCS, "SECRET_SETTLEMINT_TOKEN", r"sm_(?:aat|pat|sat)_[A-Za-z0-9]{16}",
+       ("sm_aat_", "sm_pat_", "sm_sat_")),
+    _v("rootly_key", VCS, "SECRET_ROOTLY_KEY", r"rootly_[a-f0-9]{64}", ("rootly_",)),
+    _v("apify_token", VCS, "SECRET_APIFY_TOKEN", r"apify_api_[A-Za-z0-9]{36}", ("apify_api_",)),
+    # ---- AI / data services
+    _v("langfuse_key", SAAS, "SECRET_LANGFUSE_KEY", r"[sp]k-lf-" + _UUID, ("sk-lf-", "pk-lf-"), right=_RD),
+    _v("cerebras_key", SAAS, "SECRET_CEREBRAS_KEY", r"csk-[a-z0-9]{48}", ("csk-",), entropy=3.5),
+    _v("together_key", SAAS, "SECRET_TOGETHER_KEY", r"tgp_v1_[A-Za-z0-9_-]{40,50}", ("tgp_v1_",), entropy=3.5,
+       right=_RD),
+    # DeepSeek: `sk-` + 32 lower-case alphanumerics (OpenAI's legacy keys are 48 mixed-case)
+    _v("deepseek_key", SAAS, "SECRET_DEEPSEEK_KEY", r"sk-[a-z0-9]{32}", ("sk-",), entropy=3.5, validate=_hex_mix,
+       left=_LD),
+    # Modal token ids/secrets: `ak-`/`as-` + 22 base62; both prefixes are word fragments, so the
+    # tail must look random
+    _v("modal_token", SAAS, "SECRET_MODAL_TOKEN", r"a[ks]-[A-Za-z0-9]{22}", ("ak-", "as-"), entropy=3.5,
+       validate=_tail_mix, left=_LD),
+    _v("elevenlabs_key", SAAS, "SECRET_ELEVENLABS_KEY", r"sk_[a-f0-9]{48}", ("sk_",), entropy=3.5),
+    _v("nvidia_key", SAAS, "SECRET_NVIDIA_KEY", r"nvapi-[A-Za-z0-9_-]{64}", ("nvapi-",), entropy=3.5, right=_RD),
+    _v("firecrawl_key", SAAS, "SECRET_FIRECRAWL_KEY", r"fc-[a-f0-9]{32}", ("fc-",), validate=_hex_mix, left=_LD),
+    _v("tavily_key", SAAS, "SECRET_TAVILY_KEY", r"tvly-(?:dev-|prod-)?[A-Za-z0-9]{32}", ("tvly-",), entropy=3.5),
+    _v("llamacloud_key", SAAS, "SECRET_LLAMACLOUD_KEY", r"llx-[A-Za-z0-9]{48}", ("llx-",), entropy=3.5),
+    _v("jina_key", SAAS, "SECRET_JINA_KEY", r"jina_[A-Za-z0-9]{60}", ("jina_",), entropy=3.5),
+    _v("posthog_personal_key", SAAS, "SECRET_POSTHOG_KEY", r"phx_[A-Za-z0-9_]{43,48}", ("phx_",), entropy=3.5),
+    _v("voiceflow_key", SAAS, "SECRET_VOICEFLOW_KEY", r"VF\.(?:(?:DM|WS)\.)?[a-fA-F0-9]{24}\.[A-Za-z0-9]{16}",
+       ("vf.",), entropy=3.5),
+    _v("nightfall_key", SAAS, "SECRET_NIGHTFALL_KEY", r"NF-[A-Za-z0-9]{32}", ("nf-",), entropy=3.5,
+       validate=_tail_mix, left=_LD),
+    # ---- SaaS / payments / messaging
+    _v("adobe_client_secret", SAAS, "SECRET_ADOBE_KEY", r"p8e-[A-Za-z0-9_-]{32}", ("p8e-",), entropy=3.5, right=_RD),
+    _v("adafruit_key", SAAS, "SECRET_ADAFRUIT_KEY", r"aio_[A-Za-z0-9]{28}", ("aio_",), entropy=3.5,
+       validate=_tail_mix),
+    _v("clickup_token", SAAS, "SECRET_CLICKUP_TOKEN", r"pk_[0-9]{6,9}_[0-9A-Z]{32}", ("pk_",), entropy=3.5),
+    _v("resend_key", SAAS, "SECRET_RESEND_KEY", r"re_[A-Za-z0-9]{8}_[A-Za-z0-9]{24}", ("re_",), entropy=3.5,
+       validate=_tail_mix),
+    _v("segment_token", SAAS, "SECRET_SEGMENT_TOKEN", r"sgp_[A-Za-z0-9]{64}", ("sgp_",), entropy=3.5),
+    _v("onfido_token", SAAS, "SECRET_ONFIDO_TOKEN",
+       r"api_(?:live|sandbox)(?:_us|_ca)?\.[A-Za-z0-9_-]{11}\.[A-Za-z0-9_-]{32}", ("api_live", "api_sandbox"),
+       entropy=3.5, right=_RD),
+    _v("samsara_token", SAAS, "SECRET_SAMSARA_TOKEN", r"samsara_api_[A-Za-z0-9]{30}", ("samsara_api_",)),
+    _v("zuplo_key", SAAS, "SECRET_ZUPLO_KEY", r"zpka_[a-f0-9]{32}_[a-f0-9]{8}", ("zpka_",)),
+    _v("ramp_credential", SAAS, "SECRET_RAMP_KEY", r"ramp_(?:id|sec)_[A-Za-z0-9]{40,48}", ("ramp_id_", "ramp_sec_"),
+       entropy=3.5),
+    _v("ubidots_token", SAAS, "SECRET_UBIDOTS_TOKEN", r"BBFF-[A-Za-z0-9]{30}", ("bbff-",), entropy=3.5),
+    _v("mailgun_public_key", SAAS, "SECRET_MAILGUN_KEY", r"pubkey-[a-f0-9]{32}", ("pubkey-",)),
+    _v("maxmind_license_key", SAAS, "SECRET_MAXMIND_KEY", r"[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk", ("_mmk",),
+       entropy=3.5),
+    # LaunchDarkly SDK, mobile and API access keys: a kind prefix then a UUID
+    _v("launchdarkly_key", SAAS, "SECRET_LAUNCHDARKLY_KEY", r"(?:sdk|mob|api)-" + _UUID, ("sdk-", "mob-", "api-"),
+       left=_LD, right=_RD),
+    # Lob: `live_`/`test_` + 35 hex (secret), `live_pub_`/`test_pub_` + 31 hex (publishable)
+    _v("lob_key", SAAS, "SECRET_LOB_KEY", r"(?:live|test)_(?:[a-f0-9]{35}|pub_[a-f0-9]{31})", ("live_", "test_"),
+       validate=_hex_mix),
+    # GoCardless access tokens: `live_`/`sandbox_` + 40 url-safe characters
+    _v("gocardless_token", SAAS, "SECRET_GOCARDLESS_TOKEN", r"(?:live|sandbox)_[A-Za-z0-9_-]{40}",
+       ("live_", "sandbox_"), entropy=3.5, validate=_tail_mix, right=_RD),
+    _v("flutterwave_live_key", SAAS, "SECRET_FLUTTERWAVE_KEY",
+       r"(?:FLW(?:SECK|PUBK)-[A-Za-z0-9]{32}-X|FLWSECK_TEST[a-hA-H0-9]{12})", ("flwseck", "flwpubk"), right=_RD),
+    # Dropbox long-lived tokens: 11 characters, ten `A`s, then 43 url-safe characters
+    _v("dropbox_long_lived_token", SAAS, "SECRET_DROPBOX_TOKEN", r"[A-Za-z0-9]{11}AAAAAAAAAA[A-Za-z0-9_-]{43}",
+       ("aaaaaaaaaa",), right=_RD, long_run=True),
+    # Cloudinary URLs carry `api_key:api_secret`: the pair is replaced, the cloud name kept
+    Rule("cloudinary_url", SAAS, "SECRET_CLOUDINARY_KEY", r"cloudinary://(\d{15}:[A-Za-z0-9_-]{27})@",
+         ("cloudinary://",), group=1, entropy=3.0),
+)
 
 
 VENDOR_RULES: tuple[Rule, ...] = (
@@ -127,7 +274,7 @@ VENDOR_RULES: tuple[Rule, ...] = (
     _v("shopify_other", SAAS, "SECRET_SHOPIFY_TOKEN", r"shpua_[a-fA-F0-9]{32}", ("shpua_",)),
     _v("heroku_key_v1", CLOUD, "SECRET_HEROKU_KEY", r"HRKU-AA[A-Za-z0-9_-]{58}", ("hrku-aa",), right=_RD),
     _v("jwt_like_session", JWT, "SECRET_SESSION_TOKEN", r"ghsession_[A-Za-z0-9]{40}", ("ghsession_",)),
-)
+) + _MORE_RULES
 
 # A prefixed token of a service without its own rule: a short lower-case vendor prefix, up to two
 # `_`/`-`-separated kinds (`live`, `pat`, `sk`), then a long tail that is random by character mix;
@@ -136,20 +283,16 @@ VENDOR_RULES: tuple[Rule, ...] = (
 # prefix is checked backwards from there.
 _TAIL = re.compile(r"[_-]([A-Za-z0-9]{28,100})(?![A-Za-z0-9+/=_-])")
 _PREFIX_BACK = re.compile(r"(?<![A-Za-z0-9_.-])(?!(?:sha|md|blake|sm|ripemd)\d)[a-z][a-z0-9]{1,9}(?:[_-][a-z0-9]{2,8}){0,2}\Z")
-_UP, _LO, _DG = re.compile(r"[A-Z]"), re.compile(r"[a-z]"), re.compile(r"[0-9]")
 
 
-def _random_mix(v: str) -> bool:
-    """At least three upper-case letters, three lower-case and three digits, and no lower-case
-    run of 7+ (an English word inside an identifier)."""
-    return (len(_UP.findall(v)) >= 3 and len(_LO.findall(v)) >= 3 and len(_DG.findall(v)) >= 3
-            and re.search(r"[a-z]{7}", v) is None)
-
-
+# Prefixes several services share (`live_` is Lob's, GoCardless's and Mollie's): a specific rule's
+# "no" on one of these does not settle the token, so the generic rule still looks at it.
+_SHARED_PREFIXES = frozenset({"live_", "test_", "sandbox_", "pk_", "re_", "ak-", "as-", "sdk-", "mob-", "aio_",
+                              "fc-", "nf-"})
 # keywords of the specific rules that are whole prefixes (>= 3 characters, ending in a separator)
 _OWNED_PREFIXES = tuple(sorted({k for r in RULES + VENDOR_RULES for k in r.keywords
-                                if len(k) >= 3 and k[-1] in "_-"} | {"bedrock-api-key-", "sk-proj-", "sk-svcacct-",
-                                                                     "sk-admin-", "sk-ant-"}))
+                                if len(k) >= 3 and k[-1] in "_-" and k not in _SHARED_PREFIXES}
+                               | {"bedrock-api-key-", "sk-proj-", "sk-svcacct-", "sk-admin-", "sk-ant-"}))
 
 
 def detect_generic_prefixed(text: str, lower: str) -> Iterator[Candidate]:
