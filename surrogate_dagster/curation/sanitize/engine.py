@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from .detectors import (Candidate, detect_assignments, detect_credentials_in_context, detect_high_entropy_strings,
                         detect_private_keys)
 from .cli import detect_cli_credentials
+from .code_args import detect_credential_arguments
 from .config import detect_config_pairs
 from .encoded import detect_base64, may_hold_base64
 from .formats import detect_file_formats
@@ -37,7 +38,7 @@ from .wallets import detect_wallets
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _CONTEXT_DETECTORS = (detect_private_keys, detect_assignments, detect_credentials_in_context,
                       detect_high_entropy_strings, detect_cli_credentials, detect_generic_prefixed,
-                      detect_config_pairs, detect_file_formats, detect_random_values)
+                      detect_config_pairs, detect_file_formats, detect_random_values, detect_credential_arguments)
 _PII_DETECTORS = (detect_emails, detect_phones, detect_ips, detect_ids, detect_wallets, detect_macs)
 # the core provider rules, then the wider vendor catalogue (rule order breaks ties in `_resolve`)
 _ALL_RULES: tuple[Rule, ...] = RULES + VENDOR_RULES
