@@ -83,7 +83,7 @@ USERS = ("admin", "deploy", "app", "svc_etl", "jenkins", "backup", "reporting", 
 DBS = ("orders", "inventory", "crm", "analytics", "app_production", "billing", "warehouse",
        "users", "payments", "catalog", "events", "ledger", "wp_site", "gitea", "metrics")
 DOMAINS = ("acme-corp.io", "northwind.local", "internal.fabrikam.com", "corp.initech.net",
-           "prod.globex.cloud", "svc.cluster.local", "db.contoso.dev", "eu-west-1.rds.amazonaws.com",
+           "prod.globex.cloud", "svc.cluster.local", "db.contoso.dev", "eu-west-1.compute.internal",
            "tailspin.internal", "hooli.xyz", "stark-ind.net", "umbrella-labs.org")
 
 
@@ -96,6 +96,8 @@ def host(rng: random.Random) -> str:
                          "sql", "replica-2", "mq", "cache", "mongo-0", "srv04", "data"))
     if prefix[0].isdigit():
         return prefix
+    if rng.random() < 0.1:
+        return f"{prefix}.c{rand(rng, LOWER_ALNUM, 12)}.eu-west-1.rds.amazonaws.com"
     return f"{prefix}.{rng.choice(DOMAINS)}"
 
 
@@ -511,12 +513,43 @@ def _vt_go_const(rng, svc):
             f"\t{camel(v.var)} = \"{t}\"\n)"), [t]
 
 
+# Vendors whose own CLI takes the token as an argument; the others appear in a project's script.
+VENDOR_CLI = {
+    "netlify": "netlify deploy --prod --dir=dist --auth {t}",
+    "vercel": "vercel deploy --prod --token {t}",
+    "flyio": "flyctl deploy --remote-only --access-token {t}",
+    "huggingface": "huggingface-cli login --token {t}",
+    "doppler": "doppler run --token {t} -- npm start",
+    "sentry-auth": "sentry-cli --auth-token {t} releases finalize 2.8.1",
+    "codecov": "codecov -t {t} -f coverage.xml",
+    "snyk": "snyk auth {t}",
+    "sonarqube": "sonar-scanner -Dsonar.projectKey=acme_web -Dsonar.token={t}",
+    "wandb": "wandb login {t}",
+    "ngrok": "ngrok config add-authtoken {t}",
+    "tailscale": "tailscale up --authkey={t} --ssh",
+    "vault": "vault login {t}",
+    "circleci": "circleci setup --no-prompt --host https://circleci.com --token {t}",
+    "dockerhub": "docker login -u acmebuild -p {t}",
+    "gitlab": "glab auth login --hostname gitlab.com --token {t}",
+    "stripe": "stripe customers list --limit 3 --api-key {t}",
+    "newrelic": "newrelic profile add --profile prod --region us --apiKey {t}",
+    "supabase": "supabase login --token {t}",
+    "digitalocean": "doctl auth init -t {t}",
+    "npm": "npm whoami --//registry.npmjs.org/:_authToken={t}",
+    "pulumi": "PULUMI_ACCESS_TOKEN={t} pulumi up --yes --stack prod",
+    "buildkite": "bk configure --org acme --token {t}",
+    "age": "SOPS_AGE_KEY={t} sops -d secrets.enc.yaml",
+}
+
+
 @family("vendor_token", "vt_cli_flag", pool="vendor")
 def _vt_cli_flag(rng, svc):
     v, t = vtok(rng, svc)
-    flag = rng.choice(("--token", "--api-key", "--auth-token"))
+    if svc in VENDOR_CLI:
+        return f"$ {VENDOR_CLI[svc].format(t=t)}", [t]
+    flag = rng.choice((f"--{svc}-token", "--api-key", "--token"))
     eq = rng.choice((" ", "="))
-    return f"$ {svc}-cli {rng.choice(('deploy', 'sync', 'export'))} {flag}{eq}{t} --project acme-web", [t]
+    return f"$ python scripts/{rng.choice(('backfill', 'sync', 'export'))}_{svc.replace('-', '_')}.py {flag}{eq}{t} --days 30", [t]
 
 
 # ---------------------------------------------------------------- cli_flag
@@ -545,14 +578,28 @@ def cmdline(rng: random.Random, parts: list[str]) -> str:
     return cmd
 
 
-def cli(service: str, context: str, pw_ctx: str = "shell"):
+def windows_cmdline(rng: random.Random, parts: list[str]) -> str:
+    """Windows commands: a PowerShell or cmd prompt, a script line, or a scheduled-task action."""
+    cmd = " ".join(parts)
+    where = rng.randrange(4)
+    if where == 0:
+        return f"PS C:\\Users\\{user(rng)}> {cmd}"
+    if where == 1:
+        return f"@echo off\nREM nightly backup\n{cmd}\nrobocopy D:\\data Z:\\ /MIR"
+    if where == 2:
+        return f"# deploy.ps1\n$ErrorActionPreference = 'Stop'\n{cmd}"
+    return cmd
+
+
+def cli(service: str, context: str, pw_ctx: str = "shell", windows: bool = False):
     """Register a command-line family: ``fn(rng, secret) -> argv parts``.
 
     ``pw_ctx`` names the password alphabet, or is a token spec such as ``{B40}``."""
     def register(fn):
         def make(rng, svc):
             secret = expand(rng, pw_ctx) if "{" in pw_ctx else password(rng, pw_ctx)
-            return cmdline(rng, fn(rng, secret)), [secret]
+            place = windows_cmdline if windows else cmdline
+            return place(rng, fn(rng, secret)), [secret]
         FAMILIES.append(Family("cli_flag", context, make, service, None, None))
         return fn
     return register
@@ -606,8 +653,8 @@ cli("s3cmd", "cli_s3cmd_secret_key", "{B40}")(lambda r, s: ["s3cmd", f"--access_
 cli("minio-mc", "cli_mc_alias_set")(lambda r, s: ["mc", "alias", "set", "backup", f"https://{host(r)}:9000", user(r), s])
 cli("influx", "cli_influx_t")(lambda r, s: ["influx", "query", "--host", f"http://{host(r)}:8086", "-t", s, "--org", "acme", "'from(bucket:\"metrics\") |> range(start:-1h)'"])
 cli("java", "cli_java_dpassword")(lambda r, s: ["java", f"-Dspring.datasource.password={s}", f"-Dspring.datasource.username={user(r)}", "-jar", "app.jar"])
-cli("powershell", "cli_ps_securestring", "code")(lambda r, s: ["$pw", "=", "ConvertTo-SecureString", f"\"{s}\"", "-AsPlainText", "-Force"])
-cli("net-use", "cli_net_use")(lambda r, s: ["net", "use", f"\\\\{host(r)}\\backups", f"/user:CORP\\{user(r)}", s, "/persistent:no"])
+cli("powershell", "cli_ps_securestring", "xml", windows=True)(lambda r, s: ["$pw", "=", "ConvertTo-SecureString", f"\"{s}\"", "-AsPlainText", "-Force"])
+cli("net-use", "cli_net_use", windows=True)(lambda r, s: ["net", "use", f"\\\\{host(r)}\\backups", f"/user:CORP\\{user(r)}", s, "/persistent:no"])
 cli("mariadb", "cli_mariadb_password_space")(lambda r, s: ["mariadb", "-h", host(r), "-u", user(r), "--password", s, db(r)])
 cli("ldapsearch", "cli_ldapsearch_w")(lambda r, s: ["ldapsearch", "-x", "-H", f"ldaps://{host(r)}", "-D", f"\"cn={user(r)},ou=svc,dc=corp,dc=local\"", "-w", f"'{s}'", "-b", "dc=corp,dc=local", "'(uid=*)'"])
 cli("rabbitmqctl", "cli_rabbitmqctl_add_user")(lambda r, s: ["rabbitmqctl", "add_user", user(r), f"'{s}'"])
@@ -657,6 +704,18 @@ simple("config_json", "json_tfvars", "terraform-tfvars")(lambda r, s: jdump(
     {"region": "eu-west-1", "db_username": user(r), "db_password": s, "instance_class": "db.t3.medium"}))
 simple("config_json", "json_pm2_ecosystem", "pm2")(lambda r, s: jdump(
     {"apps": [{"name": "api", "script": "dist/server.js", "env_production": {"NODE_ENV": "production", "SESSION_SECRET": s}}]}))
+
+
+simple("config_json", "json_keycloak_adapter", "keycloak")(lambda r, s: jdump(
+    {"realm": "acme", "auth-server-url": f"https://sso.{r.choice(DOMAINS)}/", "resource": f"{db(r)}-api",
+     "credentials": {"secret": s}, "confidential-port": 0}))
+
+
+@family("config_json", "json_webhook_keys", service="webhook-relay")
+def _json_webhook_keys(rng, svc):
+    s = password(rng, "code") if rng.random() < 0.5 else expand(rng, "{B44}")
+    key = rng.choice(("signing_key", "signingSecret", "hmac_secret", "auth", "accessKey", "pwd", "passwd"))
+    return jdump({"webhooks": [{"url": f"https://hooks.{rng.choice(DOMAINS)}/ingest", key: s, "events": ["order.paid"]}]}), [s]
 
 
 @family("config_json", "json_gcp_service_account", service="gcp-service-account")
@@ -805,6 +864,12 @@ simple("config_toml", "toml_netlify_env", "netlify-toml")(lambda r, s: (
     f"[build]\n  command = \"npm run build\"\n\n[context.production.environment]\n  ADMIN_PASSWORD = \"{s}\""))
 simple("config_toml", "toml_pgcat_users", "pgcat")(lambda r, s: (
     f"[pools.{db(r)}.users.0]\nusername = \"{user(r)}\"\npassword = \"{s}\"\npool_size = 20"))
+simple("config_toml", "toml_oauth2_proxy_cfg", "oauth2-proxy", "{S32}")(lambda r, s: (
+    f"provider = \"oidc\"\nclient_id = \"{db(r)}-portal\"\nclient_secret = \"{s}\"\n"
+    f"cookie_secure = true\nemail_domains = [\"{r.choice(DOMAINS)}\"]"))
+simple("config_toml", "hcl_terraform_db_instance", "terraform")(lambda r, s: (
+    f"resource \"aws_db_instance\" \"{db(r)}\" {{\n  engine         = \"postgres\"\n  instance_class = \"db.t3.medium\"\n"
+    f"  username       = \"{user(r)}\"\n  password       = \"{s}\"\n}}"))
 simple("config_toml", "toml_config_rs_settings", "config-rs")(lambda r, s: (
     f"[database]\nhost = \"{host(r)}\"\nuser = \"{user(r)}\"\npass = \"{s}\"\n\n[server]\nport = 8080"))
 
