@@ -1282,6 +1282,34 @@ neg("neg_ssh_public_key", "openssh")(lambda r: (
 neg("neg_data_uri")(lambda r: (
     f".logo {{\n  background-image: url(\"data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAA{rand(r, B64, 60)}\");\n}}"))
 
+neg("neg_html_password_input")(lambda r: (
+    "<form method=\"post\" action=\"/login\">\n  <label for=\"password\">Password</label>\n"
+    "  <input type=\"password\" id=\"password\" name=\"password\" autocomplete=\"current-password\" required>\n</form>"))
+neg("neg_sql_schema_columns")(lambda r: (
+    "CREATE TABLE users (\n  id BIGSERIAL PRIMARY KEY,\n  email TEXT UNIQUE NOT NULL,\n"
+    "  password_hash VARCHAR(255) NOT NULL,\n  api_token_last4 CHAR(4)\n);"))
+neg("neg_cli_help_text")(lambda r: (
+    "Options:\n  -u, --username TEXT   Registry user\n  -p, --password TEXT   Registry password (env: REGISTRY_PASSWORD)\n"
+    "  --token-file PATH     Read the API token from PATH"))
+neg("neg_secretsmanager_fetch", "aws")(lambda r: (
+    f"aws secretsmanager get-secret-value --secret-id prod/{db(r)} --query SecretString --output text | jq -r .password"))
+neg("neg_image_pull_secret_ref", "kubernetes")(lambda r: (
+    f"spec:\n  imagePullSecrets:\n    - name: regcred\n  containers:\n    - name: api\n      image: registry.{r.choice(DOMAINS)}/api:{r.randint(1, 9)}.{r.randint(0, 9)}"))
+@neg("neg_ansible_vault_var_ref", "ansible")
+def _neg_ansible_vault(r):
+    u = user(r)
+    var = re.sub(r"[^a-z0-9]", "_", u)
+    return (f"mysql_root_password: \"{{{{ vault_mysql_root_password }}}}\"\nmysql_users:\n  - name: {u}\n"
+            f"    password: \"{{{{ vault_{var}_password }}}}\"")
+
+
+neg("neg_spring_placeholder", "spring-boot")(lambda r: (
+    f"spring.datasource.url=jdbc:postgresql://{host(r)}:5432/{db(r)}\nspring.datasource.username=${{DB_USER}}\nspring.datasource.password=${{DB_PASSWORD}}"))
+neg("neg_maven_env_password", "maven")(lambda r: (
+    "<server>\n  <id>nexus</id>\n  <username>${env.NEXUS_USER}</username>\n  <password>${env.NEXUS_PASSWORD}</password>\n</server>"))
+neg("neg_public_certificate")(lambda r: (
+    "-----BEGIN CERTIFICATE-----\n" + "\n".join(rand(r, B64, 64) for _ in range(4)) + "\n-----END CERTIFICATE-----"))
+
 
 # ---------------------------------------------------------------- split and build
 SPLITS = ("tune", "heldout")
