@@ -129,8 +129,8 @@ def password(rng: random.Random, ctx: str = "code") -> str:
         return f"{rng.choice(SEASONS)}{rng.randint(1990, 2026)}{sym}{rand(rng, string.digits, rng.randint(0, 3))}"
     if style == 3:
         return rand(rng, HEX, rng.choice((32, 40, 64)))
-    if style == 4:  # base64 without padding so it survives any quoting
-        return rand(rng, ALNUM, rng.randint(24, 44))
+    if style == 4:  # `openssl rand -base64`, padding dropped; '+' and '/' only where they need no escaping
+        return rand(rng, B64 if ctx in ("code", "any", "ini", "xml") else ALNUM, rng.randint(24, 88))
     return (rng.choice(WORDS).capitalize() + rng.choice(symbols) + rand(rng, ALNUM, 6)
             + rng.choice(symbols) + str(rng.randint(10, 999)))
 
