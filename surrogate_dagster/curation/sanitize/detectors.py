@@ -133,7 +133,9 @@ def _value_ok(value: str, strong: bool, quoted: bool, bare_key: bool = False, ba
     if bare_key:
         if v.startswith("base64:"):
             v = v[7:]  # Laravel-style `APP_KEY=base64:...`
-        return (len(v) >= 16 and " " not in v and shannon_entropy(v) >= 3.5 and alnum_classes(v) >= 2
+        # hex draws from 16 symbols: 32 random hex characters average ~3.7 bits and often fall under 3.5
+        floor = 3.2 if _HEX.fullmatch(v) and len(v) >= 32 else 3.5
+        return (len(v) >= 16 and " " not in v and shannon_entropy(v) >= floor and alnum_classes(v) >= 2
                 and _CODE_REF.match(v) is None and ("/" not in v or _b64_key(v)))
     if strong:
         if quoted:
@@ -146,6 +148,7 @@ def _value_ok(value: str, strong: bool, quoted: bool, bare_key: bool = False, ba
 
 
 _B64_KEY = re.compile(r"[A-Za-z0-9+/]{20,}={0,2}")
+_HEX = re.compile(r"[0-9a-fA-F]+")
 
 
 def _b64_key(v: str) -> bool:

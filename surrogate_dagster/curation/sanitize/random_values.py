@@ -16,8 +16,9 @@ is taken when it
 - and is not named as something public or derived (`..._id`, `checksum`, `integrity`, `sha256`,
   `public_key`, `nonce`, `version`), nor base64 of text (the base64 scan reads that), nor a path.
 
-Hex-only values (digests, commit ids) never qualify here: they need a credential name, which is
-the assignment detector's rule.
+Hex-only values (digests, commit ids), UUIDs and two-class tokens qualify only right after a
+credential word with no operator between (`my api key 52d7...`, `token: ` is the assignment
+detector's): elsewhere they need a credential name, which is the assignment detector's rule.
 """
 from __future__ import annotations
 
@@ -66,11 +67,13 @@ def word_share(v: str) -> float:
 
 
 _PARTS = re.compile(r"[._/-]")
+_B64_PARTS = re.compile(r"[._-]")
+_CAMEL_WORDS = re.compile(r"(?:[a-z]{2,}|[A-Z]{0,3}[A-Z][a-z]{2,})(?:[A-Z]{0,3}[A-Z][a-z]{2,})*")
 
 
 def _word_part(p: str) -> bool:
     """A separator-delimited part that reads as a word or identifier (`meta`, `Qwen`, `DataRequest`)."""
-    return len(p) >= 4 and p.isalpha() and (p.islower() or p.isupper() or word_share(p) >= 0.6)
+    return len(p) >= 4 and p.isalpha() and (p.islower() or p.isupper() or _CAMEL_WORDS.fullmatch(p) is not None)
 
 
 def mean_segment(v: str) -> float:
@@ -87,7 +90,8 @@ def random_token(v: str) -> bool:
     if (shannon_entropy(body) < 3.7 or class_changes(body) < 0.34 or word_share(body) >= 0.7
             or _SEQUENTIAL.search(v)):
         return False
-    parts = _PARTS.split(body)
+    # standard base64 (`+` in it, or `=` padding) has `/` at random: only `._-` separate its parts
+    parts = (_B64_PARTS if "+" in body or v.endswith("=") else _PARTS).split(body)
     if "//" in body or (len(parts) > 1 and any(map(_word_part, parts))):
         return False  # a path, a dotted name, a model id, a dashed slug: words between separators
     if mean_segment(body) >= 3.2:
@@ -95,6 +99,25 @@ def random_token(v: str) -> bool:
     if looks_like_placeholder(v):
         return False
     return decode_b64_text(body.replace("-", "+").replace("_", "/")) is None
+
+
+_HEX_RUN = re.compile(r"[0-9a-f]{32,}|[0-9A-F]{32,}")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+
+
+def keyed_token(v: str) -> bool:
+    """The looser shape test for a value a credential word introduces (`api key 52d7...`): also
+    hex digests, UUIDs and two-class tokens, which `random_token` leaves to named assignments."""
+    if random_token(v):
+        return True
+    if len(v) < 20 or looks_like_placeholder(v) or _SEQUENTIAL.search(v):
+        return False
+    if _HEX_RUN.fullmatch(v) or _UUID.fullmatch(v):
+        return shannon_entropy(v.replace("-", "")) >= 3.2
+    parts = _PARTS.split(v.rstrip("="))
+    return (alnum_classes(v) >= 2 and any(c.isdigit() for c in v) and shannon_entropy(v) >= 3.5 and class_changes(v) >= 0.25
+            and word_share(v) < 0.7 and not any(map(_word_part, parts))
+            and decode_b64_text(v.rstrip("=").replace("-", "+").replace("_", "/")) is None)
 
 
 def _operator_name(text: str, start: int) -> tuple[str | None, str]:
@@ -137,10 +160,14 @@ def detect_random_values(text: str, lower: str) -> Iterator[Candidate]:
         if text[e:e + 1] and text[e] not in _AFTER_OK:
             continue
         v = text[s:e]
-        if not random_token(v):
-            continue
         line_start = text.rfind("\n", 0, s) + 1
         before = text[line_start:s]
+        if not random_token(v):
+            # a looser shape, but only right after a credential word: `my api key is 52d7...`
+            if (keyed_token(v) and _CRED_WORD.search(before[-40:]) and not _PUBLIC_WORD.search(before[-60:])
+                    and _operator_name(text, s)[1] == ""):
+                yield Candidate(s, e, PASSWORDS, "SECRET_TOKEN", "random_value", 1)
+            continue
         if _PUBLIC_WORD.search(before[-60:]):
             continue
         name, op = _operator_name(text, s)
