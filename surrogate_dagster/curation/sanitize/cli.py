@@ -8,7 +8,8 @@ add_user U X`, `cargo login X`, `poetry config http-basic.R U X`, `openssl passw
 case-sensitive short flags (`zip -P`, `smbclient -U user%X`, openssl `pass:X`, `snmpwalk -c X`),
 `user:X@host` arguments (`mysqlsh`, Impacket), build properties (`mvn -Drepo.password=X`) and Oracle
 `user/pass@host` logins. A password may hold `@`: in `user:X@host` and `user/X@db` the last `@`
-that a host follows ends it.
+that a host follows ends it. A command continued over lines (`\`, PowerShell's backtick, cmd's `^`)
+is read as one line.
 
 A value is taken only when it is not a placeholder or variable (`$PASS`, `${X}`, `<token>`,
 `%DB_PASS%`) and not a flag itself; values read from stdin leave nothing to redact.
@@ -21,7 +22,7 @@ from typing import Iterator
 from .detectors import Candidate
 from .patterns import PASSWORDS
 from .prefilter import trie_pattern
-from .validators import char_classes, looks_like_placeholder
+from .validators import CONTINUATION, char_classes, join_continuations, looks_like_placeholder
 
 _VAL = r"""(?P<v>"[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"'`|;&<>$-][^\s"'`|;]*)"""
 # Command rules: (command names, what follows the name up to the value, case-sensitive?, rule id,
@@ -191,6 +192,9 @@ _FLAG_NOT_SECRET = re.compile(r"-(?:file|path|env|stdin|prompt|length|min|max|po
 
 
 _WORDLIST = re.compile(r"[\w./~-]+\.(?:txt|lst|list|dic|csv)")
+# three or more words joined by `_` (`meadow_basalt_sierra`): a passphrase, where an identifier
+# given as a value names a credential (`db_password`) or has one or two parts
+_WORD_PASSPHRASE = re.compile(r"(?!\w*(?:pass|secret|token|key|pwd|user|name))[a-z]{3,}(?:_[a-z]{3,}){2,}")
 
 
 def _strip(v: str) -> tuple[str, int]:
@@ -204,7 +208,7 @@ def _strip(v: str) -> tuple[str, int]:
 def _ok(v: str, min_len: int = 4) -> bool:
     if looks_like_placeholder(v) or v.startswith(("-", "@", "/", "env:", "file:", "fd:")) or len(v) < min_len:
         return False
-    if re.fullmatch(r"%\w+%|\$\w+|\w+\(.*\)|[a-z_]+|[A-Z_]+", v):
+    if re.fullmatch(r"%\w+%|\$\w+|\w+\(.*\)|[a-z_]+|[A-Z_]+", v) and not _WORD_PASSPHRASE.fullmatch(v):
         return False  # %VAR%, $VAR, call(), an identifier: not a literal credential
     if _WORDLIST.fullmatch(v):
         return False  # `nxc -p passwords.txt`: a file of candidate passwords, not one
@@ -223,6 +227,8 @@ def detect_cli_credentials(text: str, lower: str, present: frozenset[str] | set[
     """Command-line and connection-string credentials (see the module docstring). `present`: the
     keywords of `KEYWORDS` that occur in the text (command names: where they start a word), when
     a caller's prefilter already knows them; otherwise `_NAME_SCAN` finds them."""
+    if CONTINUATION.search(text):
+        text, lower = join_continuations(text), join_continuations(lower)
     if present is None:
         present = set(_NAME_SCAN.findall(lower))
         present.update(k for k in _SINGLE_KEYS if k in lower)

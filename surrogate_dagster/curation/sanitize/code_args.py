@@ -8,7 +8,7 @@ libraries' documented signatures:
   aiohttp `BasicAuth`, smtplib/ftplib/imaplib/poplib `.login(u, p)`, ldap `simple_bind_s(dn, p)`,
   .NET `NetworkCredential`, Java `PasswordAuthentication`/`UsernamePasswordCredentials`/
   `UsernamePasswordAuthenticationToken`, Go `SetBasicAuth`, `auth.basic`, `withBasicAuth`;
-- (target, user, password): JDBC `DriverManager.getConnection(url, u, p)`, PHP `new PDO(dsn, u, p)`,
+- (target, user, password): Go `smtp.PlainAuth(identity, user, password, host)`, JDBC `DriverManager.getConnection(url, u, p)`, PHP `new PDO(dsn, u, p)`,
   `mysqli_connect`/`new mysqli(host, u, p, db)`, `pymysql`/`MySQLdb.connect(host, u, p, db)`,
   `pyodbc`-style `connect(host, u, p)`;
 - (host, port, user, password): paramiko `SSHClient.connect(host, port, u, p)`.
@@ -35,8 +35,8 @@ _PASSWORD_ARG: dict[str, int] = {
                      "simple_bind_s", "simple_bind", "bind_s", "networkcredential", "passwordauthentication",
                      "usernamepasswordcredentials", "usernamepasswordauthenticationtoken", "setbasicauth",
                      "withbasicauth", "basic_auth", "basicauthcredentials", "credentials", "authenticate",
-                     "auth"), 1),
-    **dict.fromkeys(("getconnection", "pdo", "mysqli_connect", "mysqli", "mysql_connect", "connect"), 2),
+                     "auth", "crammd5auth"), 1),
+    **dict.fromkeys(("getconnection", "pdo", "mysqli_connect", "mysqli", "mysql_connect", "connect", "plainauth"), 2),
 }
 _CALL = re.compile(r"(?P<name>[A-Za-z_][\w]*)[ \t]*(?:=[ \t]*)?\(")
 # `connect(host, port, user, password)` when the second argument is a port number

@@ -3,7 +3,10 @@ after the credential: .NET `<add key="X" value="..."/>`, Spring/Ant `<property n
 `<entry key="X">...</entry>`, `<param name="X">...</param>`, `<setting name="X"><value>...</value>`,
 Hadoop/plist child pairs (`<name>X</name><value>...</value>`, `<key>X</key><string>...</string>`), an
 element named after the credential holding it in a `value` attribute (`<secret value="..."/>`),
-and the YAML equivalent of Kubernetes/Compose env lists (`- name: DB_PASSWORD` then `value: ...`).
+an element named after the credential with its text in one child (`<AdministratorPassword><Value>...`),
+the YAML equivalent of Kubernetes/Compose env lists (`- name: DB_PASSWORD` then `value: ...`), and
+JSON name/value objects (`{"key": "client_secret", "value": "..."}` in Postman environments,
+`{"name": ..., "value": ...}` in ECS task definitions, CloudFormation `ParameterKey`/`ParameterValue`).
 
 The pair counts when its name is a credential name by the assignment detector's rules (the same
 keywords, the same non-secret suffixes such as `...Url`/`...Path`) and its value passes the same
@@ -35,8 +38,20 @@ _YAML_PAIR = re.compile(r"""\bname:[ \t]*(["']?)(?P<k>[A-Za-z_][\w.-]{0,100})\1[
                         r"""(?:(["'])(?P<qv>[^"'\n]{1,400})\3|(?P<v>[^\s"'#][^\n]{0,400}?)(?=[ \t]+#|[ \t]*$))""", re.M)
 
 
-# literals one of which every entry above contains (the engine's prefilter)
-KEYWORDS = ("<", "name:")
+# an element named after the credential whose text sits in one child element: Windows unattend
+# `<AdministratorPassword><Value>V</Value>`, plist-like `<password><string>V</string>`
+_XML_NESTED = re.compile(r"""<(?P<k>[A-Za-z][\w:.-]{0,60})(?:\s[^<>]*)?>\s*<(?P<c>value|string|plaintext|text|data)>"""
+                         r"""\s*(?P<v>[^<\n]{1,400}?)\s*</(?P=c)>""", re.I)
+# JSON name/value objects: Postman environments `{"key": X, "value": V}`, ECS task definitions and
+# Lambda/Compose env lists `{"name": X, "value": V}`, CloudFormation `{"ParameterKey": X,
+# "ParameterValue": V}`; up to three other members may sit between the two
+_JSON_PAIR = re.compile(
+    r""""(?:key|name|parameterkey|optionname|variable|field|id)"\s*:\s*"(?P<k>[^"\\\n]{1,100})"\s*,\s*"""
+    r"""(?:"[\w-]{1,40}"\s*:\s*(?:"[^"\n]{0,200}"|true|false|null|-?\d+)\s*,\s*){0,3}"""
+    r""""(?:value|parametervalue|defaultvalue|default|val|secret)"\s*:\s*"(?P<v>(?:[^"\\\n]|\\.){1,400})(?=")""", re.I)
+
+# literals one of which every entry above contains (a cheap gate per family)
+KEYWORDS = ("<", "name:", "\"value\"")
 
 
 def _credential_name(name: str) -> bool | None:
@@ -53,7 +68,7 @@ def _credential_name(name: str) -> bool | None:
 
 
 def detect_config_pairs(text: str, lower: str) -> Iterator[Candidate]:
-    """Name/value XML and YAML configuration entries whose name is a credential name."""
+    """Name/value XML, YAML and JSON configuration entries whose name is a credential name."""
     if "name:" in lower and "value:" in lower:
         for m in _YAML_PAIR.finditer(text):
             strong = _credential_name(m.group("k"))
@@ -65,7 +80,22 @@ def detect_config_pairs(text: str, lower: str) -> Iterator[Candidate]:
                 s = m.start(g)
                 yield Candidate(s, s + len(v), PASSWORDS, "SECRET_PASSWORD" if strong else "SECRET_TOKEN",
                                 "yaml_name_value", 2)
-    if "<" not in text or ("key" not in lower and "name" not in lower and "value" not in lower):
+    if "\"" in text and "value\"" in lower:
+        for m in _JSON_PAIR.finditer(text):
+            strong = _credential_name(m.group("k"))
+            v = m.group("v")
+            if strong is not None and v and _value_ok(v, strong, True):
+                yield Candidate(m.start("v"), m.end("v"), PASSWORDS, "SECRET_PASSWORD" if strong else "SECRET_TOKEN",
+                                "json_name_value", 2)
+    if "<" not in text:
+        return
+    for m in _XML_NESTED.finditer(text):
+        strong = _credential_name(m.group("k"))
+        v = m.group("v")
+        if strong is not None and v and _value_ok(v, strong, True):
+            yield Candidate(m.start("v"), m.end("v"), PASSWORDS, "SECRET_PASSWORD" if strong else "SECRET_TOKEN",
+                            "xml_nested_value", 2)
+    if "key" not in lower and "name" not in lower and "value" not in lower:
         return
     for rx in (_ATTR_PAIR, _ELEM_PAIR, _CHILD_PAIR, _TAG_VALUE):
         for m in rx.finditer(text):

@@ -12,8 +12,8 @@ import re
 from typing import Iterator, NamedTuple
 
 from .patterns import JWT, PASSWORDS, PKEY
-from .validators import (alnum_classes, char_classes, decode_b64_text, has_token_run, looks_like_placeholder,
-                         shannon_entropy)
+from .validators import (CONTINUATION, alnum_classes, char_classes, decode_b64_text, has_token_run,
+                         join_continuations, looks_like_placeholder, shannon_entropy)
 
 
 class Candidate(NamedTuple):
@@ -140,11 +140,27 @@ def _value_ok(value: str, strong: bool, quoted: bool, bare_key: bool = False, ba
     if strong:
         if quoted:
             return len(v) >= 4
-        return len(v) >= 6 and (_CODE_REF.match(v) is None or _random_case(v)) and (char_classes(v) >= 2 or len(v) >= 12)
+        return (len(v) >= 6 and (_CODE_REF.match(v) is None or _random_case(v) or _dotted_passphrase(v))
+                and (char_classes(v) >= 2 or len(v) >= 12))
     if " " in v or v.lower().startswith(("http://", "https://", "file:")):
         return False
     return (len(v) >= 8 and shannon_entropy(v) >= 3.0 and char_classes(v) >= 2
-            and _CODE_REF.match(v) is None)
+            and (_CODE_REF.match(v) is None or quoted and _dotted_passphrase(v)))
+
+
+# first parts of dotted names that are code, not words of a passphrase
+_CODE_ROOTS = frozenset({"self", "this", "cls", "config", "conf", "cfg", "settings", "env", "os", "process", "app",
+                         "secrets", "vault", "params", "props", "options", "opts", "ctx", "context", "request", "req",
+                         "args", "kwargs", "values", "vars", "var", "data", "input", "inputs", "credentials", "creds",
+                         "keys", "user", "current", "session", "window", "document", "module", "exports", "import"})
+_DOTTED_WORDS = re.compile(r"[a-z]{3,}\d*(?:\.[a-z]{3,}\d*){2,}")
+
+
+def _dotted_passphrase(v: str) -> bool:
+    """Three or more lower-case words joined by dots (`birch.correct.sierra36`): a passphrase,
+    unless it opens like code (`config.db.password`) or names a credential."""
+    return (_DOTTED_WORDS.fullmatch(v) is not None and v.split(".", 1)[0] not in _CODE_ROOTS
+            and _NAMES_A_CREDENTIAL.search(v) is None)
 
 
 _B64_KEY = re.compile(r"[A-Za-z0-9+/]{20,}={0,2}")
@@ -337,7 +353,10 @@ def _strip_quotes(v: str) -> str:
 
 
 def detect_credentials_in_context(text: str, lower: str) -> Iterator[Candidate]:
-    """Passwords in URLs, curl `-u user:pass`, CLI flags, mysql `-pSECRET`, HTTP auth headers."""
+    """Passwords in URLs, curl `-u user:pass`, CLI flags, mysql `-pSECRET`, HTTP auth headers.
+    A command continued over lines is read as one line (`join_continuations`)."""
+    if CONTINUATION.search(text):
+        text, lower = join_continuations(text), join_continuations(lower)
     if "://" in text and "@" in text:
         for m in _URL_CRED.finditer(text):
             pw = m.group("pw")

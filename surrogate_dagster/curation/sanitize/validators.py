@@ -224,3 +224,14 @@ def decode_b64_text(run: str) -> str | None:
         return None
     printable = sum(1 for c in out if c.isprintable() or c in "\n\r\t")
     return out if printable >= 0.95 * len(out) else None
+
+
+# A command continued over lines: `\` (POSIX shells, Dockerfile RUN), `` ` `` (PowerShell), `^`
+# (cmd.exe) before the line break.
+CONTINUATION = re.compile(r"[\\`^]\r?\n")
+
+
+def join_continuations(text: str) -> str:
+    """`text` with each line continuation blanked to spaces of the same length, so one command
+    reads as one line and every offset still points at the same character of the original."""
+    return CONTINUATION.sub(lambda m: " " * len(m.group(0)), text)
