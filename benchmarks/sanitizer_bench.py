@@ -10,8 +10,13 @@ Per-class set: benchmarks/data/secret_classes_labelled.jsonl (seeded generator b
 per class on the tuning half, the held-out half (disjoint templates and vendor formats) and the
 `fresh` split (templates written after tuning, never tuned on),
 false positives on its labelled negatives, and the share of clean real-code documents changed
-(HumanEval prompts + canonical solutions, MBPP solutions, SWE-bench Lite gold patches from
-../shared/data/benchmarks, and the CPython stdlib `.py` files). `--classes-only` runs just that part.
+(HumanEval prompts + canonical solutions, MBPP solutions, SWE-bench Lite gold patches from the
+benchmark files under `$SURROGATE_SHARED_DIR/data/benchmarks`, and the CPython stdlib `.py`
+files). `--classes-only` runs just that part and the context sets.
+
+Independent context sets: benchmarks/data/secret_contexts_labelled.jsonl (written apart from the
+rules, split into tune and held-out halves by template family and service) and, as more tuning
+data, secret_contexts_extra.jsonl: recall per class, tune beside held-out.
 
 `--compare-rev REV` also times the sanitizer as committed at git revision REV (its package
 extracted with `git archive`, run in a child process on the same documents, alternating with this
@@ -44,6 +49,8 @@ from surrogate_dagster.curation.sanitize import (PII_CATEGORIES, SECRET_CATEGORI
 
 CORPUS = ROOT / "benchmarks" / "data" / "secrets_labelled.jsonl"
 CLASSES = ROOT / "benchmarks" / "data" / "secret_classes_labelled.jsonl"
+CONTEXT_SETS = (ROOT / "benchmarks" / "data" / "secret_contexts_labelled.jsonl",
+                ROOT / "benchmarks" / "data" / "secret_contexts_extra.jsonl")
 
 
 def shared_benchmarks() -> Path:
@@ -122,6 +129,50 @@ def class_report(san: Sanitizer, show_misses: int = 0) -> dict:
         c, n = sum(a for a, _ in bench), sum(b for _, b in bench)
         print(f"  {'HumanEval+MBPP+SWE':20s} {c:4d} / {n:4d} = {c / max(1, n):.2%}")
     return {"recall": res, "clean": fp}
+
+
+def contexts_report(san: Sanitizer, show_misses: int = 0) -> dict:
+    """Per-class recall on the independent context sets, tune half beside held-out half.
+
+    `secret_contexts_labelled.jsonl` was written apart from the rules (its generator never ran the
+    sanitizer); its halves share no template family and no service. `secret_contexts_extra.jsonl`,
+    when present, is more tuning data from a second independent author. A negative counts as kept
+    when no secret-category finding lands on it (e-mail addresses and IPs in it are PII, redacted by
+    policy). Only tuning misses are ever printed."""
+    rows = []
+    for path in CONTEXT_SETS:
+        if path.exists():
+            rows += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    res: dict[tuple[str, str], list[int]] = {}
+    misses: list[dict] = []
+    for r in rows:
+        out = san.sanitize(r["text"])
+        if r["label"]:
+            ok = all(v not in out.text for v in r["secrets"])
+        else:
+            ok = not any(f.category in SECRET_CATEGORIES for f in out.findings)
+        cell = res.setdefault((r["class"], r["split"]), [0, 0])
+        cell[0] += ok
+        cell[1] += 1
+        if not ok and r["split"] == "tune":
+            misses.append(r)
+    print(f"\n== independent context sets ({', '.join(p.name for p in CONTEXT_SETS if p.exists())}; {len(rows)} rows)")
+    print(f"  {'class':20s} {'tune':>16s} {'held-out':>16s}")
+    tot = {sp: [0, 0] for sp in ("tune", "heldout")}
+    for cls in sorted({c for c, _ in res}, key=lambda c: (c == "negative", c)):
+        cells = []
+        for sp in ("tune", "heldout"):
+            k, n = res.get((cls, sp), [0, 0])
+            cells.append(f"{k / n:.3f} ({k}/{n})" if n else "-")
+            if cls != "negative":
+                tot[sp][0] += k
+                tot[sp][1] += n
+        print(f"  {cls:20s} {cells[0]:>16s} {cells[1]:>16s}")
+    print(f"  {'ALL POSITIVES':20s} " + " ".join(f"{tot[sp][0] / max(1, tot[sp][1]):.3f} ({tot[sp][0]}/{tot[sp][1]})".rjust(16)
+                                            for sp in ("tune", "heldout")))
+    for r in misses[:show_misses]:
+        print("  MISS", r["class"], r["context"], repr(r["text"][:200]))
+    return res
 
 
 def load_rows() -> list[dict]:
@@ -283,7 +334,9 @@ def main() -> None:
     ap.add_argument("--classes-only", action="store_true", help="only the per-class set and clean-code FP rate")
     ap.add_argument("--show-misses", type=int, default=0, help="print up to N tuning misses and clean-code FPs")
     args = ap.parse_args()
-    class_report(Sanitizer(SanitizerConfig(ner_model=None)), args.show_misses)
+    plain = Sanitizer(SanitizerConfig(ner_model=None))
+    class_report(plain, args.show_misses)
+    contexts_report(plain, args.show_misses)
     if args.classes_only:
         return
 

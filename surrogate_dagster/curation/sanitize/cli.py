@@ -8,7 +8,7 @@ add_user U X`, `cargo login X`, `poetry config http-basic.R U X`, `openssl passw
 case-sensitive short flags (`zip -P`, `smbclient -U user%X`, openssl `pass:X`, `snmpwalk -c X`),
 `user:X@host` arguments (`mysqlsh`, Impacket), build properties (`mvn -Drepo.password=X`) and Oracle
 `user/pass@host` logins. A password may hold `@`: in `user:X@host` and `user/X@db` the last `@`
-that a host follows ends it. A command continued over lines (`\`, PowerShell's backtick, cmd's `^`)
+that a host follows ends it. A command continued over lines (a trailing backslash, PowerShell's backtick, cmd's `^`)
 is read as one line.
 
 A value is taken only when it is not a placeholder or variable (`$PASS`, `${X}`, `<token>`,
