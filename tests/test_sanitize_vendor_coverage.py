@@ -259,6 +259,11 @@ CASES: dict[str, tuple[str, str]] = {
         _gen(52, "FLWSECK-", (AN, 32), "-X"),
         "FLWSECK-EXAMPLE-X",
     ),
+    "pubnub_key": ("pub-c-" + _uuid(54), "pub-c-style publishing"),
+    "bitbucket_dc_token": (_gen(55, "BBDC-", (AN + "+/@", 44)), "BBDC-shortname"),
+    "checkout_key": ("sk_test_" + _uuid(56), "sk_test_" + _uuid(56)[:20] + " (truncated)"),
+    "fullstory_key": (_gen(57, "na1.", (B64, 100)), "na1.fullstory.com is the data centre host"),
+    "midtrans_server_key": (_gen(58, "SB-Mid-server-", (URL, 24)), "SB-Mid-server-key goes in the env file"),
     "dropbox_long_lived_token": (
         _gen(53, (AN, 11), "AAAAAAAAAA", (URL, 43)),
         "padding = 'AAAAAAAAAA' * 4",
@@ -273,6 +278,9 @@ CASES.update({
     "launchdarkly_key#mob": ("mob-" + _uuid(73), "mob-programming-session-notes"),
     "launchdarkly_key#api": ("api-" + _uuid(74), "rest-api-" + _uuid(74) + " and api-gateway"),
     "lob_key#test": (_gen(75, "test_pub_", (HEX, 31)), "test_publishes_the_event = True"),
+    "pubnub_key#sub": ("sub-c-" + _uuid(78), "sub-c-section of the manual"),
+    "pubnub_key#sec": (_gen(79, "sec-c-", (AN, 48)), "sec-c-levels = 3"),
+    "checkout_key#sbox": (_gen(80, "sk_sbox_", ("abcdefghijklmnopqrstuvwxyz234567", 26), "#"), "sk_sbox_settings = {}"),
     "gocardless_token#live": (_gen(76, "live_", (URL, 40)),
                               "live_migration_should_keep_connections_open_always = 1"),
 })

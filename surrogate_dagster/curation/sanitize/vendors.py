@@ -176,6 +176,19 @@ _MORE_RULES: tuple[Rule, ...] = (
     # Dropbox long-lived tokens: 11 characters, ten `A`s, then 43 url-safe characters
     _v("dropbox_long_lived_token", SAAS, "SECRET_DROPBOX_TOKEN", r"[A-Za-z0-9]{11}AAAAAAAAAA[A-Za-z0-9_-]{43}",
        ("aaaaaaaaaa",), right=_RD, long_run=True),
+    # PubNub publish/subscribe keys (`pub-c-`/`sub-c-` + UUID) and secret keys (`sec-c-` + 48)
+    _v("pubnub_key", SAAS, "SECRET_PUBNUB_KEY", r"pub-c-" + _UUID, ("pub-c-",), left=_LD, right=_RD),
+    _v("pubnub_key", SAAS, "SECRET_PUBNUB_KEY", r"sub-c-" + _UUID, ("sub-c-",), left=_LD, right=_RD),
+    _v("pubnub_key", SAAS, "SECRET_PUBNUB_KEY", r"sec-c-[A-Za-z0-9]{48}", ("sec-c-",), entropy=3.5, left=_LD),
+    _v("bitbucket_dc_token", VCS, "SECRET_BITBUCKET_TOKEN", r"BBDC-[A-Za-z0-9+/@_-]{40,50}", ("bbdc-",),
+       entropy=3.5, right=r"(?![A-Za-z0-9+/@_=-])"),
+    # Checkout.com secret keys: `sk_[test_|sbox_]` + UUID (v1) or `sk_sbox_` + 26 base32 + a check character
+    _v("checkout_key", SAAS, "SECRET_CHECKOUT_KEY",
+       r"sk_(?:(?:test_|sbox_)?" + _UUID + r"|sbox_[a-z2-7]{26}[a-z2-7*#$=])", ("sk_",), right=_RD),
+    _v("fullstory_key", SAAS, "SECRET_FULLSTORY_KEY", r"na1\.[A-Za-z0-9+/]{100}={0,2}", ("na1.",), entropy=4.0,
+       right=_B),
+    _v("midtrans_server_key", SAAS, "SECRET_MIDTRANS_KEY", r"(?:SB-)?Mid-server-[A-Za-z0-9_-]{24}", ("mid-server-",),
+       entropy=3.0, left=_LD, right=_RD),
     # Cloudinary URLs carry `api_key:api_secret`: the pair is replaced, the cloud name kept
     Rule("cloudinary_url", SAAS, "SECRET_CLOUDINARY_KEY", r"cloudinary://(\d{15}:[A-Za-z0-9_-]{27})@",
          ("cloudinary://",), group=1, entropy=3.0),
