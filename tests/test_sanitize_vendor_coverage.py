@@ -17,8 +17,6 @@ from surrogate_dagster.curation.sanitize.validators import has_token_run, shanno
 from surrogate_dagster.curation.sanitize.vendors import VENDOR_RULES
 
 HEX = "0123456789abcdef"
-LHEX = HEX
-UHEX = "0123456789ABCDEF"
 AN = string.ascii_letters + string.digits
 LAN = string.ascii_lowercase + string.digits
 UAN = string.ascii_uppercase + string.digits
@@ -37,7 +35,7 @@ def _gen(seed: int, *parts) -> str:
 
 
 def _uuid(seed: int) -> str:
-    return _gen(seed, (LHEX, 8), "-", (LHEX, 4), "-", (LHEX, 4), "-", (LHEX, 4), "-", (LHEX, 12))
+    return _gen(seed, (HEX, 8), "-", (HEX, 4), "-", (HEX, 4), "-", (HEX, 4), "-", (HEX, 12))
 
 
 CONTEXTS = (

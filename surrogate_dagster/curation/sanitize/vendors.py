@@ -23,6 +23,7 @@ def _v(id_: str, cat: str, tag: str, body: str, keywords: tuple[str, ...], entro
        left: str = _L, right: str = _R, **kw) -> Rule:
     return Rule(id_, cat, tag, left + body + right, keywords, entropy=entropy, **kw)
 
+
 _UP, _LO, _DG = re.compile(r"[A-Z]"), re.compile(r"[a-z]"), re.compile(r"[0-9]")
 
 
@@ -62,7 +63,7 @@ def _hex_mix(v: str) -> bool:
 _B64 = r"(?<![A-Za-z0-9+/])"  # start of a base64-alphabet token
 _UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 
-# Formats added from the public secret-scanning catalogues (gitleaks, trufflehog, Nosey Parker,
+# Formats from the public secret-scanning catalogues (gitleaks, trufflehog, Nosey Parker,
 # GitHub's supported patterns, Microsoft's identifiable-key signatures): each has a literal
 # prefix, a fixed structure or a signature at a fixed offset, so it needs no keyword context.
 # A keyword drops a prefix's leading e/o/t/n/r/l where the rest is still distinctive (`ive_` for
