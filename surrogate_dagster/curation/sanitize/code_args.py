@@ -38,7 +38,12 @@ _PASSWORD_ARG: dict[str, int] = {
                      "auth", "crammd5auth"), 1),
     **dict.fromkeys(("getconnection", "pdo", "mysqli_connect", "mysqli", "mysql_connect", "connect", "plainauth"), 2),
 }
-_CALL = re.compile(r"(?P<name>[A-Za-z_][\w]*)[ \t]*(?:=[ \t]*)?\(")
+# every name in `_PASSWORD_ARG` holds one of these stems: the regex runs on the lower-cased text and
+# starts only where a stem does (a plain identifier-then-paren regex enters at every word), and the
+# whole name is then read backwards from the stem
+_CALL = re.compile(r"(?:auth|login|bind|credential|connect|pdo|mysqli)\w*[ \t]*(?:=[ \t]*)?\(")
+_NAME_BACK = re.compile(r"[A-Za-z_][\w]*\Z")
+_NAME = re.compile(r"\w+")
 # `connect(host, port, user, password)` when the second argument is a port number
 _PORT_ARG = re.compile(r"\d{2,5}")
 _GO_DSN = re.compile(r"""["'`][\w.-]{1,64}:(?P<v>[^\s"'`]{1,128})@(?:tcp|tcp6|udp|unix)\(""")
@@ -109,8 +114,9 @@ def detect_credential_arguments(text: str, lower: str) -> Iterator[Candidate]:
                 yield Candidate(m.start("v"), m.end("v"), PASSWORDS, "SECRET_PASSWORD", "go_mysql_dsn", 3)
     if not any(h in lower for h in _HINT):
         return
-    for m in _CALL.finditer(text):
-        name = m.group("name").lower()
+    for m in _CALL.finditer(lower):
+        head = _NAME_BACK.search(lower, max(0, m.start() - 40), m.start())
+        name = (head.group(0) if head else "") + _NAME.match(lower, m.start()).group(0)
         idx = _PASSWORD_ARG.get(name)
         if idx is None:
             continue

@@ -45,7 +45,7 @@ _ALL_RULES: tuple[Rule, ...] = RULES + VENDOR_RULES
 # Detectors whose decision reads context at a distance (a keyword up to 60 characters before,
 # `version`/`public` look-behinds, `-H "` before a header): a replacement elsewhere can change it.
 _CONTEXT_SENSITIVE = (detect_phones, detect_ids, detect_ips, detect_high_entropy_strings,
-                      detect_credentials_in_context, detect_cli_credentials, detect_wallets, detect_random_values)
+                      detect_credentials_in_context, detect_cli_credentials, detect_wallets)
 
 
 @dataclass(frozen=True)

@@ -46,15 +46,13 @@ _PUBLIC_WORD = re.compile(r"(?i)public|publishable|pub[_-]?key|ssh-(?:rsa|ed2551
 # (whole words or name parts: `API_KEY`, `apiKey`, `--body`, but not `AutoTokenizer`, `monkey`)
 _CRED_WORD = re.compile(r"(?<![A-Za-z])(?i:api[ _-]?key|key|token|secret|passw(?:or)?d|passphrase|pwd|credentials?|"
                         r"bearer|auth)(?![a-z])|(?<=[a-z])(?:Key|Token|Secret|Password|Pwd|Credentials?)(?![a-z])|--body\b")
+_CLASS_RUNS = re.compile(r"[A-Z]+|[a-z]+|[0-9]+|[^A-Za-z0-9]+")
 _DOCKER_ENV = re.compile(r"(?:^|\n)[ \t]*(?:ENV|ARG)[ \t]+([A-Za-z_][A-Za-z0-9_]*)[ \t]+\Z")
 
 
 def class_changes(v: str) -> float:
     """Share of adjacent character pairs whose class (upper, lower, digit, other) differs."""
-    def cls(c: str) -> int:
-        return 0 if c.isupper() else 1 if c.islower() else 2 if c.isdigit() else 3
-    classes = [cls(c) for c in v]
-    return sum(a != b for a, b in zip(classes, classes[1:])) / max(1, len(v) - 1)
+    return (len(_CLASS_RUNS.findall(v)) - 1) / max(1, len(v) - 1)  # runs of one class, counted in C
 
 
 _SEGMENT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
@@ -87,7 +85,8 @@ def random_token(v: str) -> bool:
     if len(v) < 20 or alnum_classes(v) < 3:
         return False
     body = v.rstrip("=")
-    if (shannon_entropy(body) < 3.7 or class_changes(body) < 0.34 or word_share(body) >= 0.7
+    # cheapest tests first: most runs in code fail the class-change test
+    if (class_changes(body) < 0.34 or word_share(body) >= 0.7 or shannon_entropy(body) < 3.7
             or _SEQUENTIAL.search(v)):
         return False
     # standard base64 (`+` in it, or `=` padding) has `/` at random: only `._-` separate its parts
@@ -108,8 +107,11 @@ _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}
 def keyed_token(v: str) -> bool:
     """The looser shape test for a value a credential word introduces (`api key 52d7...`): also
     hex digests, UUIDs and two-class tokens, which `random_token` leaves to named assignments."""
-    if random_token(v):
-        return True
+    return random_token(v) or _loose_token(v)
+
+
+def _loose_token(v: str) -> bool:
+    """`keyed_token` without its `random_token` half."""
     if len(v) < 20 or looks_like_placeholder(v) or _SEQUENTIAL.search(v):
         return False
     if _HEX_RUN.fullmatch(v) or _UUID.fullmatch(v):
@@ -164,7 +166,7 @@ def detect_random_values(text: str, lower: str) -> Iterator[Candidate]:
         before = text[line_start:s]
         if not random_token(v):
             # a looser shape, but only right after a credential word: `my api key is 52d7...`
-            if (keyed_token(v) and _CRED_WORD.search(before[-40:]) and not _PUBLIC_WORD.search(before[-60:])
+            if (_CRED_WORD.search(before[-40:]) and _loose_token(v) and not _PUBLIC_WORD.search(before[-60:])
                     and _operator_name(text, s)[1] == ""):
                 yield Candidate(s, e, PASSWORDS, "SECRET_TOKEN", "random_value", 1)
             continue

@@ -231,7 +231,17 @@ def decode_b64_text(run: str) -> str | None:
 CONTINUATION = re.compile(r"[\\`^]\r?\n")
 
 
+_joined: dict[int, tuple[str, str]] = {}  # id -> (text, joined): the last few texts (two detectors ask)
+
+
 def join_continuations(text: str) -> str:
     """`text` with each line continuation blanked to spaces of the same length, so one command
     reads as one line and every offset still points at the same character of the original."""
-    return CONTINUATION.sub(lambda m: " " * len(m.group(0)), text)
+    hit = _joined.get(id(text))
+    if hit is not None and hit[0] is text:
+        return hit[1]
+    out = CONTINUATION.sub(lambda m: " " * len(m.group(0)), text)
+    if len(_joined) >= 4:
+        _joined.clear()
+    _joined[id(text)] = (text, out)
+    return out
