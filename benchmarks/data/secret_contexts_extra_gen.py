@@ -1302,6 +1302,57 @@ def _(r):
     return (f"CREATE TABLE {r.choice(WORDS)}_users (\n  id BIGSERIAL PRIMARY KEY,\n  email CITEXT UNIQUE NOT NULL,\n  password_hash TEXT NOT NULL,\n  password_changed_at TIMESTAMPTZ,\n  failed_logins SMALLINT DEFAULT {r.randrange(0, 2)}\n);\n", [])
 
 
+@family("negative", "x_neg_helm_template_ref", "kubernetes")
+def _(r):
+    w = r.choice(WORDS)
+    return (f"            - name: {w.upper()}_DB_PASSWORD\n              value: {{{{ .Values.{w}.db.password | quote }}}}\n"
+            f"            - name: {w.upper()}_DB_HOST\n              value: {{{{ .Values.{w}.db.host }}}}\n", [])
+
+
+@family("negative", "x_neg_env_interpolation", "config")
+def _(r):
+    w = r.choice(WORDS)
+    return (f"datasource:\n  url: jdbc:postgresql://{host(r)}:5432/{w}\n  username: ${{{w.upper()}_DB_USER}}\n"
+            f"  password: ${{{w.upper()}_DB_PASSWORD:}}\n", [])
+
+
+@family("negative", "x_neg_doc_placeholders", "docs")
+def _(r):
+    tool = r.choice(["psql -h <host> -U <username> -d <database>", "mysql -h <host> -u <username> -p",
+                     "mongosh --host <host> -u <username> -p"])
+    return (f"To connect, run `{tool}` and enter your password when prompted. "
+            f"Replace `<username>` with the account from the {r.choice(WORDS)} onboarding email; "
+            "the password is never sent by email.\n", [])
+
+
+@family("negative", "x_neg_public_key_pem", "tls")
+def _(r):
+    # DER SubjectPublicKeyInfo header of an RSA-2048 key, then random modulus bytes.
+    spki = bytes.fromhex("30820122300d06092a864886f70d01010105000382010f00") + r.randbytes(270)
+    body = b64(spki)
+    lines = "\n".join(body[i:i + 64] for i in range(0, len(body), 64))
+    return (f"# {r.choice(WORDS)} webhook verification key (public)\n-----BEGIN PUBLIC KEY-----\n{lines}\n-----END PUBLIC KEY-----\n", [])
+
+
+@family("negative", "x_neg_authorized_keys", "ssh")
+def _(r):
+    blob = b64(b"\x00\x00\x00\x0bssh-ed25519\x00\x00\x00\x20" + r.randbytes(32))
+    return (f"ssh-ed25519 {blob} {user(r)}@{r.choice(WORDS)}-laptop\n", [])
+
+
+@family("negative", "x_neg_jwks_public", "oauth")
+def _(r):
+    key = {"kty": "RSA", "use": "sig", "kid": rand(r, 16, HEX), "alg": "RS256", "e": "AQAB",
+           "n": b64url(r.randbytes(256))}
+    return ('{"keys": [' + json.dumps(key) + "]}\n", [])
+
+
+@family("negative", "x_neg_configmap_binarydata", "kubernetes")
+def _(r):
+    text = f"welcome to {r.choice(WORDS)} {r.choice(WORDS)} support, hours 9-17 CET\n"
+    return (f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: motd\nbinaryData:\n  motd.txt: {b64(text)}\n", [])
+
+
 def build_rows(seed: int = SEED) -> list[dict]:
     r = random.Random(seed)
     rows: list[dict] = []
