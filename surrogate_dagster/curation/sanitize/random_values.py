@@ -27,6 +27,7 @@ from typing import Iterator
 
 from .detectors import Candidate
 from .patterns import PASSWORDS
+from .placeholders import PLACEHOLDER_RE
 from .validators import alnum_classes, decode_b64_text, has_token_run, looks_like_placeholder, shannon_entropy
 
 # `=` only as base64 padding at the end: inside a run it is an assignment (`NAME=value`)
@@ -137,8 +138,8 @@ def _operator_name(text: str, start: int) -> tuple[str | None, str]:
             k = j - 2
         else:
             lt = text.rfind("<", max(0, j - 80), j)
-            if lt < 0 or text[lt + 1:lt + 2] in "/!?":
-                return None, ""
+            if lt < 0 or text[lt + 1:lt + 2] in "/!?" or PLACEHOLDER_RE.match(text, lt):
+                return None, ""  # a closing tag, a comment, or a placeholder (`<SECRET_TOKEN_1> X`)
             tag = re.match(r"[A-Za-z][\w:.-]*", text[lt + 1:j - 1])
             return (tag.group(0) if tag else None), "xml"
     elif op in "=:":
@@ -151,6 +152,21 @@ def _operator_name(text: str, start: int) -> tuple[str | None, str]:
         k -= 1
     m = _NAME_BACK.search(text, max(0, k - 61), k)
     return (m.group(0) if m else ""), op
+
+
+def _introduced(before: str) -> bool:
+    """Whether a credential word stands in the 40 characters before a value on its line (`my api
+    key is `, `--body `, `ENV ABBYSALE_KEY `). A redaction placeholder ends that window: the word
+    before `token = "<SECRET_TOKEN_1>" X` introduced the redacted value, and a second pass over
+    sanitized text must find what the first found, no more."""
+    window = before[-40:]
+    if ">" in window:  # a placeholder ends in the window (it may start before it)
+        last = None
+        for last in PLACEHOLDER_RE.finditer(before, max(0, len(before) - 120)):
+            pass
+        if last is not None:
+            window = before[max(last.end(), len(before) - 40):]
+    return _CRED_WORD.search(window) is not None
 
 
 def detect_random_values(text: str, lower: str) -> Iterator[Candidate]:
@@ -166,7 +182,7 @@ def detect_random_values(text: str, lower: str) -> Iterator[Candidate]:
         before = text[line_start:s]
         if not random_token(v):
             # a looser shape, but only right after a credential word: `my api key is 52d7...`
-            if (_CRED_WORD.search(before[-40:]) and _loose_token(v) and not _PUBLIC_WORD.search(before[-60:])
+            if (_introduced(before) and _loose_token(v) and not _PUBLIC_WORD.search(before[-60:])
                     and _operator_name(text, s)[1] == ""):
                 yield Candidate(s, e, PASSWORDS, "SECRET_TOKEN", "random_value", 1)
             continue
@@ -184,6 +200,6 @@ def detect_random_values(text: str, lower: str) -> Iterator[Candidate]:
         if env is not None and not _NOT_SECRET_NAME.search(env.group(1)):
             yield Candidate(s, e, PASSWORDS, "SECRET_TOKEN", "random_value", 1)
             continue
-        if _CRED_WORD.search(before[-40:]):
+        if _introduced(before):
             yield Candidate(s, e, PASSWORDS, "SECRET_TOKEN", "random_value", 1)
 
