@@ -132,8 +132,10 @@ _PLACEHOLDER_WORDS = re.compile(  # matched on the lower-cased value
 def looks_like_placeholder(value: str) -> bool:
     """Template variables, obvious dummies and code references are not secrets."""
     v = value.strip()
-    if not v or v[0] in "${<" or v.startswith(("{{", "ENC[", "env.", "process.env", "os.environ")):
+    if not v or v[0] in "{<" or v.startswith(("{{", "ENC[", "env.", "process.env", "os.environ")):
         return True
+    if v[0] == "$" and _SHELL_REF.match(v):
+        return True  # $VAR, ${VAR}, $(cmd), $VAR/path; `$r3TEt_Q&@o` is a password that opens with `$`
     if v[0] == "%" and _PERCENT_FIELD.match(v):
         return True  # %(name)s, %{name}, %VAR% (a literal value may start with `%` too)
     if len(set(v)) <= 2 or _TEMPLATE_FIELD.search(v):
@@ -143,6 +145,7 @@ def looks_like_placeholder(value: str) -> bool:
 
 # `%VAR%` is a Windows variable when it is the whole value or an upper-case name (`%APPDATA%\x`);
 # `%f4S6yy%@D!HX` is a password that happens to hold two `%`
+_SHELL_REF = re.compile(r"\$(?:\{|\(|[A-Za-z_]\w*(?:$|[/.:\\\]\[\s\"'`,;)}-])|\d$)")
 _PERCENT_FIELD = re.compile(r"%(?:\(|\{|[A-Za-z_]\w*%$|[A-Z_][A-Z0-9_]*%|[sdrf]$)")
 # `{key_type}`, `${HOME}`, `%(name)s`, `{{ .Values.x }}`: template fields, filled in elsewhere
 _TEMPLATE_FIELD = re.compile(r"\{[A-Za-z_][\w.]{2,}\}|\$\{[A-Za-z_]\w*\}|%\([A-Za-z_]\w*\)[sd]|\{\{[^}]*\}\}")
