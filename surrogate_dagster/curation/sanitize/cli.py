@@ -30,13 +30,22 @@ _VAL = r"""(?P<v>"[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"'`|;&<>$-][^\s"'`|;]*)"""
 # `re` jumps between occurrences of that literal; a rule runs only when its name starts a word
 # somewhere in the text (`_NAME_SCAN`, one pass for all names). Flags are those documented by each
 # tool's --help.
+# commands and options that read a secret from stdin: `--password-stdin`, sshfs `-o password_stdin`,
+# openconnect `--passwd-on-stdin`, `sudo -S`, `chpasswd`, `passwd --stdin`, `kinit` (reads the password)
+_STDIN_READERS = (r"--password-stdin|password_stdin|--passwd-on-stdin|--with-token|--token-stdin|--stdin-password|"
+                  r"\bsudo[ \t]+-S\b|\bchpasswd\b|--stdin\b|\bkinit\b")
 _LOGIN_P = r"[^\n]{0,120}?\blogin\b[^\n]{0,200}?[ \t]-p[ \t]*"
 _CMD_TABLE: tuple[tuple[tuple[str, ...], str, bool, str, int], ...] = (
     (("docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras", "crane", "regctl", "az", "cf", "oc", "heroku"),
      _LOGIN_P, False, "cli_short_flag", 4),
     (("ldap",), r"(?:search|modify|add|delete|passwd|whoami|compare|modrdn)\b[^\n]{0,200}?[ \t]-w[ \t]*", False,
      "cli_short_flag", 4),
-    (("redis-cli",), r"\b[^\n]{0,200}?[ \t]-a[ \t]*", False, "cli_short_flag", 4),
+    (("redis-cli", "redis-benchmark", "valkey-cli", "valkey-benchmark", "keydb-cli"), r"\b[^\n]{0,200}?[ \t]-a[ \t]*",
+     False, "cli_short_flag", 4),
+    # `iwconfig wlan0 key s:PASSPHRASE` (a hex WEP key follows `key` without `s:`)
+    (("iwconfig",), r"\b[^\n]{0,200}?[ \t]key[ \t]+s:", False, "cli_short_flag", 4),
+    # ApacheBench `ab -A user:password`
+    (("ab",), r"[ \t](?:[^\n]{0,200}?[ \t])?-A[ \t]+[^\s:]+:", True, "cli_short_flag", 4),
     (("smbclient", "rpcclient", "net"), r"\b[^\n]{0,120}?[ \t]-u[ \t]*[^\s%]+%(?=\S)", False, "cli_short_flag", 4),
     (("mongo",), r"(?:sh|dump|restore|import|export|stat|top)?\b[^\n]{0,200}?[ \t]-p[ \t]*", False, "cli_short_flag", 4),
     (("useradd", "usermod"), r"\b[^\n]{0,120}?[ \t]-p[ \t]*", False, "cli_short_flag", 4),
@@ -62,7 +71,7 @@ _CMD_TABLE: tuple[tuple[tuple[str, ...], str, bool, str, int], ...] = (
     (("snmp",), r"\w*\b[^\n]{0,200}?[ \t]-[AXc][ \t]*", True, "cli_short_flag", 4),
     # a secret written into a command's stdin: `echo X | docker login --password-stdin`
     (("echo", "printf"), r"(?:[ \t]+-[neE]+)*(?:[ \t]+(?:\"%s\\?n?\"|'%s\\?n?'))?[ \t]+(?=[^\n|]{1,300}\|[^\n|]{0,200}?"
-     r"(?:--password-stdin|--with-token|--token-stdin|\bsudo[ \t]+-S\b|\bchpasswd\b|--stdin\b))", True, "cli_stdin", 4),
+     r"(?:" + _STDIN_READERS + r"))", True, "cli_stdin", 4),
     (("ipmitool", "mosquitto_pub", "mosquitto_sub", "mosquitto_rr"), r"\b[^\n]{0,200}?[ \t]-P[ \t]*", True,
      "cli_short_flag", 4),
     # PuTTY tools: `plink -pw PASSWORD`
@@ -161,8 +170,14 @@ def _compile_table():
 
 _CMD_RULES = _compile_table()
 # `cmd --with-token <<< X`: the here-string after a command that reads a secret from stdin
+# Any command: a user flag, then on the same line a short password flag. Tools agree on the pair
+# (`-u USER ... -p PASS`, `-l LOGIN -p PASS`, `-U USER -P PASS`, `--user U -w PASS`), where `-p` alone
+# is often a port: the user flag before it is what makes it a password. Numeric values are ports.
+_USER_THEN_PASS = re.compile(
+    r"(?<!\S)(?:-[ulU]|--user(?:name)?|--login)(?:=|[ \t]+)(?![-\s])[^\n]{1,200}?[ \t]-(?:[pPw](?:=|[ \t]+|(?=[^\s-]))|(?:pw|-pass(?:word)?)(?:=|[ \t]+))"
+    + _VAL)
 _HERESTRING = re.compile(r"<<<[ \t]*" + _VAL)
-_STDIN_CMD = re.compile(r"--password-stdin|--with-token|--token-stdin|\bsudo[ \t]+-S\b|\bchpasswd\b|--stdin\b")
+_STDIN_CMD = re.compile(_STDIN_READERS)
 # Oracle `user/password@host[:port][/service]` (sqlplus, expdp, `jdbc:oracle:thin:`)
 _ORACLE_HINTS = ("oracle", "sqlplus", "expdp", "impdp", "rman", "sqlldr", "1521", "tnsnames")
 # led by the `/` (a literal `re` skips to); the user name before it is checked by `_ORACLE_USER`
@@ -236,6 +251,12 @@ def detect_cli_credentials(text: str, lower: str, present: frozenset[str] | set[
         for rx, case, rule, min_len in _CMD_RULES[name]:
             for m in rx.finditer(text if case else lower):
                 yield from _yield_val(text, m, rule, min_len)
+    if " -" in text:
+        for m in _USER_THEN_PASS.finditer(text):
+            v, q = _strip(m.group("v"))
+            if not v.isdigit() and _ok(v, 6):
+                yield Candidate(m.start("v") + q, m.start("v") + q + len(v), PASSWORDS, "SECRET_PASSWORD",
+                                "cli_user_then_password", 3)
     if "<<<" in text:
         for m in _HERESTRING.finditer(text):
             if _STDIN_CMD.search(text, text.rfind("\n", 0, m.start()) + 1, m.start()):

@@ -236,6 +236,8 @@ def detect_assignments(text: str, lower: str) -> Iterator[Candidate]:
             continue  # `keyStr`, `KeyMeshing`: `key` must end the name to mean a credential
         if _NON_SECRET_SUFFIX.search(key) or _KEY_NOT_SECRET.match(key.lstrip("_.-")):
             continue
+        if ks and text[ks - 1] == ":" and _ARN_BACK.search(lower, max(0, ks - 120), ks):
+            continue  # `arn:aws:secretsmanager:REGION:ACCOUNT:secret:NAME`: an ARN names a secret
         # XML element <password>value</password>, also namespaced (<db:password>) and CDATA-wrapped
         tag_start = ks
         if ks > 1 and text[ks - 1] == ":":
@@ -298,6 +300,8 @@ def detect_assignments(text: str, lower: str) -> Iterator[Candidate]:
                     continue
                 vs, ve = bm.span(1)
         val = text[vs:ve]
+        if op == "," and _KEY_AFTER.match(text, ve + 1):
+            continue  # `"DB_PASSWORD", "valueFrom": ...`: the next JSON member's name, not a value
         if val.strip().lower() in (kw, key.lower()):
             continue  # `PASS = "PASS"`, `PASSWORD = "password"`: enum members, not secrets
         if not strong and not vq and ("(" in val or ")" in val):
@@ -311,6 +315,8 @@ def detect_assignments(text: str, lower: str) -> Iterator[Candidate]:
                 yield Candidate(m.start("val"), m.end("val"), PASSWORDS, "SECRET_PASSWORD", "comparison", 2)
 
 
+_KEY_AFTER = re.compile(r"[ \t]*:")
+_ARN_BACK = re.compile(r"\barn:[\w-]+:[\w-]+:[^\s\"']*\Z")
 _XML_NS_BACK = re.compile(r"[A-Za-z][\w.-]{0,30}\Z")
 # the rest of an opening tag after its name: attributes, then `>` (not `/>`: an empty element)
 _OPEN_TAG_REST = re.compile(r"""(?:[ \t]+[\w:.-]+[ \t]*=[ \t]*(?:"[^"<>\n]*"|'[^'<>\n]*'))+[ \t]*>""")
@@ -420,6 +426,7 @@ def detect_credentials_in_context(text: str, lower: str) -> Iterator[Candidate]:
 _SEQUENTIAL = re.compile(r"(?i)abcdefgh|01234567|qwertyui")
 _PUBLIC_NAME = re.compile(r"(?i)public|pub[_-]?key|publishable")
 _SRI_PREFIXES = ("sha1-", "sha256-", "sha384-", "sha512-")
+_JWK_PUBLIC_MEMBER = re.compile(r"\"(?:n|e|x|y|x5c|x5t|x5t#S256|kid)\"[ \t]*:[ \t]*\Z")
 _QUOTED_B64 = re.compile(r"([\"'])([A-Za-z0-9+/_-]{32,512}={0,2})\\?\1")
 
 
@@ -445,4 +452,6 @@ def detect_high_entropy_strings(text: str, lower: str) -> Iterator[Candidate]:
         line_start = text.rfind("\n", 0, m.start()) + 1
         if _PUBLIC_NAME.search(text, max(line_start, m.start() - 60), m.start()):
             continue  # public keys / publishable tokens are meant to be shared
+        if "\"kty\"" in text and _JWK_PUBLIC_MEMBER.search(text, max(0, q - 20), q):
+            continue  # the public members of a JSON Web Key (RSA modulus and exponent, EC coordinates)
         yield Candidate(m.start(2), m.end(2), PASSWORDS, "SECRET_HIGH_ENTROPY", "high_entropy_string", 1)

@@ -41,12 +41,16 @@ _NAME_BACK = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,60}\Z")
 _NOT_SECRET_NAME = re.compile(
     r"(?i)(?:^|[_.-]|(?<=[a-z]))(?:ids?|uuid|guid|hash|sha\d*|md5|digest|checksum|integrity|etag|commit|rev|revision|"
     r"version|nonce|salt|iv|signature_version|name|names|path|file|url|uri|href|src|image|tag|ref|slug|handle|"
-    r"publishable|public|pub|pubkey|cert|certificate|fingerprint|thumbprint|kid|signature|color|font|class|style)$")
-_PUBLIC_WORD = re.compile(r"(?i)public|publishable|pub[_-]?key|ssh-(?:rsa|ed25519|dss)|ecdsa-sha2")
+    r"publishable|public|pub|pubkey|cert|certificate|fingerprint|thumbprint|kid|signature|accept|stream|color|font|"
+    r"class|style|checkpoint|model|repo)$")
+_PUBLIC_WORD = re.compile(r"(?i)public|publishable|pub[_-]?key|ssh-(?:rsa|ed25519|dss)|ecdsa-sha2|fingerprint|"
+                          r"\b(?:sha\d{1,3}|md5)[:=-]\Z")
 # credential words that may stand before a value with no operator (`api key is X`, `--body X`)
 # (whole words or name parts: `API_KEY`, `apiKey`, `--body`, but not `AutoTokenizer`, `monkey`)
 _CRED_WORD = re.compile(r"(?<![A-Za-z])(?i:api[ _-]?key|key|token|secret|passw(?:or)?d|passphrase|pwd|credentials?|"
-                        r"bearer|auth)(?![a-z])|(?<=[a-z])(?:Key|Token|Secret|Password|Pwd|Credentials?)(?![a-z])|--body\b")
+                        r"bearer|auth)(?![a-z])|(?<=[a-z])(?:Key|Token|Secret|Password|Pwd|Credentials?)(?![A-Za-z])|--body\b")
+# another flag between the credential word and the value: the word belonged to that flag's value
+_OTHER_FLAG = re.compile(r"(?<!\S)--?[A-Za-z]")
 _CLASS_RUNS = re.compile(r"[A-Z]+|[a-z]+|[0-9]+|[^A-Za-z0-9]+")
 _DOCKER_ENV = re.compile(r"(?:^|\n)[ \t]*(?:ENV|ARG)[ \t]+([A-Za-z_][A-Za-z0-9_]*)[ \t]+\Z")
 
@@ -67,7 +71,7 @@ def word_share(v: str) -> float:
 
 _PARTS = re.compile(r"[._/-]")
 _B64_PARTS = re.compile(r"[._-]")
-_CAMEL_WORDS = re.compile(r"(?:[a-z]{2,}|[A-Z]{0,3}[A-Z][a-z]{2,})(?:[A-Z]{0,3}[A-Z][a-z]{2,})*")
+_CAMEL_WORDS = re.compile(r"(?:[a-z]{2,}|[A-Z]{0,3}[A-Z][a-z]{2,})(?:[A-Z]{0,3}[A-Z][a-z]{2,})*[A-Z]{0,4}")
 
 
 def _word_part(p: str) -> bool:
@@ -83,8 +87,8 @@ def mean_segment(v: str) -> float:
 
 def random_token(v: str) -> bool:
     """Whether `v` is shaped like a generated credential (see the module docstring)."""
-    if len(v) < 20 or alnum_classes(v) < 3:
-        return False
+    if len(v) < 20 or alnum_classes(v) < 3 or v[:2] in ("0x", "0X"):
+        return False  # (a hex number literal is code)
     body = v.rstrip("=")
     # cheapest tests first: most runs in code fail the class-change test
     if (class_changes(body) < 0.34 or word_share(body) >= 0.7 or shannon_entropy(body) < 3.7
@@ -119,7 +123,7 @@ def _loose_token(v: str) -> bool:
         return shannon_entropy(v.replace("-", "")) >= 3.2
     parts = _PARTS.split(v.rstrip("="))
     return (alnum_classes(v) >= 2 and any(c.isdigit() for c in v) and shannon_entropy(v) >= 3.5 and class_changes(v) >= 0.25
-            and word_share(v) < 0.7 and not any(map(_word_part, parts))
+            and word_share(v) < 0.7 and mean_segment(v) < 3.2 and not any(map(_word_part, parts))
             and decode_b64_text(v.rstrip("=").replace("-", "+").replace("_", "/")) is None)
 
 
@@ -166,7 +170,10 @@ def _introduced(before: str) -> bool:
             pass
         if last is not None:
             window = before[max(last.end(), len(before) - 40):]
-    return _CRED_WORD.search(window) is not None
+    last = None
+    for last in _CRED_WORD.finditer(window):
+        pass
+    return last is not None and _OTHER_FLAG.search(window, last.end()) is None
 
 
 def detect_random_values(text: str, lower: str) -> Iterator[Candidate]:
