@@ -149,6 +149,12 @@ _CMD_TABLE: tuple[tuple[tuple[str, ...], str, bool, str, int], ...] = (
     (("net",), r"[ \t]+user[ \t]+[^\s/*]+[ \t]+(?=[^\s/*][^\n]*?/(?:add|domain)\b)", False, "cli_positional", 6),
     (("vault",), r"[ \t]+login(?:[ \t]+-[\w-]+(?:=\S+)?)*[ \t]+(?![\w.-]+=)", True, "cli_positional", 8),
     (("rabbitmqctl",), r"[ \t]+(?:add_user|change_password)[ \t]+\S+[ \t]+", True, "cli_positional", 8),
+    # a credential fed to an encoder: `printf '%s' 'user:pass' | base64`, `echo -n 'PW' | xxd -p`
+    (("echo", "printf"), r"(?:[ \t]+-[neE]+)*(?:[ \t]+(?:\"%s\\?n?\"|'%s\\?n?'))?[ \t]+(?=[^\n|]{1,300}\|[ \t]*"
+     r"(?:base64|xxd|od|hexdump|openssl[ \t]+(?:base64|enc))\b)", True, "cli_encoded", 8),
+    # HashiCorp Vault KV writes: `vault kv put PATH key=VALUE`
+    (("vault",), r"[ \t]+kv[ \t]+(?:put|patch)\b(?:[ \t]+-[\w-]+(?:=\S+)?)*[ \t]+\S+[ \t]+[\w.-]+=", True,
+     "cli_positional", 6),
     # `<tool> config set <credential name> <value>` and tools whose arguments are name/value words
     (("nmcli", "rclone"), r"\b[^\n]{0,120}?[ \t](?!-)[\w.:/-]*(?:password|passwd|secret|token|psk)[\w.-]*[ \t]+", False,
      "cli_config_set", 6),
@@ -234,6 +240,8 @@ def _yield_val(text: str, m: re.Match, rule: str, min_len: int = 4) -> Iterator[
     v, q = _strip(text[m.start("v"):m.end("v")])
     if rule == "cli_userinfo":  # `user:PASSWORD@host`: the password may hold `@`, the last one ends it
         v = v[:v.rfind("@")]
+    if rule == "cli_encoded" and (" " in v or (":" not in v and char_classes(v) < 3)):
+        return  # `echo 'hello world' | base64`: text, where a credential is one token (`user:pw`, `Xk9#q..`)
     if _ok(v, min_len):
         yield Candidate(m.start("v") + q, m.start("v") + q + len(v), PASSWORDS, "SECRET_PASSWORD", rule, 3)
 

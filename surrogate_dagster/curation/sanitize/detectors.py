@@ -100,6 +100,8 @@ _KEY_CH = r"[A-Za-z0-9_.-]"
 _ASSIGN_TAIL = re.compile(
     r"(?P<kq>\\?[\"'`])?(?:\s*\])?[ \t]*(?P<op>:=|::=|:::=|=>|===?|!==?|\?\?=|\?=|\.=|\|\||=|:|,|\((?=[ \t]*\\?[\"'`])|[ \t](?=[ \t]*@?\\?[\"'`]))"
     r"[ \t]*(?:\[\]\s*)?@?(?:[bBrRuU]{1,2}(?=[\"']))?(?P<vq>\\?[\"'`])?")
+_QVAL_PLAIN = {"\"": re.compile(r"((?:[^\"\\\n]|\\[^\n])*)\""), "'": re.compile(r"((?:[^'\\\n]|\\[^\n])*)'"),
+               "`": re.compile(r"([^`\n]*)`")}
 _QVAL = {"\"": re.compile(r"((?:[^\"\\\n]|\\(?!\"|n))*)\\?\""), "'": re.compile(r"((?:[^'\\\n]|\\(?!'|n))*)\\?'"),
          "`": re.compile(r"([^`\n]*)`")}
 _CALL = re.compile(r"[A-Za-z_][\w.]*[(\[]")
@@ -144,8 +146,11 @@ def _value_ok(value: str, strong: bool, quoted: bool, bare_key: bool = False, ba
                 and (char_classes(v) >= 2 or len(v) >= 12))
     if " " in v or v.lower().startswith(("http://", "https://", "file:")):
         return False
-    return (len(v) >= 8 and shannon_entropy(v) >= 3.0 and char_classes(v) >= 2
+    return (len(v) >= 8 and shannon_entropy(v) >= 3.0 and char_classes(v) >= 2 and _CALL_EXPR.fullmatch(v) is None
             and (_CODE_REF.match(v) is None or quoted and _dotted_passphrase(v)))
+
+
+_CALL_EXPR = re.compile(r"[A-Za-z_][\w.]*\(.*\)")  # `google.auth.default()`: code quoted in prose
 
 
 # first parts of dotted names that are code, not words of a passphrase
@@ -278,8 +283,11 @@ def detect_assignments(text: str, lower: str) -> Iterator[Candidate]:
         if op == "," and not (t.group("kq") and t.group("vq")):
             continue  # `"api_token", "value"` only: a bare comma is too common
         vq = t.group("vq")
+        block = False
         if vq:
-            qm = _QVAL[vq[-1]].match(text, t.end())
+            # an escaped opening quote (`\"password\": \"x\"`) is closed by an escaped one; inside
+            # a plain literal `\'` is an escaped quote of the value (`'k\'bALt9'`)
+            qm = (_QVAL if len(vq) == 2 else _QVAL_PLAIN)[vq[-1]].match(text, t.end())
             if qm is None:
                 continue
             vs, ve = qm.span(1)
@@ -295,18 +303,19 @@ def detect_assignments(text: str, lower: str) -> Iterator[Candidate]:
             while ve > vs and text[ve - 1] in ")]},;>:":
                 ve -= 1  # closing punctuation of the surrounding code, not the value
             if op == ":" and text[vs:ve] in _YAML_BLOCK:
-                bm = _YAML_BLOCK_LINE.match(text, ve)  # `password: >-` then the value on an indented line
+                bm = _YAML_BLOCK_LINE.match(text, ve)  # `password: >-` then the value on indented lines
                 if bm is None:
                     continue
-                vs, ve = bm.span(1)
-        val = text[vs:ve]
+                vs, ve = bm.start(2), bm.end(3) if bm.group(3) else bm.end(2)
+                block = True  # a block scalar is literal text: no code reference can stand there
+        val = text[vs:ve] if not block else bm.group(2)
         if op == "," and _KEY_AFTER.match(text, ve + 1):
             continue  # `"DB_PASSWORD", "valueFrom": ...`: the next JSON member's name, not a value
         if val.strip().lower() in (kw, key.lower()):
             continue  # `PASS = "PASS"`, `PASSWORD = "password"`: enum members, not secrets
         if not strong and not vq and ("(" in val or ")" in val):
             continue  # `=None).to_string()`: an expression
-        if _value_ok(val, strong, bool(vq), bare_key, bare_auth):
+        if _value_ok(val, strong, bool(vq) or block, bare_key, bare_auth):
             yield Candidate(vs, ve, PASSWORDS, "SECRET_PASSWORD" if strong else "SECRET_TOKEN", "assignment", 2)
     if "==" in text or "!=" in text:
         for m in _REVERSED.finditer(text):
@@ -324,7 +333,10 @@ _OPEN_TAG_REST = re.compile(r"""(?:[ \t]+[\w:.-]+[ \t]*=[ \t]*(?:"[^"<>\n]*"|'[^
 _LOOKUP_CALL = re.compile(r"(?:^|[._])(?:get|read|fetch|load|lookup|retrieve|find|has|delete|del|remove|describe|"
                           r"resolve|access|revoke|rotate|list|require)(?:_|(?=[A-Z]))", re.I)
 _YAML_BLOCK = frozenset({"|", "|-", "|+", ">", ">-", ">+"})
-_YAML_BLOCK_LINE = re.compile(r"[ \t]*\r?\n[ \t]+([^\s\"'`]{4,200})[ \t]*(?:\r?\n|\Z)")
+# the first indented line of a block scalar, then any further lines at the same indent (a folded
+# token split over lines)
+_YAML_BLOCK_LINE = re.compile(r"[ \t]*\r?\n([ \t]+)([^\s\"'`]{4,200})[ \t]*(?=\r?\n|\Z)"
+                              r"((?:\r?\n\1[^\s\"'`#][^\s]{0,200}[ \t]*(?=\r?\n|\Z))*)")
 _REVERSED = re.compile(r"([\"'])(?P<val>[^\"'\n]{4,200})\1\s*(?:===?|!==?)\s*(?P<key>[A-Za-z0-9_.]{2,60})")
 
 # The password runs to the last `@` of the authority (`https://u:p@ss@host/` has password `p@ss`;

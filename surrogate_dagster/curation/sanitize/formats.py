@@ -28,6 +28,9 @@ through a decoding call.
 - BIP32 extended private keys (`xprv`/`yprv`/`zprv`/`tprv`, 111 base58 characters);
 - byte-array literals of 16+ hex bytes (`{0x3f, 0x9a, ...}`) on a line that names a key, secret
   or password;
+- SMTP AUTH transcripts: the client's answer to the base64 `Password:` prompt of AUTH LOGIN, and
+  the AUTH PLAIN argument (base64 of `\\0user\\0password`);
+- LDIF password attributes (`userPassword:: <base64>`, `{SSHA}` hashes, Samba and AD hashes);
 - JSON Web Keys (RFC 7517/7518): the private members `d`, `p`, `q`, `dp`, `dq`, `qi` and the
   symmetric `k` of an object carrying `"kty"`.
 """
@@ -81,6 +84,15 @@ _XPRV = re.compile(r"[xyzt](?<![1-9A-Za-z][xyzt])prv[1-9A-HJ-NP-Za-km-z]{104,108
 _BYTE_ARRAY = re.compile(r"0x[0-9a-fA-F]{2}(?:[ \t]*,[ \t]*(?:\r?\n[ \t]*)?0x[0-9a-fA-F]{2}){15,}")
 _KEY_NAME = re.compile(r"(?i)key|secret|passw|token|psk|salt")
 _JWK_MEMBER = re.compile(r"\"(?:d|p|q|dp|dq|qi|k)\"[ \t]*:[ \t]*\"(?P<v>[A-Za-z0-9_-]{16,})\"")
+
+
+# SMTP: the client line after the server's base64 `Password:` prompt (AUTH LOGIN), and AUTH PLAIN's
+# base64 of `authzid\0user\0password` (RFC 4954, RFC 4616)
+_SMTP_AUTH = re.compile(r"334[ \t]+UGFzc3dvcmQ6[ \t]*\r?\n(?:[ \t]*C:)?[ \t]*(?P<v>[A-Za-z0-9+/]{4,}={0,2})(?=[ \t]*(?:\r?\n|\Z))"
+                        r"|\bAUTH[ \t]+PLAIN[ \t]+(?P<p>[A-Za-z0-9+/]{8,}={0,2})(?![A-Za-z0-9+/=])")
+# LDIF password attributes (`userPassword:: <base64>`, `userPassword: {SSHA}...`, Samba/AD hashes)
+_LDIF_PASSWORD = re.compile(r"(?im)^(?:userPassword|unicodePwd|sambaNTPassword|sambaLMPassword|ipaNTHash|"
+                            r"krbPrincipalKey)::?[ \t]*(?P<v>\S+)")
 
 
 def _der_private_key(run: str) -> bool:
@@ -196,6 +208,14 @@ def detect_file_formats(text: str, lower: str) -> Iterator[Candidate]:
             steps = {b - a for a, b in zip(vals, vals[1:])}
             if len(set(vals)) >= len(vals) // 2 and len(steps) > 2:  # not a counting or constant test vector
                 yield Candidate(m.start(), m.end(), PASSWORDS, "SECRET_TOKEN", "key_byte_array", 3)
+    if "334" in text or "auth plain" in lower:
+        for m in _SMTP_AUTH.finditer(text):
+            g = "v" if m.group("v") else "p"
+            yield Candidate(m.start(g), m.end(g), PASSWORDS, "SECRET_PASSWORD", "smtp_auth", 3)
+    if "password:" in lower or "pwd:" in lower or "hash:" in lower or "key:" in lower:
+        for m in _LDIF_PASSWORD.finditer(text):
+            if not looks_like_placeholder(m.group("v")):
+                yield Candidate(m.start("v"), m.end("v"), PASSWORDS, "SECRET_PASSWORD", "ldif_password", 3)
     if "\"kty\"" in text:
         for m in _JWK_MEMBER.finditer(text):
             v = m.group("v")
