@@ -43,6 +43,7 @@ _NOT_SECRET_NAME = re.compile(
     r"version|nonce|salt|iv|signature_version|name|names|path|file|url|uri|href|src|image|tag|ref|slug|handle|"
     r"publishable|public|pub|pubkey|cert|certificate|fingerprint|thumbprint|kid|signature|accept|stream|color|font|"
     r"class|style|checkpoint|model|repo)$")
+_JWK_PUBLIC = frozenset({"n", "e", "x", "y", "x5c", "x5t", "kid"})
 _PUBLIC_WORD = re.compile(r"(?i)public|publishable|pub[_-]?key|ssh-(?:rsa|ed25519|dss)|ecdsa-sha2|fingerprint|"
                           r"\b(?:sha\d{1,3}|md5)[:=-]\Z")
 # credential words that may stand before a value with no operator (`api key is X`, `--body X`)
@@ -199,6 +200,8 @@ def detect_random_values(text: str, lower: str) -> Iterator[Candidate]:
         if name is not None and op:
             if name and _NOT_SECRET_NAME.search(name.strip("_.-")):
                 continue
+            if name in _JWK_PUBLIC and "\"kty\"" in text:
+                continue  # a JSON Web Key's public members (RSA modulus and exponent, EC coordinates)
             if op == ":" and s and text[s - 1] == ":" and not name:
                 continue
             yield Candidate(s, e, PASSWORDS, "SECRET_TOKEN", "random_value", 1)

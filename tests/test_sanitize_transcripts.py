@@ -1,0 +1,80 @@
+"""Secrets in transcripts and encoded forms (SMTP AUTH, LDIF, encoder pipes, vault kv), in
+commands by shape (a user flag then a password flag, stdin readers), and the look-alikes kept."""
+from __future__ import annotations
+
+import pytest
+
+from surrogate_dagster.curation.sanitize import SECRET_CATEGORIES, Sanitizer, SanitizerConfig
+
+PW = "Quartz#481lagoon"
+
+
+@pytest.fixture(scope="module")
+def san() -> Sanitizer:
+    return Sanitizer(SanitizerConfig(ner_model=None))
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("C: AUTH LOGIN\nS: 334 VXNlcm5hbWU6\nC: bWFyaWFAY29ycC5leGFtcGxl\nS: 334 UGFzc3dvcmQ6\nC: UXVhcnR6IzQ4MWxhZ29vbg==\n"
+     "S: 235 2.7.0 Authentication successful", "UXVhcnR6IzQ4MWxhZ29vbg=="),
+    ("> AUTH PLAIN AG1hcmlhAFF1YXJ0eiM0ODFsYWdvb24=\n< 235 ok", "AG1hcmlhAFF1YXJ0eiM0ODFsYWdvb24="),
+    ("dn: uid=maria,ou=people,dc=corp\nobjectClass: inetOrgPerson\nuserPassword:: UXVhcnR6IzQ4MWxhZ29vbg==\n",
+     "UXVhcnR6IzQ4MWxhZ29vbg=="),
+    ("dn: uid=ops,dc=corp\nuserPassword: {SSHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g=\n", "{SSHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g="),
+    ("$ printf '%s' 'ci_runner:Timber@939beacon' | base64\nY2lfcnVubmVyOlRpbWJlckA5MzliZWFjb24=", "ci_runner:Timber@939beacon"),
+    ("echo -n 'JYaW0NEvlQEtwhD7f20hnZ3Vuh8gSa' | xxd -p", "JYaW0NEvlQEtwhD7f20hnZ3Vuh8gSa"),
+    (f"vault kv put secret/ci/db password={PW}", PW),
+    (f"hydra -l administrator -p {PW} -t 4 rdp://10.0.0.7", PW),
+    (f"medusa -h 10.0.0.9 -u svc-orders -p {PW} -M ssh", PW),
+    (f"sometool --user deploy --timeout 30 -w '{PW}' run", PW),
+    (f"echo '{PW}' | sshfs ops@10.0.0.5:/data /mnt/data -o password_stdin,reconnect", PW),
+    (f'sudo openconnect vpn.corp.example --user=ops --passwd-on-stdin <<< "{PW}"', PW),
+    (f"echo '{PW}' | kinit svc@CORP.EXAMPLE", PW),
+    (f"valkey-cli -h cache --tls -a {PW} INFO", PW),
+    (f"sudo iwconfig wlan0 essid Lab key s:'{PW}'", PW),
+    (f"ab -n 100 -A svc:'{PW}' https://staging.corp.example/", PW),
+    ("module.exports = {\n  password: 'k\\'bALt9ZoB9FV7MXq',\n};", "bALt9ZoB9FV7MXq"),
+    ("smtp:\n  password: |-\n    copper.indigo.juniper40bJZ1H2\n  starttls: true\n", "copper.indigo.juniper40bJZ1H2"),
+    ("api:\n  secret_token: >-\n    KyzsOnFg4xarI6F3H_r-up8cUb1ErTHE\n    ZnVwX5lfiA5nYQnLqFWfDNJGhjaIFw40\n  tls: true\n",
+     "ZnVwX5lfiA5nYQnLqFWfDNJGhjaIFw40"),
+    (f'con = cx_Oracle.connect("JMARTINEZ", "{PW}", "ora.corp.example:1521/ORCLPDB1")', PW),
+    (f"const sequelize = new Sequelize('inventory', 'kpatel', '{PW}', {{ dialect: 'mysql' }});", PW),
+    (f'ftps = FTP_TLS("ftp.corp.example", "backup", "{PW}")', PW),
+    (f'conn = Connection(server, "cn=svc,dc=corp", "{PW}", auto_bind=True)', PW),
+    (f'let creds = Credentials::new("me@corp.example".to_owned(), "{PW}".to_owned());', PW),
+    (f"Net::SMTP.start('smtp.corp.example', 587, 'corp.example', 'me@corp.example', '{PW}', :login) do |smtp|", PW),
+    (f'$ok = ldap_bind($conn, "cn=portal,dc=corp", \'{PW}\');', PW),
+    (f"await login(page, 'maria@corp.example', '{PW}');", PW),
+    ('digest = hmac.new(b"9cf002939767f7393e82df4af6f89d96cc07c373", body, hashlib.sha256)',
+     "9cf002939767f7393e82df4af6f89d96cc07c373"),
+    ("const sig = crypto.createHmac('sha256', 'o8b3wwpTItNYWXMtFPhwY6cYit6k7BXf').update(b)",
+     "o8b3wwpTItNYWXMtFPhwY6cYit6k7BXf"),
+    ('token = jwt.encode(payload, "BlU2Yy1XzECn6uuHtnNYT43kmo_3Vts", algorithm="HS256")', "BlU2Yy1XzECn6uuHtnNYT43kmo_3Vts"),
+    (f'let opts = OptsBuilder::new().user(Some("app")).pass(Some("{PW}"));', PW),
+    (f'ds.setPassword("{PW}");', PW),
+    ('return {"username": "grafana", "password": "$r3TEt_QBv3qt&@o"}', "$r3TEt_QBv3qt&@o"),
+])
+def test_secret_is_redacted(san, text, secret):
+    assert secret not in san.sanitize(text).text
+
+
+@pytest.mark.parametrize("text", [
+    '"secrets": [{"name": "DB_PASSWORD", "valueFrom": "arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod/db-zwvTLP"}]',
+    "ED25519 key fingerprint is SHA256:6ANh1o1PH2YTTgIL8uJaHHVJLAQxCrPhvVqGWIL7Nk8.",
+    '{"keys": [{"kty": "RSA", "kid": "ac69c7fb4f364f83", "e": "AQAB", "n": '
+    '"jUOl2x6x_LWKlEIumcjVTGvD0Q3O6V5nTECN6WOiMWMTDu80Af_SO1eEr4wxnTy0QhLBteWa6xJbWJ73Rhl51d6h09FdM5NVBhgciyFiSorB"}]}',
+    "docker run -p 8080:80 -u 1000 nginx",
+    "ssh -p 2222 -l deploy bastion.corp.example",
+    "echo 'hello world' | base64",
+    "echo -n $PASSWORD | base64",
+    "docker login -u ci --password-stdin registry.corp.example",
+    "mysql -u root -p",
+    "group_order = 0x8CB91E82A3386D280F5D6F7E50E641DF152F7109ED5456B31F166E6CAC0425A7CF3AB6AF6B7FC3103B883202E9046565",
+    "aws s3api complete-multipart-upload --bucket b --key 'multipart/01' --upload-id "
+    "dfRtDYU0WWCCcH43C3WFbkRONycyCpTJJvxu2i5GYkZljF.Yxwh6XG7WfS2vC4to6HiV6Yjlx.cph0gtNBtJ8P3URCSbB7rjxI5iEwVDmgaXZOGgkk",
+    'Application Default Credentials (`google.auth.default()`).',
+    "smtp.login(user, password)",
+])
+def test_look_alike_is_kept(san, text):
+    out = san.sanitize(text)
+    assert not [f for f in out.findings if f.category in SECRET_CATEGORIES], out.text
