@@ -78,3 +78,46 @@ def test_secret_is_redacted(san, text, secret):
 def test_look_alike_is_kept(san, text):
     out = san.sanitize(text)
     assert not [f for f in out.findings if f.category in SECRET_CATEGORIES], out.text
+
+
+@pytest.mark.parametrize("text", [
+    f"htpasswd -b -c /etc/nginx/.htpasswd admin {PW}",
+    f"mysqladmin -u root password {PW}",
+    f"smbclient //fs01/share {PW} -U svc",
+    f"tool -pass {PW}",
+    f"consul kv put secret/db {PW}",
+    f"etcdctl user add root:{PW}",
+    f"rabbitmqctl authenticate_user admin {PW}",
+    f"pass insert -m web <<< {PW}",
+    f"netsh wlan set hostednetwork mode=allow ssid=lab key={PW}",
+    f"dotnet user-secrets set DbPassword {PW}",
+    f"doppler secrets set DB_PASSWORD {PW}",
+    f"gh secret set DB_PASSWORD -b'{PW}'",
+    f"glab variable set DB_PASS {PW}",
+    f"echo {PW} | docker secret create db_pw -",
+    f"ldappasswd -x -D cn=admin -w {PW} -s new uid=x",
+    f'smbpasswd -a user <<< "{PW}"',
+    f"echo -e '{PW}\\n{PW}' | passwd user",
+    f"neo4j-admin dbms set-initial-password {PW}",
+    f"redis-cli -h cache AUTH {PW}",
+    f"redis-cli -h cache AUTH default {PW}",
+    f"expdp hr/{PW} directory=d dumpfile=x.dmp",
+    f"curl -u :{PW} https://api.corp.example",
+    f"npm login --auth-type=legacy <<< '{PW}'",
+    f"winrs -r:host -u:admin -p:{PW} cmd",
+])
+def test_command_line_secret_is_redacted(san, text):
+    assert PW not in san.sanitize(text).text
+
+
+@pytest.mark.parametrize("text", [
+    "kubectl config set-context dev --namespace=web",
+    "git config --global user.name deploy",
+    "npm config set registry https://registry.npmjs.org/",
+    "poetry env use python3.11",
+    "redis-cli -h cache AUTH",
+    "expdp hr/ directory=d",
+])
+def test_command_look_alike_is_kept(san, text):
+    out = san.sanitize(text)
+    assert not [f for f in out.findings if f.category in SECRET_CATEGORIES], out.text

@@ -33,7 +33,8 @@ _VAL = r"""(?P<v>"[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"'`|;&<>$-][^\s"'`|;]*)"""
 # commands and options that read a secret from stdin: `--password-stdin`, sshfs `-o password_stdin`,
 # openconnect `--passwd-on-stdin`, `sudo -S`, `chpasswd`, `passwd --stdin`, `kinit` (reads the password)
 _STDIN_READERS = (r"--password-stdin|password_stdin|--passwd-on-stdin|--with-token|--token-stdin|--stdin-password|"
-                  r"\bsudo[ \t]+-S\b|\bchpasswd\b|--stdin\b|\bkinit\b")
+                  r"\bsudo[ \t]+-S\b|\bchpasswd\b|--stdin\b|\bkinit\b|\bpasswd\b|\bsmbpasswd\b|\blogin\b|\bsignin\b|"
+                  r"\bpass[ \t]+insert\b|store-secret|\bsecrets?[ \t]+create\b")
 _LOGIN_P = r"[^\n]{0,120}?\blogin\b[^\n]{0,200}?[ \t]-p[ \t]*"
 _CMD_TABLE: tuple[tuple[tuple[str, ...], str, bool, str, int], ...] = (
     (("docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras", "crane", "regctl", "az", "cf", "oc", "heroku"),
@@ -52,8 +53,21 @@ _CMD_TABLE: tuple[tuple[tuple[str, ...], str, bool, str, int], ...] = (
     (("lftp",), r"\b[^\n]{0,120}?[ \t]-u[ \t]+[^\s,]+,(?=\S)", False, "cli_short_flag", 4),
     # `-b` (password on the command line) may sit anywhere in a bundle: `-b`, `-bc`, `-cbB`:
     # `htpasswd -b FILE USER PW`; with `-n` (print, no file) `htpasswd -nb USER PW`
-    (("htpasswd",), r"\b[^\n]{0,120}?[ \t]-(?![a-zA-Z]*n)[a-zA-Z]*b[a-zA-Z]*[ \t]+\S+[ \t]+\S+[ \t]+", True, "cli_short_flag", 4),
-    (("htpasswd",), r"\b[^\n]{0,120}?[ \t]-(?=[a-zA-Z]*n)[a-zA-Z]*b[a-zA-Z]*[ \t]+\S+[ \t]+", True, "cli_short_flag", 4),
+    (("htpasswd",), r"(?=[^\n]*[ \t]-[a-zA-Z]*b)(?![^\n]*[ \t]-[a-zA-Z]*n)(?:[ \t]+-[a-zA-Z]+)+[ \t]+\S+[ \t]+\S+[ \t]+", True,
+     "cli_short_flag", 4),
+    (("htpasswd",), r"(?=[^\n]*[ \t]-[a-zA-Z]*b)(?=[^\n]*[ \t]-[a-zA-Z]*n)(?:[ \t]+-[a-zA-Z]+)+[ \t]+\S+[ \t]+", True,
+     "cli_short_flag", 4),
+    # `mysqladmin -u root password NEWPW`; `smbclient //HOST/SHARE PASSWORD -U USER`
+    (("mysqladmin",), r"\b[^\n]{0,200}?[ \t]password[ \t]+", False, "cli_positional", 4),
+    (("smbclient",), r"[ \t]+//\S+[ \t]+(?!-)", True, "cli_positional", 4),
+    # Oracle tools take `user/password` with no `@` too: `expdp hr/PW directory=...`
+    (("expdp", "impdp", "sqlplus", "sqlldr", "rman", "exp", "imp"),
+     r"(?:[ \t]+-[\w-]+)*[ \t]+(?:target[ \t]+)?[A-Za-z_][\w$#]{0,30}/(?![/\s])", True, "cli_userinfo_plain", 4),
+    (("etcdctl",), r"\b[^\n]{0,200}?[ \t]user[ \t]+add[ \t]+[^\s:]+:", True, "cli_positional", 4),
+    (("netsh",), r"\b[^\n]{0,200}?[ \t]key(?:material)?=", False, "cli_short_flag", 8),
+    # `redis-cli AUTH [USER] PASSWORD` (the last word)
+    (("redis-cli", "valkey-cli", "keydb-cli"), r"\b[^\n]{0,200}?[ \t]auth[ \t]+(?:\S+[ \t]+(?=\S+[ \t]*(?:\n|$)))?", False,
+     "cli_positional", 4),
     # case matters: `zip -p` is another option and `unzip -p` pipes to stdout
     (("zip", "unzip", "7z", "7za", "7zr"), r"\b[^\n]{0,120}?[ \t]-P[ \t]*", True, "cli_short_flag", 4),
     (("7z", "7za", "rar", "unrar"), r"\b[^\n]{0,120}?[ \t]-p(?![ \t-])", True, "cli_short_flag", 4),
@@ -119,7 +133,7 @@ _CMD_TABLE: tuple[tuple[tuple[str, ...], str, bool, str, int], ...] = (
     (("redis-cli",), r"\b[^\n]{0,200}?[ \t]config[ \t]+set[ \t]+(?:requirepass|masterauth)[ \t]+", False,
      "cli_positional", 4),
     # `ldappasswd -s NEWPW` / `-a OLDPW` (lower case only: `-S`/`-A` prompt)
-    (("ldappasswd",), r"\b[^\n]{0,200}?[ \t]-[sa][ \t]*", True, "cli_short_flag", 4),
+    (("ldappasswd",), r"\b[^\n]{0,200}?[ \t]-[saw][ \t]*", True, "cli_short_flag", 4),
     # `samba-tool user create NAME PASSWORD`, `mc admin user add ALIAS USER SECRET`, `cf auth USER PASSWORD`
     (("samba-tool",), r"[ \t]+user[ \t]+(?:create|add)[ \t]+\S+[ \t]+", True, "cli_positional", 4),
     (("mc",), r"[ \t]+admin[ \t]+user[ \t]+add[ \t]+\S+[ \t]+\S+[ \t]+", True, "cli_positional", 6),
@@ -140,7 +154,7 @@ _CMD_TABLE: tuple[tuple[tuple[str, ...], str, bool, str, int], ...] = (
      "cli_short_flag", 4),
     (("schtasks",), r"\b[^\n]{0,200}?[ \t]/rp[ \t]+", False, "cli_short_flag", 4),
     # `gh secret set NAME --body VALUE`
-    (("gh",), r"[ \t]+secret[ \t]+set\b[^\n]{0,120}?[ \t](?:-b|--body)(?:=|[ \t]+)", True, "cli_short_flag", 6),
+    (("gh",), r"[ \t]+secret[ \t]+set\b[^\n]{0,120}?[ \t](?:-b|--body)(?:=|[ \t]+|(?=[\"']))", True, "cli_short_flag", 6),
     # commands taking the secret as a positional argument
     # MinIO client: `mc alias set NAME URL ACCESS_KEY SECRET_KEY`
     (("mc",), r"[ \t]+(?:alias[ \t]+set|config[ \t]+host[ \t]+add)[ \t]+\S+[ \t]+\S+[ \t]+\S+[ \t]+", True,
@@ -148,7 +162,7 @@ _CMD_TABLE: tuple[tuple[tuple[str, ...], str, bool, str, int], ...] = (
     # `net user NAME PASSWORD /add`
     (("net",), r"[ \t]+user[ \t]+[^\s/*]+[ \t]+(?=[^\s/*][^\n]*?/(?:add|domain)\b)", False, "cli_positional", 6),
     (("vault",), r"[ \t]+login(?:[ \t]+-[\w-]+(?:=\S+)?)*[ \t]+(?![\w.-]+=)", True, "cli_positional", 8),
-    (("rabbitmqctl",), r"[ \t]+(?:add_user|change_password)[ \t]+\S+[ \t]+", True, "cli_positional", 8),
+    (("rabbitmqctl",), r"[ \t]+(?:add_user|change_password|authenticate_user)[ \t]+\S+[ \t]+", True, "cli_positional", 8),
     # a credential fed to an encoder: `printf '%s' 'user:pass' | base64`, `echo -n 'PW' | xxd -p`
     (("echo", "printf"), r"(?:[ \t]+-[neE]+)*(?:[ \t]+(?:\"%s\\?n?\"|'%s\\?n?'))?[ \t]+(?=[^\n|]{1,300}\|[ \t]*"
      r"(?:base64|xxd|od|hexdump|openssl[ \t]+(?:base64|enc))\b)", True, "cli_encoded", 8),
@@ -180,8 +194,14 @@ _CMD_RULES = _compile_table()
 # (`-u USER ... -p PASS`, `-l LOGIN -p PASS`, `-U USER -P PASS`, `--user U -w PASS`), where `-p` alone
 # is often a port: the user flag before it is what makes it a password. Numeric values are ports.
 _USER_THEN_PASS = re.compile(
-    r"(?<!\S)(?:-[ulU]|--user(?:name)?|--login)(?:=|[ \t]+)(?![-\s])[^\n]{1,200}?[ \t]-(?:[pPw](?:=|[ \t]+|(?=[^\s-]))|(?:pw|-pass(?:word)?)(?:=|[ \t]+))"
+    r"(?<!\S)(?:-[ulU]|--user(?:name)?|--login)(?:[=:]|[ \t]+)(?![-\s])[^\n]{1,200}?[ \t]-(?:[pPw](?:[=:]|[ \t]+|(?=[^\s-]))|"
+    r"(?:pw|-pass(?:word)?)(?:=|[ \t]+))"
     + _VAL)
+# secret stores: `<tool> secrets set NAME VALUE`, `glab variable set NAME VALUE`, `dotnet user-secrets
+# set NAME VALUE`, `consul kv put KEY VALUE`; and `set-initial-password VALUE`-style subcommands
+_STORE_SET = re.compile(r"(?<![\w-])(?:secrets?|variables?|user-secrets|kv)[ \t]+(?:set|add|put)(?:[ \t]+-[-\w]+(?:=\S+)?)*"
+                        r"[ \t]+(?![-$])[\w./:-]{1,100}[ \t]+(?!-)" + _VAL)
+_SET_PASSWORD = re.compile(r"(?<![\w-])(?:set|change|reset)-(?:initial-)?password[ \t]+(?!-)" + _VAL)
 _HERESTRING = re.compile(r"<<<[ \t]*" + _VAL)
 _STDIN_CMD = re.compile(_STDIN_READERS)
 # Oracle `user/password@host[:port][/service]` (sqlplus, expdp, `jdbc:oracle:thin:`)
@@ -192,8 +212,8 @@ _ORACLE = re.compile(r"/(?P<v>\"[^\"\n]{1,128}\"|[^\s/\"'<>]{1,128})@(?=//|[\w.-
 _ORACLE_USER = re.compile(r"(?<![\w/.-])[A-Za-z_][\w$#]{0,30}\Z")
 # single-dash long flags of Java and Go tools (`keytool -storepass`, `influx -password`)
 # (`consul`/`nomad -token=`, `nuget -ApiKey`)
-_SINGLE_KEYS = ("storepass", "-keypass", " -passw", " -pwd", " -token", " -apikey")
-_SINGLE = re.compile(r"(?<![\w-])-(?:(?:src|dest)?storepass|keypass|password|passwd|pwd|token|apikey)(?:=|[ \t]+)" + _VAL)
+_SINGLE_KEYS = ("storepass", "-keypass", " -pass", " -pwd", " -token", " -apikey")
+_SINGLE = re.compile(r"(?<![\w-])-(?:(?:src|dest)?storepass|keypass|password|passwd|pass|pwd|token|apikey)(?:=|[ \t]+)" + _VAL)
 _LONG = re.compile(
     r"--(?<![\w-]--)(?:[a-z0-9]+[-._]){0,4}(?:password|passwd|passphrase|pass|pwd|token|secret|api-?key|access-key|secret-key|"
     r"client-secret|secret-string|auth|credentials?|bearer|(?:account|storage|master|shared|encryption|signing|license)-key)"
@@ -240,6 +260,8 @@ def _yield_val(text: str, m: re.Match, rule: str, min_len: int = 4) -> Iterator[
     v, q = _strip(text[m.start("v"):m.end("v")])
     if rule == "cli_userinfo":  # `user:PASSWORD@host`: the password may hold `@`, the last one ends it
         v = v[:v.rfind("@")]
+    if rule == "cli_userinfo_plain" and "@" in v:  # `user/PASSWORD@db`: the last `@` ends it
+        v = v[:v.rfind("@")]
     if rule == "cli_encoded" and (" " in v or (":" not in v and char_classes(v) < 3)):
         return  # `echo 'hello world' | base64`: text, where a credential is one token (`user:pw`, `Xk9#q..`)
     if _ok(v, min_len):
@@ -265,6 +287,10 @@ def detect_cli_credentials(text: str, lower: str, present: frozenset[str] | set[
             if not v.isdigit() and _ok(v, 6):
                 yield Candidate(m.start("v") + q, m.start("v") + q + len(v), PASSWORDS, "SECRET_PASSWORD",
                                 "cli_user_then_password", 3)
+    if "set" in lower or "add" in lower or "put" in lower:
+        for rx, rule in ((_STORE_SET, "cli_secret_store"), (_SET_PASSWORD, "cli_positional")):
+            for m in rx.finditer(text):
+                yield from _yield_val(text, m, rule, 6)
     if "<<<" in text:
         for m in _HERESTRING.finditer(text):
             if _STDIN_CMD.search(text, text.rfind("\n", 0, m.start()) + 1, m.start()):

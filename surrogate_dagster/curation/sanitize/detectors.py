@@ -349,7 +349,7 @@ _URL_CRED = re.compile(
     r"(?=@[\w-]+(?:\.[\w-]+)*(?::\d+|\.[\w-]+)(?:[/?#\s\"'<>]|$))|[^\s/\"'<>]{1,256}?(?=@" + _URL_HOST + r"))@")
 _SCHEME_BEFORE = re.compile(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,20}\Z")
 _CURL_USER = re.compile(
-    r"""(?:\s|^)(?:-[uU]|--user|--proxy-user)(?:=|[ \t]+)(?P<v>(?:"[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"':]+)(?::(?:"[^"\n]*"|'[^'\n]*'|[^\s"']*))?)""",
+    r"""(?:\s|^)(?:-[uU]|--user|--proxy-user)(?:=|[ \t]+)(?P<v>(?:"[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"':]*)(?::(?:"[^"\n]*"|'[^'\n]*'|[^\s"']*))?)""",
     re.M)
 # matched on the lower-cased text; the value is re-read from the original at the same offsets
 _CLI_FLAG = re.compile(
