@@ -81,7 +81,7 @@ _KW = re.compile(rf"(?i)({_STRONG})|({_WEAK})|({_KEYWORD})|({_AUTH})")
 # Cheap gate on the lower-cased text: a keyword, the rest of a name, then an operator. Most
 # keyword hits in code (`for key in`, `self.token)`) fail here, inside the regex engine.
 _GATE = re.compile(r"(?:pass|pw|psk|pre.?shared.?key|secret|private.?key|client.?secret|token|api.?key|apikey|access.?key|auth|"
-                   r"credential|creds|signing.?key|encryption.?key|master.?key|key)[\w.-]{0,40}?[\\\"'`\]]{0,2}[ \t]*"
+                   r"credential|creds|signing.?key|encryption.?key|master.?key|key)[\w.-]{0,40}?[\\\"'`\]]{0,4}[ \t]*"
                    r"(?:=|:|,|\(|>|!=|[ \t]@?\\?[\"'`]|(?<=[ \t])[\w:.-]{1,40}=[\"'])")
 # a weak keyword glued to a lower-case prefix (`jsonwebtoken`) counts only after these words
 _GLUED_OK = frozenset({"access", "auth", "api", "bearer", "refresh", "session", "id", "bot", "app", "user", "client",
@@ -98,8 +98,8 @@ _KEY_NOT_SECRET = re.compile(r"(?i)^(?:public|pub[_.-]|csrf|xsrf|primary|foreign
 _KEY_CH = r"[A-Za-z0-9_.-]"
 # after the key name: optional closing quote/bracket, an assignment operator, an opening quote
 _ASSIGN_TAIL = re.compile(
-    r"(?P<kq>\\?[\"'`])?(?:\s*\])?[ \t]*(?P<op>:=|::=|:::=|=>|===?|!==?|\?\?=|\?=|\.=|\|\||=|:|,|\((?=[ \t]*\\?[\"'`])|[ \t](?=[ \t]*@?\\?[\"'`]))"
-    r"[ \t]*(?:\[\]\s*)?@?(?:[bBrRuU]{1,2}(?=[\"']))?(?P<vq>\\?[\"'`])?")
+    r"(?P<kq>\\*[\"'`])?(?:\s*\])?[ \t]*(?P<op>:=|::=|:::=|=>|===?|!==?|\?\?=|\?=|\.=|\|\||=|:|,|\((?=[ \t]*\\?[\"'`])|[ \t](?=[ \t]*@?\\?[\"'`]))"
+    r"[ \t]*(?:\[\]\s*)?@?(?:[bBrRuU]{1,2}(?=[\"']))?(?P<vq>\\*[\"'`])?")
 _QVAL_PLAIN = {"\"": re.compile(r"((?:[^\"\\\n]|\\[^\n])*)\""), "'": re.compile(r"((?:[^'\\\n]|\\[^\n])*)'"),
                "`": re.compile(r"([^`\n]*)`")}
 _QVAL = {"\"": re.compile(r"((?:[^\"\\\n]|\\(?!\"|n))*)\\?\""), "'": re.compile(r"((?:[^'\\\n]|\\(?!'|n))*)\\?'"),
@@ -287,10 +287,12 @@ def detect_assignments(text: str, lower: str) -> Iterator[Candidate]:
         if vq:
             # an escaped opening quote (`\"password\": \"x\"`) is closed by an escaped one; inside
             # a plain literal `\'` is an escaped quote of the value (`'k\'bALt9'`)
-            qm = (_QVAL if len(vq) == 2 else _QVAL_PLAIN)[vq[-1]].match(text, t.end())
+            qm = (_QVAL if len(vq) >= 2 else _QVAL_PLAIN)[vq[-1]].match(text, t.end())
             if qm is None:
                 continue
             vs, ve = qm.span(1)
+            while len(vq) > 2 and ve > vs and text[ve - 1] == "\\":
+                ve -= 1  # JSON in JSON in a string: `\\\"pw\\\"` closes with more than one backslash
         else:
             um = _UVAL.match(text, t.end())
             if um is None:
