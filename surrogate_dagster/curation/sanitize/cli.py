@@ -194,14 +194,14 @@ _CMD_RULES = _compile_table()
 # (`-u USER ... -p PASS`, `-l LOGIN -p PASS`, `-U USER -P PASS`, `--user U -w PASS`), where `-p` alone
 # is often a port: the user flag before it is what makes it a password. Numeric values are ports.
 _USER_THEN_PASS = re.compile(
-    r"(?<!\S)(?:-[ulU]|--user(?:name)?|--login)(?:[=:]|[ \t]+)(?![-\s])[^\n]{1,200}?[ \t]-(?:[pPw](?:[=:]|[ \t]+|(?=[^\s-]))|"
+    r"-(?<!\S-)(?:[ulU]|-user(?:name)?|-login)(?:[=:]|[ \t]+)(?![-\s])[^\n]{1,200}?[ \t]-(?:[pPw](?:[=:]|[ \t]+|(?=[^\s-]))|"
     r"(?:pw|-pass(?:word)?)(?:=|[ \t]+))"
     + _VAL)
 # secret stores: `<tool> secrets set NAME VALUE`, `glab variable set NAME VALUE`, `dotnet user-secrets
 # set NAME VALUE`, `consul kv put KEY VALUE`; and `set-initial-password VALUE`-style subcommands
-_STORE_SET = re.compile(r"(?<![\w-])(?:secrets?|variables?|user-secrets|kv)[ \t]+(?:set|add|put)(?:[ \t]+-[-\w]+(?:=\S+)?)*"
+_STORE_SET = re.compile(r"(?:user-secrets|secrets?|variables?|kv)[ \t]+(?:set|add|put)(?:[ \t]+-[-\w]+(?:=\S+)?)*"
                         r"[ \t]+(?![-$])[\w./:-]{1,100}[ \t]+(?!-)" + _VAL)
-_SET_PASSWORD = re.compile(r"(?<![\w-])(?:set|change|reset)-(?:initial-)?password[ \t]+(?!-)" + _VAL)
+_SET_PASSWORD = re.compile(r"(?:set|change|reset)-(?:initial-)?password[ \t]+(?!-)" + _VAL)
 _HERESTRING = re.compile(r"<<<[ \t]*" + _VAL)
 _STDIN_CMD = re.compile(_STDIN_READERS)
 # Oracle `user/password@host[:port][/service]` (sqlplus, expdp, `jdbc:oracle:thin:`)
@@ -256,6 +256,11 @@ def _ok(v: str, min_len: int = 4) -> bool:
     return char_classes(v) >= 2 or len(v) >= 10
 
 
+def _word_start(text: str, i: int) -> bool:
+    """Whether offset `i` starts a word (no letter, digit, `_` or `-` before it)."""
+    return i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "_-")
+
+
 def _yield_val(text: str, m: re.Match, rule: str, min_len: int = 4) -> Iterator[Candidate]:
     v, q = _strip(text[m.start("v"):m.end("v")])
     if rule == "cli_userinfo":  # `user:PASSWORD@host`: the password may hold `@`, the last one ends it
@@ -287,10 +292,15 @@ def detect_cli_credentials(text: str, lower: str, present: frozenset[str] | set[
             if not v.isdigit() and _ok(v, 6):
                 yield Candidate(m.start("v") + q, m.start("v") + q + len(v), PASSWORDS, "SECRET_PASSWORD",
                                 "cli_user_then_password", 3)
-    if "set" in lower or "add" in lower or "put" in lower:
-        for rx, rule in ((_STORE_SET, "cli_secret_store"), (_SET_PASSWORD, "cli_positional")):
-            for m in rx.finditer(text):
-                yield from _yield_val(text, m, rule, 6)
+    if ("secret" in lower or "variable" in lower or "kv " in lower) and ("set" in lower or "add" in lower or "put" in lower):
+        for m in _STORE_SET.finditer(text):
+            if not _word_start(text, m.start()):
+                continue
+            yield from _yield_val(text, m, "cli_secret_store", 6)
+    if "-password " in lower or "-password\t" in lower:
+        for m in _SET_PASSWORD.finditer(text):
+            if _word_start(text, m.start()):
+                yield from _yield_val(text, m, "cli_positional", 6)
     if "<<<" in text:
         for m in _HERESTRING.finditer(text):
             if _STDIN_CMD.search(text, text.rfind("\n", 0, m.start()) + 1, m.start()):

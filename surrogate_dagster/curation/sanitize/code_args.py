@@ -60,8 +60,10 @@ _GO_DSN = re.compile(r"""["'`][\w.-]{1,64}:(?P<v>[^\s"'`]{1,128})@(?:tcp|tcp6|ud
 _USER = re.compile(r"(?!localhost\b)[A-Za-z_][\w$-]{0,63}")  # a user name: no dots, colons or `=` (not a host or DSN)
 _HINT = ("auth", "login", "bind", "credential", "connect", "pdo", "mysqli", "sequelize", "ftp", "smtp", "hmac", "jwt")
 # a builder or setter taking the password (`.pass(Some("pw"))`, `.password("pw")`, `setPassword("pw")`)
-_SETTER = re.compile(r"""(?:\.(?:pass|password|passwd|pwd|secret|api_key|apikey|token)|\bset(?:Password|Passwd|Secret|ApiKey|Token))"""
-                     r"""\([ \t]*(?:Some\([ \t]*)?(?P<q>["'])(?P<v>(?:[^"'\\\n]|\\.){4,200})(?P=q)""")
+# (two patterns, each opening with a literal that `re` can skip to)
+_SETTER_TAIL = r"""\([ \t]*(?:Some\([ \t]*)?(?P<q>["'])(?P<v>(?:[^"'\\\n]|\\.){4,200})(?P=q)"""
+_SETTERS = (re.compile(r"\.(?:pass|password|passwd|pwd|secret|api_key|apikey|token)" + _SETTER_TAIL),
+            re.compile(r"set(?:Password|Passwd|Secret|ApiKey|Token)" + _SETTER_TAIL))
 _STR = re.compile(r"""[bru]{0,2}(?P<q>["'])(?P<v>(?:[^"'\\\n]|\\.)*?)(?P=q)""")
 # a method called on a literal argument that keeps it the value (`"pw".to_owned()`, `.toCharArray()`)
 _LITERAL_SUFFIX = re.compile(r"(?:\.(?:to_owned|to_string|into|toCharArray|encode|getBytes|as_bytes)\(\))+")
@@ -135,7 +137,9 @@ def detect_credential_arguments(text: str, lower: str) -> Iterator[Candidate]:
             if not looks_like_placeholder(m.group("v")):
                 yield Candidate(m.start("v"), m.end("v"), PASSWORDS, "SECRET_PASSWORD", "go_mysql_dsn", 3)
     if "pass" in lower or "pwd" in lower or "secret" in lower or "key" in lower or "token" in lower:
-        for m in _SETTER.finditer(text):
+        for m in (m for rx in _SETTERS for m in rx.finditer(text)):
+            if m.start() and text[m.start()] == "s" and (text[m.start() - 1].isalnum() or text[m.start() - 1] == "_"):
+                continue  # `resetPassword(...)`: `set` inside a longer name
             if _credential_value(m.group("v")):
                 yield Candidate(m.start("v"), m.end("v"), PASSWORDS, "SECRET_PASSWORD", "credential_setter", 2)
     if not any(h in lower for h in _HINT):
@@ -146,9 +150,9 @@ def detect_credential_arguments(text: str, lower: str) -> Iterator[Candidate]:
         start = m.start() - len(head.group(0)) if head else m.start()
         qual = _QUALIFIER_BACK.search(lower, max(0, start - 60), start)
         qualified = (qual.group(0) if qual else "") + name
-        args = _args(text, m.end())
         key_idx = next((i for suffix, i in _KEY_ARG.items() if qualified.endswith(suffix)), None)
         if key_idx is not None:
+            args = _args(text, m.end())
             if len(args) > key_idx and args[key_idx] is not None:
                 s, e = args[key_idx]
                 if _credential_value(text[s:e], key=True):
@@ -159,6 +163,7 @@ def detect_credential_arguments(text: str, lower: str) -> Iterator[Candidate]:
             idx = _PASSWORD_ARG.get(name.rsplit(".", 1)[-1])
         if idx is None:
             continue
+        args = _args(text, m.end())
         if name == "connect" and len(args) >= 4 and args[1] is None and _PORT_ARG.fullmatch(
                 text[m.end():m.end() + 200].split(",")[1].strip()):
             idx = 3  # paramiko: connect(host, port, user, password)
