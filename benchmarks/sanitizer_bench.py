@@ -80,23 +80,33 @@ def clean_code_docs() -> dict[str, list[str]]:
     return out
 
 
-def class_report(san: Sanitizer, show_misses: int = 0) -> dict:
-    """Per-class recall (every secret value gone from the output) on tune vs held-out rows,
-    negatives changed, and clean-code documents changed."""
-    rows = [json.loads(line) for line in CLASSES.read_text().splitlines() if line.strip()]
+def score_rows(san: Sanitizer, rows: list[dict], negatives_by_any_change: bool):
+    """({(class, split): [right, total]}, tuning rows got wrong). A positive is right when every
+    listed secret is gone; a negative when nothing changed (or, with `negatives_by_any_change`
+    off, when no secret-category finding landed on it)."""
     res: dict[tuple[str, str], list[int]] = {}
     misses: list[dict] = []
     for r in rows:
         out = san.sanitize(r["text"])
         if r["label"]:
             ok = all(v not in out.text for v in r["secrets"])
-        else:
+        elif negatives_by_any_change:
             ok = not out.changed
-        res.setdefault((r["class"], r["split"]), [0, 0])
-        res[(r["class"], r["split"])][0] += ok
-        res[(r["class"], r["split"])][1] += 1
+        else:
+            ok = not any(f.category in SECRET_CATEGORIES for f in out.findings)
+        cell = res.setdefault((r["class"], r["split"]), [0, 0])
+        cell[0] += ok
+        cell[1] += 1
         if not ok and r["split"] == "tune":
             misses.append(r)
+    return res, misses
+
+
+def class_report(san: Sanitizer, show_misses: int = 0) -> dict:
+    """Per-class recall (every secret value gone from the output) on tune vs held-out rows,
+    negatives changed, and clean-code documents changed."""
+    rows = [json.loads(line) for line in CLASSES.read_text().splitlines() if line.strip()]
+    res, misses = score_rows(san, rows, negatives_by_any_change=True)
     print(f"\n== per-class recall on {CLASSES.name} ({len(rows)} rows; negatives: share left unchanged)")
     print(f"  {'class':20s} {'tune':>14s} {'held-out':>14s} {'fresh':>14s}")
     splits = ("tune", "heldout", "fresh")
@@ -143,19 +153,7 @@ def contexts_report(san: Sanitizer, show_misses: int = 0) -> dict:
     for path in CONTEXT_SETS:
         if path.exists():
             rows += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    res: dict[tuple[str, str], list[int]] = {}
-    misses: list[dict] = []
-    for r in rows:
-        out = san.sanitize(r["text"])
-        if r["label"]:
-            ok = all(v not in out.text for v in r["secrets"])
-        else:
-            ok = not any(f.category in SECRET_CATEGORIES for f in out.findings)
-        cell = res.setdefault((r["class"], r["split"]), [0, 0])
-        cell[0] += ok
-        cell[1] += 1
-        if not ok and r["split"] == "tune":
-            misses.append(r)
+    res, misses = score_rows(san, rows, negatives_by_any_change=False)
     print(f"\n== independent context sets ({', '.join(p.name for p in CONTEXT_SETS if p.exists())}; {len(rows)} rows)")
     print(f"  {'class':20s} {'tune':>16s} {'held-out':>16s}")
     tot = {sp: [0, 0] for sp in ("tune", "heldout")}

@@ -1,4 +1,4 @@
-"""Shared fixtures: a temp-dir local profile (object store, hub pushes, work dir)."""
+"""Shared fixtures: a temp-dir local profile (object store, hub pushes, work dir), the regex sanitizer."""
 
 from __future__ import annotations
 
@@ -25,3 +25,11 @@ def local_resources(tmp_path):
         "curation": CurationSettings(ner_model=None, edu_scorer="rubric", edu_threshold=2,
                                      work_dir=str(tmp_path / "work")),
     }
+
+
+@pytest.fixture(scope="session")
+def regex_sanitizer():
+    """The sanitizer with every regex detector and no NER model (the secrets rules' tests)."""
+    from surrogate_dagster.curation.sanitize import Sanitizer, SanitizerConfig
+
+    return Sanitizer(SanitizerConfig(ner_model=None))

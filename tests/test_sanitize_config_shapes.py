@@ -4,15 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from surrogate_dagster.curation.sanitize import Sanitizer, SanitizerConfig
 from surrogate_dagster.curation.sanitize.validators import join_continuations
 
 PW = "Qv7#pLm2!xWz"
 
-
-@pytest.fixture(scope="module")
-def san() -> Sanitizer:
-    return Sanitizer(SanitizerConfig(ner_model=None))
 
 
 @pytest.mark.parametrize("text", [
@@ -30,8 +25,8 @@ def san() -> Sanitizer:
     'payload = "{\\"user\\": \\"svc\\", \\"api_key\\": \\"zephyr.beacon.zenith.bison11\\"}"',
     f'auth := smtp.PlainAuth("", "alerts@corp.example", "{PW}", "smtp.corp.example")',
 ])
-def test_credential_is_redacted(san, text):
-    out = san.sanitize(text)
+def test_credential_is_redacted(regex_sanitizer, text):
+    out = regex_sanitizer.sanitize(text)
     for secret in (PW, "meadow_basalt_sierra", "birch.correct.sierra.horse36", "zephyr.beacon.zenith.bison11"):
         assert secret not in out.text
 
@@ -47,8 +42,8 @@ def test_credential_is_redacted(san, text):
     "docker login -u ci --password-stdin \\\n  registry.corp.example",
     "mysql -u root -p db_password",
 ])
-def test_names_paths_and_references_are_kept(san, text):
-    out = san.sanitize(text)
+def test_names_paths_and_references_are_kept(regex_sanitizer, text):
+    out = regex_sanitizer.sanitize(text)
     assert not [f for f in out.findings if f.category != "emails"], out.text
 
 

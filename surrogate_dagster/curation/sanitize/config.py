@@ -67,6 +67,15 @@ def _credential_name(name: str) -> bool | None:
     return m.group(1) is not None
 
 
+def _named_values(rx: re.Pattern, text: str, rule: str) -> Iterator[Candidate]:
+    """The `v` group of each `rx` match whose `k` group is a credential name and whose value passes."""
+    for m in rx.finditer(text):
+        strong = _credential_name(m.group("k"))
+        v = m.group("v")
+        if strong is not None and v and _value_ok(v, strong, True):
+            yield Candidate(m.start("v"), m.end("v"), PASSWORDS, "SECRET_PASSWORD" if strong else "SECRET_TOKEN", rule, 2)
+
+
 def detect_config_pairs(text: str, lower: str) -> Iterator[Candidate]:
     """Name/value XML, YAML and JSON configuration entries whose name is a credential name."""
     if "name:" in lower and "value:" in lower:
@@ -81,20 +90,10 @@ def detect_config_pairs(text: str, lower: str) -> Iterator[Candidate]:
                 yield Candidate(s, s + len(v), PASSWORDS, "SECRET_PASSWORD" if strong else "SECRET_TOKEN",
                                 "yaml_name_value", 2)
     if "\"" in text and "value\"" in lower:
-        for m in _JSON_PAIR.finditer(text):
-            strong = _credential_name(m.group("k"))
-            v = m.group("v")
-            if strong is not None and v and _value_ok(v, strong, True):
-                yield Candidate(m.start("v"), m.end("v"), PASSWORDS, "SECRET_PASSWORD" if strong else "SECRET_TOKEN",
-                                "json_name_value", 2)
+        yield from _named_values(_JSON_PAIR, text, "json_name_value")
     if "<" not in text:
         return
-    for m in _XML_NESTED.finditer(text):
-        strong = _credential_name(m.group("k"))
-        v = m.group("v")
-        if strong is not None and v and _value_ok(v, strong, True):
-            yield Candidate(m.start("v"), m.end("v"), PASSWORDS, "SECRET_PASSWORD" if strong else "SECRET_TOKEN",
-                            "xml_nested_value", 2)
+    yield from _named_values(_XML_NESTED, text, "xml_nested_value")
     if "key" not in lower and "name" not in lower and "value" not in lower:
         return
     for rx in (_ATTR_PAIR, _ELEM_PAIR, _CHILD_PAIR, _TAG_VALUE):
