@@ -368,6 +368,12 @@ def main() -> None:
         o = sum(f_ours[i] for i in idx) / len(idx)
         d = max(sum(f_ds_adhoc[i] for i in idx), sum(f_ds_file[i] for i in idx)) / len(idx)
         print(f"  {c:22s} n={len(idx):4d}  ours {o:.3f}  detect-secrets {d:.3f}")
+    # each upstream repository's fixtures are a different author's idea of a secret: recall and FPR
+    # per repository show whether the rules carry from one author's lines to another's
+    print("== per source repository (ours)")
+    for repo in sorted({r["source"].split("@")[0] for r in rows}):
+        idx = [i for i, r in enumerate(rows) if r["source"].startswith(repo + "@")]
+        print(f"  {repo:22s} {fmt(metrics([rows[i] for i in idx], [f_ours[i] for i in idx]))}")
 
     # -------- encoded variants of secret positives: base64 and escaped JSON
     pos = [r["text"] for r in rows if r["label"] and r["category"] in SECRET_CATEGORIES]

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from .detectors import Candidate
+from .detectors import _KEY_NOT_SECRET, Candidate
 from .patterns import PASSWORDS
 from .placeholders import PLACEHOLDER_RE
 from .validators import alnum_classes, decode_b64_text, has_token_run, looks_like_placeholder, shannon_entropy
@@ -198,8 +198,8 @@ def detect_random_values(text: str, lower: str) -> Iterator[Candidate]:
             continue
         name, op = _operator_name(text, s)
         if name is not None and op:
-            if name and _NOT_SECRET_NAME.search(name.strip("_.-")):
-                continue
+            if name and (_NOT_SECRET_NAME.search(name.strip("_.-")) or _KEY_NOT_SECRET.match(name.lstrip("_.-"))):
+                continue  # `request_id`, `checksum`, `csrf-token`: named as something public or derived
             if name in _JWK_PUBLIC and "\"kty\"" in text:
                 continue  # a JSON Web Key's public members (RSA modulus and exponent, EC coordinates)
             if op == ":" and s and text[s - 1] == ":" and not name:
