@@ -288,6 +288,12 @@ def detect_assignments(text: str, lower: str) -> Iterator[Candidate]:
             # an escaped opening quote (`\"password\": \"x\"`) is closed by an escaped one; inside
             # a plain literal `\'` is an escaped quote of the value (`'k\'bALt9'`)
             qm = (_QVAL if len(vq) >= 2 else _QVAL_PLAIN)[vq[-1]].match(text, t.end())
+            spliced = None
+            if qm is None and len(vq) == 1 and "\\\n" in text[t.end():t.end() + 400]:
+                # a shell string continued over lines (`"abc\<newline>def"`): read it as one value;
+                # the continuation becomes two NULs, so offsets still point into the original
+                spliced = text[:t.end() + 400].replace("\\\n", "\0\0")
+                qm = _QVAL_PLAIN[vq[-1]].match(spliced, t.end())
             if qm is None:
                 continue
             vs, ve = qm.span(1)
@@ -310,7 +316,7 @@ def detect_assignments(text: str, lower: str) -> Iterator[Candidate]:
                     continue
                 vs, ve = bm.start(2), bm.end(3) if bm.group(3) else bm.end(2)
                 block = True  # a block scalar is literal text: no code reference can stand there
-        val = text[vs:ve] if not block else bm.group(2)
+        val = bm.group(2) if block else spliced[vs:ve].replace("\0", "") if vq and spliced else text[vs:ve]
         if op == "," and _KEY_AFTER.match(text, ve + 1):
             continue  # `"DB_PASSWORD", "valueFrom": ...`: the next JSON member's name, not a value
         if val.strip().lower() in (kw, key.lower()):
