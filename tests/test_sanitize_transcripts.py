@@ -119,3 +119,22 @@ def test_command_line_secret_is_redacted(regex_sanitizer, text):
 def test_command_look_alike_is_kept(regex_sanitizer, text):
     out = regex_sanitizer.sanitize(text)
     assert not [f for f in out.findings if f.category in SECRET_CATEGORIES], out.text
+
+
+def _b64(s: str) -> str:
+    import base64
+
+    return base64.b64encode(s.encode()).decode()
+
+
+@pytest.mark.parametrize("text, secret", [
+    (f"apiVersion: v1\nkind: Secret\ndata:\n  DB_PASS: {_b64(PW)}\n  DB_USER: {_b64('app')}\n", _b64(PW)),
+    (f'{{"auths": {{"ghcr.io": {{"auth": "{_b64("ci:" + PW)}"}}}}}}', _b64("ci:" + PW)),
+    (f"Proxy-Authorization: Basic {_b64('proxy:' + PW)}", _b64("proxy:" + PW)),
+    ("POST /login HTTP/1.1\n\nusername=admin&password=Quartz%23481lagoon&remember=1", "Quartz%23481lagoon"),
+    ('<add name="Db" connectionString="Server=x;User Id=sa;Password=Quartz&amp;481lagoon;" />', "Quartz&amp;481lagoon"),
+    (f"password: !!binary {_b64(PW)}", _b64(PW)),
+    (f"_auth={_b64('ci:' + PW)}\nalways-auth=true", _b64("ci:" + PW)),
+])
+def test_encoded_secret_is_redacted(regex_sanitizer, text, secret):
+    assert secret not in regex_sanitizer.sanitize(text).text

@@ -301,6 +301,8 @@ def detect_assignments(text: str, lower: str) -> Iterator[Candidate]:
                 ve -= 1  # JSON in JSON in a string: `\\\"pw\\\"` closes with more than one backslash
         else:
             um = _UVAL.match(text, t.end())
+            if um is not None and um.group(0) in ("!!binary", "!!str") and text[um.end():um.end() + 1] == " ":
+                um = _UVAL.match(text, um.end() + 1)  # a YAML tag naming the scalar's type, then the value
             if um is None:
                 continue
             vs, ve = um.span()
