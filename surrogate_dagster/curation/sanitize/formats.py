@@ -190,6 +190,9 @@ def detect_file_formats(text: str, lower: str) -> Iterator[Candidate]:
         for m in _IDENTIFIED_BY.finditer(lower):
             s, e = m.span("v")
             q = 1 if text[s] in "\"'" else 0
+            if not q:
+                while e > s and text[e - 1] in ",.):":
+                    e -= 1  # `identified by UID,`: prose punctuation, not part of a bare value
             v = text[s + q:e - q]
             if v and not looks_like_placeholder(v) and (q or _plain_ok(v)):
                 yield Candidate(s + q, e - q, PASSWORDS, "SECRET_PASSWORD", "sql_identified_by", 3)
