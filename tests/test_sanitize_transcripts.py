@@ -138,3 +138,27 @@ def _b64(s: str) -> str:
 ])
 def test_encoded_secret_is_redacted(regex_sanitizer, text, secret):
     assert secret not in regex_sanitizer.sanitize(text).text
+
+
+@pytest.mark.parametrize("text, secret", [
+    (f"$ echo -n 'admin:{PW}' | xxd -p\n{('admin:' + PW).encode().hex()}", ("admin:" + PW).encode().hex()),
+    (f"x = '{('ghp_' + 'Xk9fQ2mZp7LrT4vB8nW1cY6hJ3sD5gA0qR2t').encode().hex()}'",
+     ("ghp_" + "Xk9fQ2mZp7LrT4vB8nW1cY6hJ3sD5gA0qR2t").encode().hex()),
+    (f'password = bytes.fromhex("{PW.encode().hex()}").decode()', PW.encode().hex()),
+    (f"password = base64.b64decode('{_b64(PW)}').decode()", _b64(PW)),
+    (f"PASSWORD=$(echo {PW.encode().hex()} | xxd -r -p)", PW.encode().hex()),
+    (f"export DB_PASS=$(echo '{_b64(PW)}' | base64 -d)", _b64(PW)),
+])
+def test_hex_and_decoded_secret_is_redacted(regex_sanitizer, text, secret):
+    assert secret not in regex_sanitizer.sanitize(text).text
+
+
+@pytest.mark.parametrize("text", [
+    "digest = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855'",
+    "greeting = bytes.fromhex('48656c6c6f2c20776f726c6421').decode()",
+    "msg = base64.b64decode('SGVsbG8sIHdvcmxkIQ==').decode()",
+    f"$ echo -n 'hello world, this is text' | xxd -p\n{'hello world, this is text'.encode().hex()}",
+])
+def test_hex_and_decoded_text_is_kept(regex_sanitizer, text):
+    out = regex_sanitizer.sanitize(text)
+    assert not [f for f in out.findings if f.category in SECRET_CATEGORIES], out.text

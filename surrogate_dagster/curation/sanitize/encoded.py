@@ -1,8 +1,10 @@
-"""Secrets hidden in base64: decode candidate runs, scan the decoded text, redact the whole run.
+"""Secrets hidden in base64 or hex: decode candidate runs, scan the decoded text, redact the whole run.
 
-Only runs of 20..16384 characters of the standard alphabet are tried, only if they decode to
-valid UTF-8 that is mostly printable. One level of nesting (a base64 run inside decoded
-base64) is followed, which covers k8s Secrets and docker `auth` fields.
+Only runs of 20..16384 characters of the standard base64 alphabet, or of 24+ hex digits (even
+count, one case), are tried, only if they decode to valid UTF-8 that is mostly printable. One
+level of nesting (a base64 run inside decoded base64) is followed, which covers k8s Secrets and
+docker `auth` fields. Hex-encoded text turns up in `xxd -p` output, `bytes.fromhex(...)` literals
+and hex-armoured config values.
 """
 from __future__ import annotations
 
@@ -17,6 +19,9 @@ from .validators import decode_b64_text, has_b64_run
 # the first character (`(?<!XB)` there == `(?<!X)` before it): a leading look-behind would make
 # `re` try the whole pattern at every position instead of skipping to base64 characters.
 B64_RUN = re.compile(r"[A-Za-z0-9+/](?<![A-Za-z0-9+/=_-][A-Za-z0-9+/])[A-Za-z0-9+/]{19,}={0,2}(?![A-Za-z0-9+/=_-])")
+# one case throughout; the look-behind sits after the first digit (see B64_RUN); even length is checked in code
+HEX_RUN = re.compile(r"[0-9a-f](?<![0-9A-Za-z][0-9a-f])[0-9a-f]{23,}(?![0-9A-Za-z])"
+                     r"|[0-9A-F](?<![0-9A-Za-z][0-9A-F])[0-9A-F]{23,}(?![0-9A-Za-z])")
 _USERPASS = re.compile(r"^[A-Za-z0-9._@+-]{1,128}:[^\s]{4,256}$")
 
 
@@ -47,3 +52,32 @@ def detect_base64(text: str, covered: Callable[[int, int], bool],
         elif _USERPASS.match(decoded.strip()):
             # `user:password` is what Basic auth and docker config `auth` fields encode
             yield Candidate(m.start(), m.end(), PASSWORDS, "BASE64_SECRET_CREDENTIALS", "base64:user_pass", 4)
+
+
+def decode_hex_text(run: str) -> str | None:
+    """The UTF-8 text a hex run encodes, or None when it is not (mostly printable) text."""
+    try:
+        out = bytes.fromhex(run).decode("utf-8")
+    except ValueError:
+        return None
+    printable = sum(1 for c in out if c.isprintable() or c in "\n\r\t")
+    return out if out and printable >= 0.95 * len(out) else None
+
+
+def detect_hex(text: str, covered: Callable[[int, int], bool],
+               scan: Callable[[str, int], list[Candidate]], depth: int) -> Iterator[Candidate]:
+    """Candidates for hex runs whose decoded text holds a finding of `scan` or a `user:password`."""
+    for m in HEX_RUN.finditer(text):
+        if covered(m.start(), m.end()):
+            continue
+        if len(m.group(0)) % 2:
+            continue
+        decoded = decode_hex_text(m.group(0))
+        if decoded is None:
+            continue
+        inner = scan(decoded, depth + 1)
+        if inner:
+            first = max(inner, key=lambda c: c.priority)
+            yield Candidate(m.start(), m.end(), first.category, "HEX_" + first.tag, "hex:" + first.rule, 4)
+        elif _USERPASS.match(decoded.strip()):
+            yield Candidate(m.start(), m.end(), PASSWORDS, "HEX_SECRET_CREDENTIALS", "hex:user_pass", 4)

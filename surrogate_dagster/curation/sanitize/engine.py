@@ -22,7 +22,7 @@ from .detectors import (Candidate, detect_assignments, detect_credentials_in_con
 from .cli import detect_cli_credentials
 from .code_args import detect_credential_arguments
 from .config import detect_config_pairs
-from .encoded import detect_base64, may_hold_base64
+from .encoded import HEX_RUN, detect_base64, detect_hex, may_hold_base64
 from .formats import detect_file_formats
 from .mac import detect_macs
 from .ner import DEFAULT_NER_MODEL, NERBackend, detect_ner, load_ner
@@ -165,6 +165,8 @@ class Sanitizer:
                 return i > 0 and claimed[i - 1].end > s
 
             cands.extend(detect_base64(text, covered, lambda t, d: _resolve(self._scan_plain(t, d)), depth))
+            if HEX_RUN.search(text):  # (a hex run of 24+ is also a base64 run of 20+: the gate above holds)
+                cands.extend(detect_hex(text, covered, lambda t, d: _resolve(self._scan_plain(t, d)), depth))
         return cands
 
     def _context_near(self, text: str, changed: list[tuple[int, int]]) -> list[Candidate]:

@@ -15,7 +15,8 @@ through a decoding call.
   `atob`, `Buffer.from("...", "base64"|"hex")`, `Convert.FromBase64String`, Go
   `DecodeString`, Java `getDecoder().decode`, PHP `base64_decode`/`hex2bin`, Ruby `decode64`,
   when the literal is long, random-looking and does not decode to text (text is the base64
-  detector's to scan);
+  detector's to scan), or when it decodes to text and the call's result is assigned to a
+  credential name (`password = b64decode("...").decode()`, `PASSWORD=$(echo ... | base64 -d)`);
 - crypt(3)-style password hashes as `.htpasswd`, `/etc/shadow` and config files hold them:
   MD5-crypt `$1$`, Apache `$apr1$`, bcrypt `$2a$`/`$2b$`/`$2y$`, SHA-crypt `$5$`/`$6$`,
   yescrypt `$y$`, argon2 `$argon2id$` (a hash lets an attacker guess the password offline);
@@ -63,8 +64,14 @@ _IPSEC = re.compile(r":[ \t]*(?:PSK|EAP|XAUTH|NTLM)[ \t]+(?P<v>\"[^\"\n]{1,200}\
 _APP_KEY = re.compile(r"base64:(?P<v>[A-Za-z0-9+/]{32,}={0,2})(?![A-Za-z0-9+/=])")
 # A long quoted literal as a call's first argument (led by the literal `(`), then the call's name
 # read backwards from the parenthesis: cheaper than trying every name at every position.
-_CALL_LITERAL = re.compile(r"\((?=[ \t]*[bru]?[\"'`][A-Za-z0-9+/_=-]{24})[ \t]*[bru]?(?P<q>[\"'`])"
-                           r"(?P<v>[A-Za-z0-9+/_=-]{24,1024})(?P=q)")
+_CALL_LITERAL = re.compile(r"\((?=[ \t]*[bru]?[\"'`][A-Za-z0-9+/_=-]{16})[ \t]*[bru]?(?P<q>[\"'`])"
+                           r"(?P<v>[A-Za-z0-9+/_=-]{16,1024})(?P=q)")
+# shell: `PASSWORD=$(echo <base64 or hex> | base64 -d)` (also `xxd -r -p`, `openssl base64 -d`)
+_SHELL_DECODE = re.compile(r"\$\((?:echo|printf)(?:[ \t]+-[neE]+)*[ \t]+[\"']?(?P<v>[A-Za-z0-9+/=]{12,})[\"']?[ \t]*\|[ \t]*"
+                           r"(?:base64[ \t]+(?:-d|--decode|-D)|xxd[ \t]+-r|openssl[ \t]+(?:base64|enc[ \t]+-base64)[ \t]+-d)")
+# a credential name assigned on the line before a decoding call: `password = b64decode("...")`
+_CRED_ASSIGN_BACK = re.compile(r"(?i)(?:passw(?:or)?d|passwd|pwd|secret|token|api[_-]?key|credentials?)\w*[\"'\]]?[ \t]*"
+                               r"(?::=|=|:)[^\n=]{0,60}\Z")
 _DECODE_NAME = re.compile(
     r"(?:fromhex|unhexlify|a2b_hex|b64decode|a2b_base64|decodebytes|atob|frombase64string|decodestring|"
     r"getdecoder\(\)\.decode|geturldecoder\(\)\.decode|base64_decode|hex2bin|decode64|decodehex|parsehexbinary|"
@@ -134,6 +141,17 @@ def _key_material(v: str) -> bool:
             and decode_b64_text(v.replace("-", "+").replace("_", "/")) is None)
 
 
+def _decodes_to_text(v: str) -> bool:
+    """Whether a literal is hex or base64 of printable text (a password armoured for a config)."""
+    if len(v) % 2 == 0 and re.fullmatch(r"[0-9a-fA-F]+", v):
+        try:
+            raw = bytes.fromhex(v).decode("utf-8")
+        except ValueError:
+            return False
+        return raw.isprintable()
+    return decode_b64_text(v.replace("-", "+").replace("_", "/")) is not None
+
+
 def detect_file_formats(text: str, lower: str) -> Iterator[Candidate]:
     """See the module docstring."""
     if _PGPASS_HINT.search(text):
@@ -177,8 +195,17 @@ def detect_file_formats(text: str, lower: str) -> Iterator[Candidate]:
             if name is None or (name.group("buf") and not _BUFFER_ENCODING.match(lower, m.end())):
                 continue
             s, e = m.span("v")
-            if _key_material(text[s:e]):
+            if e - s >= 24 and _key_material(text[s:e]):
                 yield Candidate(s, e, PASSWORDS, "SECRET_TOKEN", "decoded_literal", 3)
+            elif _decodes_to_text(text[s:e]) and _CRED_ASSIGN_BACK.search(
+                    text, max(text.rfind("\n", 0, m.start()) + 1, m.start() - 100), m.start()):
+                yield Candidate(s, e, PASSWORDS, "SECRET_PASSWORD", "decoded_credential", 3)
+    if "$(" in text and "|" in text:
+        for m in _SHELL_DECODE.finditer(text):
+            s, e = m.span("v")
+            if _decodes_to_text(text[s:e]) and _CRED_ASSIGN_BACK.search(
+                    text, max(text.rfind("\n", 0, m.start()) + 1, m.start() - 100), m.start()):
+                yield Candidate(s, e, PASSWORDS, "SECRET_PASSWORD", "decoded_credential", 3)
     if "$" in text:
         for m in _CRYPT_HASH.finditer(text):
             yield Candidate(m.start(), m.end(), PASSWORDS, "SECRET_PASSWORD_HASH", "crypt_hash", 3)

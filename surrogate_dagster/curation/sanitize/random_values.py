@@ -91,9 +91,10 @@ def random_token(v: str) -> bool:
     if len(v) < 20 or alnum_classes(v) < 3 or v[:2] in ("0x", "0X"):
         return False  # (a hex number literal is code)
     body = v.rstrip("=")
-    # cheapest tests first: most runs in code fail the class-change test
-    if (class_changes(body) < 0.34 or word_share(body) >= 0.7 or shannon_entropy(body) < 3.7
-            or _SEQUENTIAL.search(v)):
+    # cheapest tests first: most runs in code fail the class-change test; an entropy of 3.7 bits
+    # needs at least 13 distinct characters
+    if (class_changes(body) < 0.34 or len(set(body)) < 13 or word_share(body) >= 0.7
+            or shannon_entropy(body) < 3.7 or _SEQUENTIAL.search(v)):
         return False
     # standard base64 (`+` in it, or `=` padding) has `/` at random: only `._-` separate its parts
     parts = (_B64_PARTS if "+" in body or v.endswith("=") else _PARTS).split(body)
