@@ -6,19 +6,20 @@ and digits, and configs name it after the service (`ABBYSALE=...`, `<abbysale>..
 lower and digits mixed at random, which names, words, paths and hex digests never are. A token
 is taken when it
 
-- is 20-256 characters of `[A-Za-z0-9+/_.~-]` (and `=` padding) holding upper case, lower case and digits, with
-  the character classes changing at a third of the positions or more (a random string changes
-  class at ~60%; `AbstractProxyFactoryBean2` at ~20%), little of it in word-like segments
-  (`RemovedInDjango40Warning`) and a high Shannon entropy;
+- is 20-256 characters of `[A-Za-z0-9+/_.~-]` (and `=` padding) holding upper case, lower case
+  and digits, with the character classes changing at a third of the positions or more (a random
+  string changes class at ~60%; `AbstractProxyFactoryBean2` at ~20%), little of it in word-like
+  segments (`RemovedInDjango40Warning`) and a high Shannon entropy;
 - sits in a value position: after `=`, `:` or `=>`, as an XML element's text, as the value of a
-  Dockerfile `ENV NAME value`, or after a credential word on its line (`my api key is X`,
-  `--body X`);
+  Dockerfile `ENV NAME value`, or with a credential word in the 40 characters before it on its
+  line and no other flag in between (`my api key is X`, `--body X`);
 - and is not named as something public or derived (`..._id`, `checksum`, `integrity`, `sha256`,
   `public_key`, `nonce`, `version`), nor base64 of text (the base64 scan reads that), nor a path.
 
-Hex-only values (digests, commit ids), UUIDs and two-class tokens qualify only right after a
-credential word with no operator between (`my api key 52d7...`, `token: ` is the assignment
-detector's): elsewhere they need a credential name, which is the assignment detector's rule.
+Hex-only values (digests, commit ids), UUIDs and two-class tokens qualify only through a
+credential word with no operator between (`my api key 52d7...`; `token: 52d7...` is the
+assignment detector's): elsewhere they need a credential name, which is the assignment detector's
+rule.
 """
 from __future__ import annotations
 
