@@ -8,10 +8,16 @@ libraries' documented signatures:
   aiohttp `BasicAuth`, smtplib/ftplib/imaplib/poplib `.login(u, p)`, ldap `simple_bind_s(dn, p)`,
   .NET `NetworkCredential`, Java `PasswordAuthentication`/`UsernamePasswordCredentials`/
   `UsernamePasswordAuthenticationToken`, Go `SetBasicAuth`, `auth.basic`, `withBasicAuth`;
-- (target, user, password): Go `smtp.PlainAuth(identity, user, password, host)`, JDBC `DriverManager.getConnection(url, u, p)`, PHP `new PDO(dsn, u, p)`,
-  `mysqli_connect`/`new mysqli(host, u, p, db)`, `pymysql`/`MySQLdb.connect(host, u, p, db)`,
-  `pyodbc`-style `connect(host, u, p)`;
-- (host, port, user, password): paramiko `SSHClient.connect(host, port, u, p)`.
+- (target, user, password): Go `smtp.PlainAuth(identity, user, password, host)`, JDBC
+  `DriverManager.getConnection(url, u, p)`, PHP `new PDO(dsn, u, p)`, `mysqli_connect`/`new
+  mysqli(host, u, p, db)`, `pymysql`/`MySQLdb.connect(host, u, p, db)`, Sequelize, `FTP(host, u, p)`,
+  ldap3 `Connection(server, u, p)`, PHP `ldap_bind($c, dn, p)`; cx_Oracle's `connect(u, p, dsn)`
+  is told apart by a host or DSN in the third place, and `login(page, u, p)` by a non-literal first;
+- (host, port, user, password): paramiko `SSHClient.connect(host, port, u, p)`;
+- qualified callees: Rust lettre `Credentials::new(u, p)`, Ruby `Net::SMTP.start(host, port, helo,
+  u, p)`; signing keys: `hmac.new(key, ...)`, `crypto.createHmac(alg, key)`, `jwt.encode(payload,
+  key)`, `jwt.sign(payload, key)`; setters and builders: `.password("p")`, `.pass(Some("p"))`,
+  `setPassword("p")`.
 
 Also the Go MySQL driver's DSN, `user:password@tcp(host:3306)/db` (no scheme, so the URL rule
 does not read it; also `unix(...)`, `udp(...)`).
