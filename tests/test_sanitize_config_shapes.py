@@ -22,7 +22,7 @@ PW = "Qv7#pLm2!xWz"
     f"curl https://api.corp.example \\\n  -u admin:{PW}",
     'oras login registry.corp.example -u jdoe -p meadow_basalt_sierra',
     'ansible-playbook site.yml --extra-vars "ansible_become_pass=birch.correct.sierra.horse36 v=2"',
-    'payload = "{\\"user\\": \\"svc\\", \\"api_key\\": \\"zephyr.beacon.zenith.bison11\\"}"',
+    'payload = "{\\"user\\": \\"svc\\", \\"password\\": \\"zephyr.beacon.zenith.bison11\\"}"',
     f'auth := smtp.PlainAuth("", "alerts@corp.example", "{PW}", "smtp.corp.example")',
 ])
 def test_credential_is_redacted(regex_sanitizer, text):
@@ -40,6 +40,7 @@ def test_credential_is_redacted(regex_sanitizer, text):
     "password = config.db.password",
     "token = settings.api.token_value",
     "docker login -u ci --password-stdin \\\n  registry.corp.example",
+    "Application Default Credentials (`google.auth.default`).",
     "mysql -u root -p db_password",
 ])
 def test_names_paths_and_references_are_kept(regex_sanitizer, text):

@@ -147,7 +147,7 @@ def _value_ok(value: str, strong: bool, quoted: bool, bare_key: bool = False, ba
     if " " in v or v.lower().startswith(("http://", "https://", "file:")):
         return False
     return (len(v) >= 8 and shannon_entropy(v) >= 3.0 and char_classes(v) >= 2 and _CALL_EXPR.fullmatch(v) is None
-            and (_CODE_REF.match(v) is None or quoted and _dotted_passphrase(v)))
+            and _CODE_REF.match(v) is None)
 
 
 _CALL_EXPR = re.compile(r"[A-Za-z_][\w.]*\(.*\)")  # `google.auth.default()`: code quoted in prose
