@@ -115,6 +115,10 @@ def test_command_line_secret_is_redacted(regex_sanitizer, text):
     "poetry env use python3.11",
     "redis-cli -h cache AUTH",
     "expdp hr/ directory=d",
+    "docker run -u 1000 -p 8080:80 nginx",
+    "docker run --user app -p 127.0.0.1:8080:80/tcp img",
+    "ab -u put.txt -p post.json http://staging.corp.example/",
+    'echo "Welcome" | mail -s login ops',
 ])
 def test_command_look_alike_is_kept(regex_sanitizer, text):
     out = regex_sanitizer.sanitize(text)

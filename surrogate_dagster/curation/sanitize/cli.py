@@ -33,8 +33,11 @@ _VAL = r"""(?P<v>"[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"'`|;&<>$-][^\s"'`|;]*)"""
 # commands and options that read a secret from stdin: `--password-stdin`, sshfs `-o password_stdin`,
 # openconnect `--passwd-on-stdin`, `sudo -S`, `chpasswd`, `passwd --stdin`, `kinit` (reads the password)
 _STDIN_READERS = (r"--password-stdin|password_stdin|--passwd-on-stdin|--with-token|--token-stdin|--stdin-password|"
-                  r"\bsudo[ \t]+-S\b|\bchpasswd\b|--stdin\b|\bkinit\b|\bpasswd\b|\bsmbpasswd\b|\blogin\b|\bsignin\b|"
+                  r"\bsudo[ \t]+-S\b|\bchpasswd\b|--stdin\b|\bkinit\b|\bpasswd\b|\bsmbpasswd\b|"
                   r"\bpass[ \t]+insert\b|store-secret|\bsecrets?[ \t]+create\b")
+# a here-string (`<<< X`) also answers an interactive login prompt (`npm login`, `gem signin`);
+# a pipe into `... login` is too loose a sign (`echo Welcome | mail -s login`)
+_HERESTRING_READERS = _STDIN_READERS + r"|\blogin\b|\bsignin\b"
 _LOGIN_P = r"[^\n]{0,120}?\blogin\b[^\n]{0,200}?[ \t]-p[ \t]*"
 _CMD_TABLE: tuple[tuple[tuple[str, ...], str, bool, str, int], ...] = (
     (("docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras", "crane", "regctl", "az", "cf", "oc", "heroku"),
@@ -202,8 +205,12 @@ _USER_THEN_PASS = re.compile(
 _STORE_SET = re.compile(r"(?:user-secrets|secrets?|variables?|kv)[ \t]+(?:set|add|put)(?:[ \t]+-[-\w]+(?:=\S+)?)*"
                         r"[ \t]+(?![-$])[\w./:-]{1,100}[ \t]+(?!-)" + _VAL)
 _SET_PASSWORD = re.compile(r"(?:set|change|reset)-(?:initial-)?password[ \t]+(?!-)" + _VAL)
+# what a `-p` after a user flag holds when it is not a password: a port or port mapping
+# (`-p 127.0.0.1:8080:80/tcp`), or a file (`ab -u put.txt -p post.json`)
+_PORT_OR_FILE = re.compile(r"(?:[\d.]+:|\[[0-9a-fA-F:]+\]:)?\d+(?:-\d+)?(?::\d+(?:-\d+)?)?(?:/(?:tcp|udp|sctp))?"
+                           r"|[\w./~-]+\.(?:json|txt|xml|ya?ml|csv|conf|cfg|ini|pem|key|crt|log|sql|sh|py|env|properties)")
 _HERESTRING = re.compile(r"<<<[ \t]*" + _VAL)
-_STDIN_CMD = re.compile(_STDIN_READERS)
+_STDIN_CMD = re.compile(_HERESTRING_READERS)
 # Oracle `user/password@host[:port][/service]` (sqlplus, expdp, `jdbc:oracle:thin:`)
 _ORACLE_HINTS = ("oracle", "sqlplus", "expdp", "impdp", "rman", "sqlldr", "1521", "tnsnames")
 # led by the `/` (a literal `re` skips to); the user name before it is checked by `_ORACLE_USER`
@@ -289,7 +296,7 @@ def detect_cli_credentials(text: str, lower: str, present: frozenset[str] | set[
     if " -" in text:
         for m in _USER_THEN_PASS.finditer(text):
             v, q = _strip(m.group("v"))
-            if not v.isdigit() and _ok(v, 6):
+            if not _PORT_OR_FILE.fullmatch(v) and _ok(v, 6):
                 yield Candidate(m.start("v") + q, m.start("v") + q + len(v), PASSWORDS, "SECRET_PASSWORD",
                                 "cli_user_then_password", 3)
     if ("secret" in lower or "variable" in lower or "kv " in lower) and ("set" in lower or "add" in lower or "put" in lower):
