@@ -34,28 +34,19 @@ def may_hold_base64(text: str) -> bool:
 
 def detect_base64(text: str, covered: Callable[[int, int], bool],
                   scan: Callable[[str, int], list[Candidate]], depth: int) -> Iterator[Candidate]:
-    """Candidates for base64 runs whose decoded text holds a finding of `scan`.
+    """Candidates for base64 runs whose decoded text holds a finding of `scan` or a `user:password`
+    (what Basic auth and docker config `auth` fields encode).
 
     `covered(start, end)` says whether a span is already claimed by a direct finding (a JWT,
     a provider token), so those are not decoded again.
     """
-    for m in B64_RUN.finditer(text):
-        if covered(m.start(), m.end()):
-            continue
-        decoded = decode_b64_text(m.group(0))
-        if decoded is None:
-            continue
-        inner = scan(decoded, depth + 1)
-        if inner:
-            first = max(inner, key=lambda c: c.priority)
-            yield Candidate(m.start(), m.end(), first.category, "BASE64_" + first.tag, "base64:" + first.rule, 4)
-        elif _USERPASS.match(decoded.strip()):
-            # `user:password` is what Basic auth and docker config `auth` fields encode
-            yield Candidate(m.start(), m.end(), PASSWORDS, "BASE64_SECRET_CREDENTIALS", "base64:user_pass", 4)
+    return _decoded_runs(B64_RUN, decode_b64_text, "base64", text, covered, scan, depth)
 
 
 def decode_hex_text(run: str) -> str | None:
     """The UTF-8 text a hex run encodes, or None when it is not (mostly printable) text."""
+    if len(run) % 2:
+        return None
     try:
         out = bytes.fromhex(run).decode("utf-8")
     except ValueError:
@@ -67,17 +58,24 @@ def decode_hex_text(run: str) -> str | None:
 def detect_hex(text: str, covered: Callable[[int, int], bool],
                scan: Callable[[str, int], list[Candidate]], depth: int) -> Iterator[Candidate]:
     """Candidates for hex runs whose decoded text holds a finding of `scan` or a `user:password`."""
-    for m in HEX_RUN.finditer(text):
+    return _decoded_runs(HEX_RUN, decode_hex_text, "hex", text, covered, scan, depth)
+
+
+def _decoded_runs(runs: re.Pattern, decode: Callable[[str], str | None], encoding: str, text: str,
+                  covered: Callable[[int, int], bool], scan: Callable[[str, int], list[Candidate]],
+                  depth: int) -> Iterator[Candidate]:
+    """The whole run, for every run of `runs` that decodes to text holding a secret."""
+    for m in runs.finditer(text):
         if covered(m.start(), m.end()):
             continue
-        if len(m.group(0)) % 2:
-            continue
-        decoded = decode_hex_text(m.group(0))
+        decoded = decode(m.group(0))
         if decoded is None:
             continue
         inner = scan(decoded, depth + 1)
         if inner:
             first = max(inner, key=lambda c: c.priority)
-            yield Candidate(m.start(), m.end(), first.category, "HEX_" + first.tag, "hex:" + first.rule, 4)
+            yield Candidate(m.start(), m.end(), first.category, f"{encoding.upper()}_{first.tag}",
+                            f"{encoding}:{first.rule}", 4)
         elif _USERPASS.match(decoded.strip()):
-            yield Candidate(m.start(), m.end(), PASSWORDS, "HEX_SECRET_CREDENTIALS", "hex:user_pass", 4)
+            yield Candidate(m.start(), m.end(), PASSWORDS, f"{encoding.upper()}_SECRET_CREDENTIALS",
+                            f"{encoding}:user_pass", 4)
