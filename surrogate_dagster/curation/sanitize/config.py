@@ -50,8 +50,6 @@ _JSON_PAIR = re.compile(
     r"""(?:"[\w-]{1,40}"\s*:\s*(?:"[^"\n]{0,200}"|true|false|null|-?\d+)\s*,\s*){0,3}"""
     r""""(?:value|parametervalue|defaultvalue|default|val|secret)"\s*:\s*"(?P<v>(?:[^"\\\n]|\\.){1,400})(?=")""", re.I)
 
-# literals one of which every entry above contains (a cheap gate per family)
-KEYWORDS = ("<", "name:", "\"value\"")
 
 
 def _credential_name(name: str) -> bool | None:

@@ -112,14 +112,9 @@ _HEX_RUN = re.compile(r"[0-9a-f]{32,}|[0-9A-F]{32,}")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 
 
-def keyed_token(v: str) -> bool:
-    """The looser shape test for a value a credential word introduces (`api key 52d7...`): also
-    hex digests, UUIDs and two-class tokens, which `random_token` leaves to named assignments."""
-    return random_token(v) or _loose_token(v)
-
-
 def _loose_token(v: str) -> bool:
-    """`keyed_token` without its `random_token` half."""
+    """The looser shape a value introduced by a credential word may have (`api key 52d7...`): hex
+    digests, UUIDs and two-class tokens, which `random_token` leaves to named assignments."""
     if len(v) < 20 or looks_like_placeholder(v) or _SEQUENTIAL.search(v):
         return False
     if _HEX_RUN.fullmatch(v) or _UUID.fullmatch(v):
