@@ -8,8 +8,8 @@ add_user U X`, `cargo login X`, `poetry config http-basic.R U X`, `openssl passw
 case-sensitive short flags (`zip -P`, `smbclient -U user%X`, openssl `pass:X`, `snmpwalk -c X`),
 `user:X@host` arguments (`mysqlsh`, Impacket), build properties (`mvn -Drepo.password=X`) and Oracle
 `user/pass@host` logins. A password may hold `@`: in `user:X@host` and `user/X@db` the last `@`
-that a host follows ends it. A command continued over lines (a trailing backslash, PowerShell's backtick, cmd's `^`)
-is read as one line.
+that a host follows ends it. A command continued over lines (a trailing backslash, PowerShell's
+backtick, cmd's `^`) is read as one line.
 
 A value is taken only when it is not a placeholder or variable (`$PASS`, `${X}`, `<token>`,
 `%DB_PASS%`) and not a flag itself; values read from stdin leave nothing to redact.
@@ -25,11 +25,6 @@ from .prefilter import trie_pattern
 from .validators import CONTINUATION, char_classes, join_continuations, looks_like_placeholder
 
 _VAL = r"""(?P<v>"[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s"'`|;&<>$-][^\s"'`|;]*)"""
-# Command rules: (command names, what follows the name up to the value, case-sensitive?, rule id,
-# minimum value length). Each compiles to one regex per name that starts with the name itself, so
-# `re` jumps between occurrences of that literal; a rule runs only when its name starts a word
-# somewhere in the text (`_NAME_SCAN`, one pass for all names). Flags are those documented by each
-# tool's --help.
 # commands and options that read a secret from stdin: `--password-stdin`, sshfs `-o password_stdin`,
 # openconnect `--passwd-on-stdin`, `sudo -S`, `chpasswd`, `passwd --stdin`, `kinit` (reads the password)
 _STDIN_READERS = (r"--password-stdin|password_stdin|--passwd-on-stdin|--with-token|--token-stdin|--stdin-password|"
@@ -38,6 +33,11 @@ _STDIN_READERS = (r"--password-stdin|password_stdin|--passwd-on-stdin|--with-tok
 # a here-string (`<<< X`) also answers an interactive login prompt (`npm login`, `gem signin`);
 # a pipe into `... login` is too loose a sign (`echo Welcome | mail -s login`)
 _HERESTRING_READERS = _STDIN_READERS + r"|\blogin\b|\bsignin\b"
+# Command rules: (command names, what follows the name up to the value, case-sensitive?, rule id,
+# minimum value length). Each compiles to one regex per name that starts with the name itself, so
+# `re` jumps between occurrences of that literal; a rule runs only when its name starts a word
+# somewhere in the text (`_NAME_SCAN`, one pass for all names). Flags are those documented by each
+# tool's --help.
 _LOGIN_P = r"[^\n]{0,120}?\blogin\b[^\n]{0,200}?[ \t]-p[ \t]*"
 _CMD_TABLE: tuple[tuple[tuple[str, ...], str, bool, str, int], ...] = (
     (("docker", "podman", "nerdctl", "buildah", "skopeo", "helm", "oras", "crane", "regctl", "az", "cf", "oc", "heroku"),
@@ -192,10 +192,9 @@ def _compile_table():
 
 
 _CMD_RULES = _compile_table()
-# `cmd --with-token <<< X`: the here-string after a command that reads a secret from stdin
 # Any command: a user flag, then on the same line a short password flag. Tools agree on the pair
 # (`-u USER ... -p PASS`, `-l LOGIN -p PASS`, `-U USER -P PASS`, `--user U -w PASS`), where `-p` alone
-# is often a port: the user flag before it is what makes it a password. Numeric values are ports.
+# is often a port: the user flag before it is what makes it a password (`_PORT_OR_FILE` says when not).
 _USER_THEN_PASS = re.compile(
     r"-(?<!\S-)(?:[ulU]|-user(?:name)?|-login)(?:[=:]|[ \t]+)(?![-\s])[^\n]{1,200}?[ \t]-(?:[pPw](?:[=:]|[ \t]+|(?=[^\s-]))|"
     r"(?:pw|-pass(?:word)?)(?:=|[ \t]+))"
@@ -209,6 +208,7 @@ _SET_PASSWORD = re.compile(r"(?:set|change|reset)-(?:initial-)?password[ \t]+(?!
 # (`-p 127.0.0.1:8080:80/tcp`), or a file (`ab -u put.txt -p post.json`)
 _PORT_OR_FILE = re.compile(r"(?:[\d.]+:|\[[0-9a-fA-F:]+\]:)?\d+(?:-\d+)?(?::\d+(?:-\d+)?)?(?:/(?:tcp|udp|sctp))?"
                            r"|[\w./~-]+\.(?:json|txt|xml|ya?ml|csv|conf|cfg|ini|pem|key|crt|log|sql|sh|py|env|properties)")
+# `cmd --with-token <<< X`: the here-string after a command that reads a secret from stdin
 _HERESTRING = re.compile(r"<<<[ \t]*" + _VAL)
 _STDIN_CMD = re.compile(_HERESTRING_READERS)
 # Oracle `user/password@host[:port][/service]` (sqlplus, expdp, `jdbc:oracle:thin:`)
