@@ -43,6 +43,7 @@ import re
 from typing import Iterator
 
 from .detectors import Candidate
+from .encoded import decode_hex_text
 from .patterns import PASSWORDS, PKEY
 from .validators import (alnum_classes, char_classes, decode_b64_text, has_b64_run, looks_like_placeholder,
                          shannon_entropy)
@@ -143,12 +144,8 @@ def _key_material(v: str) -> bool:
 
 def _decodes_to_text(v: str) -> bool:
     """Whether a literal is hex or base64 of printable text (a password armoured for a config)."""
-    if len(v) % 2 == 0 and re.fullmatch(r"[0-9a-fA-F]+", v):
-        try:
-            raw = bytes.fromhex(v).decode("utf-8")
-        except ValueError:
-            return False
-        return raw.isprintable()
+    if re.fullmatch(r"[0-9a-fA-F]+", v):
+        return decode_hex_text(v) is not None
     return decode_b64_text(v.replace("-", "+").replace("_", "/")) is not None
 
 
