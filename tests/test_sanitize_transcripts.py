@@ -166,3 +166,18 @@ def test_hex_and_decoded_secret_is_redacted(regex_sanitizer, text, secret):
 def test_hex_and_decoded_text_is_kept(regex_sanitizer, text):
     out = regex_sanitizer.sanitize(text)
     assert not [f for f in out.findings if f.category in SECRET_CATEGORIES], out.text
+
+
+@pytest.mark.parametrize("text, secret", [
+    ("Authorization: SSWS 00aB3xK9fQ2mZp7LrT4vB8nW1cY6hJ3sD5gA0", "00aB3xK9fQ2mZp7LrT4vB8nW1cY6hJ3sD5gA0"),
+    ("Authorization: GenieKey 7b1d9f3a-4c2e-4e8b-9a6d-2f5c8e1b3a7d", "7b1d9f3a-4c2e-4e8b-9a6d-2f5c8e1b3a7d"),
+    ("curl -H 'Authorization: Klaviyo-API-Key pk_Xk9fQ2mZp7LrT4vB8nW1cY6h' https://a.klaviyo.com/api/profiles/",
+     "pk_Xk9fQ2mZp7LrT4vB8nW1cY6h"),
+])
+def test_any_authorization_scheme_keeps_its_credential_out(regex_sanitizer, text, secret):
+    assert secret not in regex_sanitizer.sanitize(text).text
+
+
+def test_authorization_prose_is_kept(regex_sanitizer):
+    text = "Authorization: required for every endpoint except /health."
+    assert regex_sanitizer.sanitize(text).text == text

@@ -369,7 +369,8 @@ _MYSQL_P = re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|ma
                       r"(?P<v>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|[^\s\"'-]\S*)")
 _HEADER = re.compile(  # on the lower-cased text
     r"(?P<name>authorization|proxy-authorization|x-[a-z0-9-]{0,30}?(?:api-?key|token|auth)|api-?key|api-token|private-token|token)"
-    r"\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?[ \t]*(?:(?P<scheme>basic|bearer|token|digest)[ \t]+)?(?P<v>[\w=~@.+/-]{8,})")
+    r"\\?[\"']?[ \t]*[:=][ \t]*\\?[\"']?[ \t]*(?:(?P<scheme>basic|bearer|token|digest|[a-z][a-z0-9-]{1,24})[ \t]+)?(?P<v>[\w=~@.+/-]{8,})")
+# (any one-word scheme before the credential: Okta `SSWS`, `ApiKey`, `Splunk`, `GenieKey`, `Klaviyo-API-Key`)
 
 
 _SCHEME_NAME = re.compile(r"^[A-Z0-9]+(?:-[A-Z0-9]+)+$")
