@@ -102,26 +102,31 @@ def score_rows(san: Sanitizer, rows: list[dict], negatives_by_any_change: bool):
     return res, misses
 
 
+def print_split_table(res: dict[tuple[str, str], list[int]], splits: tuple[str, ...], width: int) -> None:
+    """One row per class (negatives last), one `share (right/total)` cell per split, then the total
+    over positive classes."""
+    print(f"  {'class':20s} " + " ".join(("held-out" if sp == "heldout" else sp).rjust(width) for sp in splits))
+    tot = {sp: [0, 0] for sp in splits}
+    for cls in sorted({c for c, _ in res}, key=lambda c: (c == "negative", c)):
+        cells = []
+        for sp in splits:
+            k, n = res.get((cls, sp), [0, 0])
+            cells.append((f"{k / n:.3f} ({k}/{n})" if n else "-").rjust(width))
+            if cls != "negative":
+                tot[sp][0] += k
+                tot[sp][1] += n
+        print(f"  {cls:20s} " + " ".join(cells))
+    print(f"  {'ALL POSITIVES':20s} " + " ".join(f"{tot[sp][0] / max(1, tot[sp][1]):.3f} ({tot[sp][0]}/{tot[sp][1]})".rjust(width)
+                                            for sp in splits))
+
+
 def class_report(san: Sanitizer, show_misses: int = 0) -> dict:
     """Per-class recall (every secret value gone from the output) on tune vs held-out rows,
     negatives changed, and clean-code documents changed."""
     rows = [json.loads(line) for line in CLASSES.read_text().splitlines() if line.strip()]
     res, misses = score_rows(san, rows, negatives_by_any_change=True)
     print(f"\n== per-class recall on {CLASSES.name} ({len(rows)} rows; negatives: share left unchanged)")
-    print(f"  {'class':20s} {'tune':>14s} {'held-out':>14s} {'fresh':>14s}")
-    splits = ("tune", "heldout", "fresh")
-    tot = {sp: [0, 0] for sp in splits}
-    for cls in sorted({c for c, _ in res}, key=lambda c: (c == "negative", c)):
-        cells = []
-        for sp in splits:
-            k, n = res.get((cls, sp), [0, 0])
-            cells.append(f"{k / n:.3f} ({k}/{n})" if n else "-")
-            if cls != "negative":
-                tot[sp][0] += k
-                tot[sp][1] += n
-        print(f"  {cls:20s} {cells[0]:>14s} {cells[1]:>14s} {cells[2]:>14s}")
-    print(f"  {'ALL POSITIVES':20s} " + " ".join(f"{tot[sp][0] / max(1, tot[sp][1]):.3f} ({tot[sp][0]}/{tot[sp][1]})".rjust(14)
-                                            for sp in splits))
+    print_split_table(res, ("tune", "heldout", "fresh"), 14)
     for r in misses[:show_misses]:
         print("  MISS", r["class"], repr(r["text"][:160]))
     print("== clean real code: documents changed")
@@ -155,19 +160,7 @@ def contexts_report(san: Sanitizer, show_misses: int = 0) -> dict:
             rows += [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     res, misses = score_rows(san, rows, negatives_by_any_change=False)
     print(f"\n== independent context sets ({', '.join(p.name for p in CONTEXT_SETS if p.exists())}; {len(rows)} rows)")
-    print(f"  {'class':20s} {'tune':>16s} {'held-out':>16s}")
-    tot = {sp: [0, 0] for sp in ("tune", "heldout")}
-    for cls in sorted({c for c, _ in res}, key=lambda c: (c == "negative", c)):
-        cells = []
-        for sp in ("tune", "heldout"):
-            k, n = res.get((cls, sp), [0, 0])
-            cells.append(f"{k / n:.3f} ({k}/{n})" if n else "-")
-            if cls != "negative":
-                tot[sp][0] += k
-                tot[sp][1] += n
-        print(f"  {cls:20s} {cells[0]:>16s} {cells[1]:>16s}")
-    print(f"  {'ALL POSITIVES':20s} " + " ".join(f"{tot[sp][0] / max(1, tot[sp][1]):.3f} ({tot[sp][0]}/{tot[sp][1]})".rjust(16)
-                                            for sp in ("tune", "heldout")))
+    print_split_table(res, ("tune", "heldout"), 16)
     for r in misses[:show_misses]:
         print("  MISS", r["class"], r["context"], repr(r["text"][:200]))
     return res
