@@ -11,7 +11,7 @@ blocks the curation assets run, in the same order:
   per source (re-run when that source changes; each over ``--workers`` worker processes forked
   once per process and kept, surrogate_dagster.curation.parallel.map_chunks, ``--chunk-rows``
   rows per chunk):
-    sanitize            sanitize.stage.sanitize_rows: the Sanitizer with the local profile's NER
+    sanitize            sanitize_stage.sanitize_rows: the Sanitizer with the local profile's NER
                         model (spaCy, prose only, batched per chunk; `--ner none` leaves it out)
     filter              quality.filter_stage.filter_rows: the blocks AST -> heuristics -> edu
                         scorer per chunk (curation.blocks.run_blocks), sharing the fence scan
@@ -89,9 +89,9 @@ from surrogate_dagster.curation.parallel import DEFAULT_CHUNK_ROWS, children_cpu
 from surrogate_dagster.curation.quality.edu_classifier import EduFilter, build_edu_scorer  # noqa: E402
 from surrogate_dagster.curation.quality.filter_stage import filter_rows  # noqa: E402
 from surrogate_dagster.curation.quality.heuristics import HeuristicFilter  # noqa: E402
-from surrogate_dagster.curation.sanitize import Sanitizer, SanitizerConfig  # noqa: E402
-from surrogate_dagster.curation.sanitize.ner import DEFAULT_NER_MODEL  # noqa: E402
-from surrogate_dagster.curation.sanitize.stage import sanitize_rows  # noqa: E402
+from surrogate_dagster.sanitize import Sanitizer, SanitizerConfig  # noqa: E402
+from surrogate_dagster.sanitize.ner import DEFAULT_NER_MODEL  # noqa: E402
+from surrogate_dagster.curation.sanitize_stage import sanitize_rows  # noqa: E402
 from surrogate_dagster.curation.text import dedup_text, row_text  # noqa: E402
 
 VERBS = ["compute", "parse", "merge", "filter", "count", "normalize", "validate", "group", "rank", "cache"]

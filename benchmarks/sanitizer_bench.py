@@ -44,7 +44,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from surrogate_dagster.curation.sanitize import (PII_CATEGORIES, SECRET_CATEGORIES, Sanitizer,  # noqa: E402
+from surrogate_dagster.sanitize import (PII_CATEGORIES, SECRET_CATEGORIES, Sanitizer,  # noqa: E402
                                                  SanitizerConfig)
 
 CORPUS = ROOT / "benchmarks" / "data" / "secrets_labelled.jsonl"
@@ -286,7 +286,7 @@ def time_ds(docs: list[str]) -> tuple[float, int]:
 
 _REV_TIMER = """
 import json, sys, time
-from surrogate_dagster.curation.sanitize import PII_CATEGORIES, SECRET_CATEGORIES, Sanitizer, SanitizerConfig
+from surrogate_dagster.sanitize import PII_CATEGORIES, SECRET_CATEGORIES, Sanitizer, SanitizerConfig
 docs = json.load(open(sys.argv[1]))
 san = Sanitizer(SanitizerConfig(ner_model=None, categories=SECRET_CATEGORIES + PII_CATEGORIES))
 t0 = time.process_time()

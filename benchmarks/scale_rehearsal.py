@@ -18,7 +18,7 @@ Steps, each in its own forked process (so its peak RSS is its own), over all sou
 time, with the functions the assets call, on a temp-dir object store:
 
     sources      generate rows, write them (stage_io.write_step "normalized")
-    sanitize     sanitize.stage.sanitize_rows (the ten detector categories; no NER model)
+    sanitize     sanitize_stage.sanitize_rows (the ten detector categories; no NER model)
     filter[K]    executor.apply_blocks with the filter step's chain (AST validity, heuristics,
                  rubric edu scorer at threshold 0: scored, never dropping) on executor kind K (pool: the forked pool; local: datatrove's
                  LocalPipelineExecutor; in_process), same decisions (checked)
@@ -224,8 +224,8 @@ def step_sources(root: Path, scale: float, workers: int, executor: str) -> dict:
 
 def step_sanitize(root: Path, scale: float, workers: int, executor: str) -> dict:
     from surrogate_dagster.curation.assets import CURATION
-    from surrogate_dagster.curation.sanitize import Sanitizer, SanitizerConfig
-    from surrogate_dagster.curation.sanitize.stage import sanitize_rows
+    from surrogate_dagster.sanitize import Sanitizer, SanitizerConfig
+    from surrogate_dagster.curation.sanitize_stage import sanitize_rows
 
     sanitizer = Sanitizer(SanitizerConfig(categories=tuple(CURATION.sanitize.categories), ner_model=None))
     store = _store(root)

@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT))
 DATA = ROOT / "benchmarks" / "data" / "secrets_blind.jsonl"
 GEN = ROOT / "benchmarks" / "data" / "secrets_blind_gen.py"
 
-from surrogate_dagster.curation.sanitize import Sanitizer, SanitizerConfig  # noqa: E402
+from surrogate_dagster.sanitize import Sanitizer, SanitizerConfig  # noqa: E402
 
 TARGET = 0.95  # per-class recall target
 

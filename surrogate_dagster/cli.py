@@ -4,8 +4,8 @@ Runs every asset, partition by partition, in dependency order, on a persistent D
 under var/dagster_home, so `make ui` afterwards shows every materialization with its metadata.
 A failed partition is reported and its downstream partitions are skipped; the rest keeps going.
 Before the first run, runs left STARTED by a process that died are marked failed and their pool
-slots freed (ops/run_recovery.py); SIGINT/SIGTERM stop the command after the current run, or at
-once when that run waits for a pool slot (ops/run_interrupts.py).
+slots freed (runtime/run_recovery.py); SIGINT/SIGTERM stop the command after the current run, or at
+once when that run waits for a pool slot (runtime/run_interrupts.py).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ concurrency:
     granularity: op       # enforced per step, also for the CLI's in-process runs
 # Read by the daemon `make ui` starts. With the local (default) run launcher it fails runs that
 # never start and frees slots of ended runs; a run whose process died is found by `make run`'s
-# recovery (surrogate_dagster/ops/run_recovery.py), which checks the recorded pid.
+# recovery (surrogate_dagster/runtime/run_recovery.py), which checks the recorded pid.
 run_monitoring:
   enabled: true
   start_timeout_seconds: 180
@@ -181,7 +181,7 @@ def _failed_gate_lines(result, width: int = 300, severity: str = "ERROR") -> lis
 
 def owner_tags() -> dict[str, str]:
     """This process's pid and host, on every run it starts (read by run recovery)."""
-    from .ops.run_recovery import owner_tags as tags
+    from .runtime.run_recovery import owner_tags as tags
 
     return tags()
 
@@ -192,7 +192,7 @@ def _observe_revisions(defs, instance, log_level: str) -> set[str]:
     hub = (defs.resources or {}).get("hub")
     if "observe_hf_revisions" not in {j.name for j in defs.jobs or []} or hub is None:
         return set()  # a code location without the ops group
-    from .ops.revisions import record_revision_observations
+    from .sources.revisions import record_revision_observations
 
     # The observations are recorded as runless events rather than through the observe job: one
     # in-process run per partition cost ~1.3 s of run bookkeeping each (22 sources: ~28 s of a
@@ -202,7 +202,7 @@ def _observe_revisions(defs, instance, log_level: str) -> set[str]:
     print(f"[hf_revisions] observed {len(rep.observed)}/{n} sources in {rep.seconds:.1f}s"
           + (f"; FAILED: {', '.join(f'{k} ({v})' for k, v in sorted(rep.failed.items()))}" if rep.failed else ""),
           flush=True)
-    from .ops.revisions import changed_sources, mirrored_revisions, observed_revisions
+    from .sources.revisions import changed_sources, mirrored_revisions, observed_revisions
 
     # A revision that differs from the one last mirrored re-mirrors that source (the sensor's rule).
     changed = set(changed_sources({p: rev for p, (rev, _) in observed_revisions(instance).items()},
@@ -214,7 +214,7 @@ def _observe_revisions(defs, instance, log_level: str) -> set[str]:
 
 def _needs_run(graph, instance, keys, pdef) -> set:
     """Partitions of a group where some asset is missing or stale (code, data or upstream changed)."""
-    from .ops.planning import stale_plan
+    from .runtime.planning import stale_plan
 
     plan = stale_plan(graph, instance, keys)
     out: set = set()
@@ -226,7 +226,7 @@ def _needs_run(graph, instance, keys, pdef) -> set:
 def recover_instance(instance) -> list:
     """Before any run: runs whose process died (SIGKILL, OOM) are marked failed and their pool
     slots freed, so a step in the same pool does not wait for them forever."""
-    from .ops.run_recovery import recover_dead_runs
+    from .runtime.run_recovery import recover_dead_runs
 
     return recover_dead_runs(instance, log=lambda line: print(line, flush=True))
 
@@ -236,7 +236,7 @@ def run_all(select: list[str] | None = None, fail_fast: bool = False, log_level:
     ensure_instance_home()
     from dagster import DagsterInstance
 
-    from .ops.run_interrupts import InterruptGuard
+    from .runtime.run_interrupts import InterruptGuard
 
     instance = DagsterInstance.get()
     recover_instance(instance)

@@ -12,9 +12,10 @@ warnings.filterwarnings("ignore", category=BetaWarning)
 
 from .catalog import load_profile
 from .curation.assets import CURATION_ASSETS, CURATION_CHECKS
+from .curation.resource import curation_resources
 from .evals import EVAL_ASSETS, EVAL_CHECKS, EVAL_JOBS, EVAL_SCHEDULES, eval_resources
-from .ops import OPS_ASSETS, OPS_CHECKS, OPS_JOBS, ops_resources, ops_schedules, ops_sensors
-from .ops.sensors import with_recuration_condition
+from .operations import OPS_ASSETS, OPS_CHECKS, OPS_JOBS, ops_resources, ops_schedules, ops_sensors
+from .operations.sensors import with_recuration_condition
 from .resources import resources_for_profile
 from .sources.assets import helper_rows, normalized_rows, source_rows
 from .synth.assets import SYNTH_ASSETS, synth_resources
@@ -32,6 +33,6 @@ defs = Definitions(
     jobs=[*EVAL_JOBS, *OPS_JOBS],
     schedules=[*EVAL_SCHEDULES, *ops_schedules(PROFILE)],
     sensors=ops_sensors(PROFILE),
-    resources={**resources_for_profile(PROFILE), **synth_resources(PROFILE),
+    resources={**resources_for_profile(PROFILE), **curation_resources(PROFILE), **synth_resources(PROFILE),
                **training_resources(PROFILE), **eval_resources(PROFILE), **ops_resources(PROFILE)},
 )

@@ -10,7 +10,7 @@ objects before their commit markers, the LLM client reads its cache from the obj
 already paid are not repeated), and the trainer resumes from the checkpoints it uploaded.
 
 Every other step is deterministic given its inputs: a retry would fail the same way, so it has
-no policy. Run-level retries (ops/k8s.py `run_retries`) cover a run worker that dies and leave
+no policy. Run-level retries (runtime/k8s.py `run_retries`) cover a run worker that dies and leave
 step failures to these policies (`retry_on_asset_or_op_failure: false`), so a failing step is
 never retried twice over.
 

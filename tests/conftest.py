@@ -30,6 +30,6 @@ def local_resources(tmp_path):
 @pytest.fixture(scope="session")
 def regex_sanitizer():
     """The sanitizer with every regex detector and no NER model (the secrets rules' tests)."""
-    from surrogate_dagster.curation.sanitize import Sanitizer, SanitizerConfig
+    from surrogate_dagster.sanitize import Sanitizer, SanitizerConfig
 
     return Sanitizer(SanitizerConfig(ner_model=None))

@@ -16,9 +16,9 @@ from dagster import (
     materialize,
 )
 
-from surrogate_dagster.ops import OPS_JOBS, ops_sensors
-from surrogate_dagster.ops.revisions import hf_revisions
-from surrogate_dagster.ops.sensors import (
+from surrogate_dagster.operations import OPS_JOBS, ops_sensors
+from surrogate_dagster.sources.revisions import hf_revisions
+from surrogate_dagster.operations.sensors import (
     RECURATION_CONDITION,
     RECURATION_GROUPS,
     build_recuration_sensor,

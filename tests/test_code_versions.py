@@ -60,9 +60,9 @@ def _stale_after(root: Path, rel: str, edit) -> list[str]:
 
 
 def test_one_module_edit_marks_exactly_its_assets(package_copy):
-    stale = _stale_after(package_copy, "curation/sanitize/engine.py",
+    stale = _stale_after(package_copy, "sanitize/engine.py",
                          lambda s: s + "\n\ndef _planted_rule(text):\n    return text.replace('a', 'b')\n")
-    print("stale after editing curation/sanitize/engine.py:", stale)
+    print("stale after editing sanitize/engine.py:", stale)
     assert stale == ["curated_exec_graded_pairs", "curated_orchestrator_traces", "sanitized_rows"]
 
 
@@ -90,9 +90,9 @@ def test_registry_names_real_modules():
 def test_versions_are_self_describing():
     a = asset_code_version("sanitized_rows", "0123456789abcdef")
     parts = parse_code_version(a)
-    assert parts["cfg"] == "0123456789" and set(parts) == {"cfg", "curation.sanitize", "curation.stage_io"}
-    b = a.replace(f"curation.sanitize={parts['curation.sanitize']}", "curation.sanitize=ffffffffff")
-    assert changed_modules(a, b) == ["curation.sanitize"]
+    assert parts["cfg"] == "0123456789" and set(parts) == {"cfg", "sanitize", "curation.stage_io"}
+    b = a.replace(f"sanitize={parts['sanitize']}", "sanitize=ffffffffff")
+    assert changed_modules(a, b) == ["sanitize"]
     assert changed_modules("deadbeef", b) == []  # an older plain hash names nothing
 
 
@@ -160,8 +160,8 @@ def test_one_source_cap_edit_moves_that_partition_only(tmp_path):
 def test_stale_plan_follows_partition_versions(tmp_path):
     from dagster import DagsterInstance, Definitions, MetadataValue, map_asset_specs, materialize
 
-    from surrogate_dagster.ops.planning import stale_plan
-    from surrogate_dagster.ops.revisions import hf_revisions, record_revision_observations
+    from surrogate_dagster.runtime.planning import stale_plan
+    from surrogate_dagster.sources.revisions import hf_revisions, record_revision_observations
     from surrogate_dagster.sources.assets import SOURCE_VERSIONS, helper_rows, normalized_rows, source_rows
     from tests.ops_support import TOOL_SOURCES, hub_copy, make_resources
 

@@ -10,9 +10,9 @@ from collections import Counter
 import pytest
 
 from surrogate_dagster.curation.parallel import map_chunks
-from surrogate_dagster.curation.sanitize import Sanitizer, SanitizerConfig
-from surrogate_dagster.curation.sanitize import ner as ner_mod
-from surrogate_dagster.curation.sanitize.stage import sanitize_rows
+from surrogate_dagster.sanitize import Sanitizer, SanitizerConfig
+from surrogate_dagster.sanitize import ner as ner_mod
+from surrogate_dagster.curation.sanitize_stage import sanitize_rows
 
 
 def _square_chunk(static, rows, start, end):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from surrogate_dagster.curation.sanitize import SECRET_CATEGORIES, Sanitizer, SanitizerConfig
+from surrogate_dagster.sanitize import SECRET_CATEGORIES, Sanitizer, SanitizerConfig
 from surrogate_dagster.curation.text import map_row_text, row_text
 from surrogate_dagster import canary
 from surrogate_dagster.evals.harness import noleak

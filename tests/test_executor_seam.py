@@ -12,7 +12,7 @@ from surrogate_dagster.catalog import load_profile
 from surrogate_dagster.curation.ast_validity import check_row_code
 from surrogate_dagster.curation.blocks import BlockStats, run_blocks
 from surrogate_dagster.curation.executor import apply_blocks, as_block
-from surrogate_dagster.ops.executors import executor_settings, make_executor, validate_settings
+from surrogate_dagster.runtime.executors import executor_settings, make_executor, validate_settings
 
 GOOD = "def f(x):\n    return x + 1"
 BAD = "def f(x)\n    return x +"
@@ -57,11 +57,11 @@ def test_settings_kinds_and_profiles() -> None:
 
 
 def test_profile_setting_reaches_the_curation_resource() -> None:
-    from surrogate_dagster.resources.core import resources_for_profile
+    from surrogate_dagster.curation.resource import curation_resources
 
     for name in ("local", "production"):
         profile = load_profile(name)
-        assert resources_for_profile(profile)["curation"].datatrove_executor == executor_settings(profile)
+        assert curation_resources(profile)["curation"].datatrove_executor == executor_settings(profile)
 
 
 def test_same_decisions_on_every_executor(tmp_path) -> None:

@@ -71,16 +71,12 @@ def _graph() -> dict[str, set[str]]:
     return graph
 
 
-# Edges of a cycle not yet untangled (storage/factory.py calls s3_maintenance.prepare_bucket,
-# whose own CLI builds a store through factory); any other cycle fails the test.
-KNOWN_EDGES = {("surrogate_dagster.storage.factory", "surrogate_dagster.storage.s3_maintenance")}
-
 
 def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
     # A package's __init__ importing its own submodules is how packages are built, not a cycle;
     # submodule -> parent package edges are ignored for that reason.
     def edges(m):
-        return sorted(d for d in graph[m] if not m.startswith(d + ".") and (m, d) not in KNOWN_EDGES)
+        return sorted(d for d in graph[m] if not m.startswith(d + "."))
 
     color, stack = {}, []
 
@@ -116,29 +112,25 @@ def test_cycle_finder_finds_a_planted_cycle():
     assert _cycle({"p": {"p.x"}, "p.x": {"p"}}) is None
 
 
-# ------------------------------------------------------------------ phase order
-# The pipeline's phases, in the order data flows through them: a phase imports only from earlier
-# phases and from the shared layers below every phase (catalog, storage, llm, hub, sandbox, ops,
-# inference, metadata, paths, resources, retries, canary, ...: every other top-level module).
-# definitions.py, cli.py and the package __init__ wire all phases together and may import any.
+# ------------------------------------------------------------------ layers
+# The package's top-level parts, lowest first: shared layers, run infrastructure, the shared
+# resources, the phases in the order data flows through them, the operations that read every
+# phase, and the wiring (code location, CLI). A part imports only parts listed before it (imports
+# inside functions count), so the package graph has no cycle and no upward arrow by construction.
+LAYERS = (
+    "paths", "metadata", "retries", "memo", "canary",   # small shared modules
+    "catalog",                                          # typed YAML catalog and profiles
+    "storage", "hub", "sandbox", "sanitize", "llm", "inference",
+    "runtime",                                          # executors, planning, run recovery, k8s
+    "resources",                                        # object store and hub resources
+    "sources", "curation", "synth", "training", "evals",  # the phases
+    "operations",                                       # schedules, sensors, lineage, costs
+    "definitions", "cli", "__init__",                   # wiring
+)
 PHASES = ("sources", "curation", "synth", "training", "evals")
-WIRING = {"definitions", "cli", "__init__"}
-
-# Shared layers that still import a phase (each is a real edge, not yet moved below the phases).
-# The test fails on any other upward import, and when one of these disappears (drop it here).
-KNOWN_UPWARD = {
-    # the LLM client redacts prompts with curation's sanitizer before logging them
-    ("surrogate_dagster.llm.client", "surrogate_dagster.curation.sanitize"),
-    # `make run` planning reads curation step pointers and source revisions
-    ("surrogate_dagster.ops.planning", "surrogate_dagster.curation.stage_io"),
-    ("surrogate_dagster.ops.revisions", "surrogate_dagster.sources.assets"),
-    # the resources module builds curation's settings resource from its config
-    ("surrogate_dagster.resources.core", "surrogate_dagster.curation.config"),
-    ("surrogate_dagster.resources.core", "surrogate_dagster.curation.resource"),
-}
 
 
-def _layer(module: str) -> str | None:
+def _part(module: str) -> str | None:
     """The top-level part of the package a module belongs to (None outside the package)."""
     parts = module.split(".")
     if parts[0] != PACKAGE:
@@ -146,48 +138,46 @@ def _layer(module: str) -> str | None:
     return parts[1] if len(parts) > 1 else "__init__"
 
 
-def _rank(layer: str) -> int:
-    """-1 for shared layers, the phase's position for phases, len(PHASES) for wiring modules."""
-    if layer in WIRING:
-        return len(PHASES)
-    return PHASES.index(layer) if layer in PHASES else -1
-
-
-def upward_imports(files: dict[str, Path]) -> set[tuple[str, str]]:
-    """(importer module, imported module) for every import of a later phase by a phase, or of a
-    phase by a shared layer; the imported name is cut to its first three parts."""
+def layer_violations(files: dict[str, Path]) -> set[tuple[str, str]]:
+    """(importer module, imported name cut to three parts) for every import of a part that is not
+    listed before the importer's own part in LAYERS; an unlisted part is a violation too."""
+    rank = {name: i for i, name in enumerate(LAYERS)}
     found = set()
     for mod, path in files.items():
-        mine = _layer(mod)
+        mine = _part(mod)
         for name in _imports(path):
-            theirs = _layer(name)
-            if theirs is None or theirs == mine or theirs in WIRING:
+            theirs = _part(name)
+            if theirs is None or theirs == mine or name == PACKAGE:  # `from package import part` names part too
                 continue
-            if _rank(theirs) > _rank(mine) and theirs in PHASES:
+            if theirs not in rank or mine not in rank or rank[theirs] >= rank[mine]:
                 found.add((mod, ".".join(name.split(".")[:3])))
     return found
 
 
-def test_no_phase_imports_a_later_phase():
-    found = upward_imports({_module_name(p): p for p in _py_files(PACKAGE)})
-    phase_edges = sorted(f"{a} -> {b}" for a, b in found if _layer(a) in PHASES)
-    assert not phase_edges, "a phase imports a later phase:\n" + "\n".join(phase_edges)
-    shared = found - KNOWN_UPWARD
-    assert not shared, "a shared layer imports a phase:\n" + "\n".join(f"{a} -> {b}" for a, b in sorted(shared))
-    gone = KNOWN_UPWARD - found
-    assert not gone, f"no longer imported, drop from KNOWN_UPWARD: {sorted(gone)}"
+def test_every_part_of_the_package_has_a_layer():
+    parts = {_part(_module_name(p)) for p in _py_files(PACKAGE)}
+    assert parts <= set(LAYERS), f"parts with no place in LAYERS: {sorted(parts - set(LAYERS))}"
+    assert list(PHASES) == [p for p in LAYERS if p in PHASES]
 
 
-def test_phase_order_finder_finds_planted_upward_imports(tmp_path, monkeypatch):
+def test_each_layer_imports_only_layers_below_it():
+    found = layer_violations({_module_name(p): p for p in _py_files(PACKAGE)})
+    assert not found, "imports of a layer at or above the importer's:\n" + "\n".join(
+        f"{a} -> {b}" for a, b in sorted(found))
+
+
+def test_layer_checker_finds_planted_upward_imports(tmp_path, monkeypatch):
     monkeypatch.setitem(globals(), "REPO", tmp_path)
     pkg = tmp_path / PACKAGE
-    for sub in ("curation", "evals", "synth", "storage"):
+    for sub in ("curation", "evals", "synth", "storage", "runtime"):
         (pkg / sub).mkdir(parents=True)
     (pkg / "curation" / "a.py").write_text("def f():\n    from ..evals.assets import KEY\n")
     (pkg / "evals" / "b.py").write_text("from ..curation import a\nfrom surrogate_dagster.storage import x\n")
     (pkg / "storage" / "c.py").write_text("from surrogate_dagster.synth import s\n")
+    (pkg / "runtime" / "d.py").write_text("def g():\n    from ..curation.stage_io import k\n")
     (pkg / "cli.py").write_text("from surrogate_dagster.evals import b\n")
     files = {_module_name(p): p for p in _py_files(PACKAGE)}
-    assert upward_imports(files) == {("surrogate_dagster.curation.a", "surrogate_dagster.evals.assets"),
-                                     ("surrogate_dagster.storage.c", "surrogate_dagster.synth"),
-                                     ("surrogate_dagster.storage.c", "surrogate_dagster.synth.s")}
+    assert layer_violations(files) == {("surrogate_dagster.curation.a", "surrogate_dagster.evals.assets"),
+                                       ("surrogate_dagster.storage.c", "surrogate_dagster.synth"),
+                                       ("surrogate_dagster.storage.c", "surrogate_dagster.synth.s"),
+                                       ("surrogate_dagster.runtime.d", "surrogate_dagster.curation.stage_io")}

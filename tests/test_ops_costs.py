@@ -16,8 +16,8 @@ from dagster import (
 )
 
 from surrogate_dagster.catalog import load_profile
-from surrogate_dagster.ops.cost_ledger import cost_budget_check, cost_ledger
-from surrogate_dagster.ops.costs import (
+from surrogate_dagster.operations.cost_ledger import cost_budget_check, cost_ledger
+from surrogate_dagster.operations.costs import (
     FAILED_ATTEMPTS,
     CostConfig,
     budget_status,

@@ -3,7 +3,7 @@
 import pytest
 
 from surrogate_dagster.catalog import load_profile
-from surrogate_dagster.ops.costs import FAILED_ATTEMPTS, CostConfig, build_ledger
+from surrogate_dagster.operations.costs import FAILED_ATTEMPTS, CostConfig, build_ledger
 
 PROD = CostConfig.from_profile_section(load_profile("production").phases["ops"])
 PRICE = PROD.gpu_usd_per_hour
@@ -55,7 +55,7 @@ def test_failed_llm_attempts_are_included():
 def test_llm_ledger_store_with_failed_attempts(tmp_path):
     import json
 
-    from surrogate_dagster.ops.costs import llm_ledger_usd
+    from surrogate_dagster.operations.costs import llm_ledger_usd
     from surrogate_dagster.storage import LocalObjectStore
 
     store = LocalObjectStore(tmp_path / "store")

@@ -8,7 +8,7 @@ import pytest
 
 from surrogate_dagster.catalog import load_profile
 from surrogate_dagster.curation.ast_validity import check_row_code
-from surrogate_dagster.ops.executors import curation_pipeline, executor_settings, make_executor, validate_settings
+from surrogate_dagster.runtime.executors import curation_pipeline, executor_settings, make_executor, validate_settings
 
 
 def _row(i: int, code: str) -> dict:

@@ -15,8 +15,8 @@ from dagster_k8s import K8sRunLauncher, PipesK8sClient
 from dagster_k8s.models import k8s_model_from_dict
 
 from surrogate_dagster.catalog import load_profile
-from surrogate_dagster.ops import ops_resources
-from surrogate_dagster.ops.k8s import gpu_pod_spec, helm_values, instance_yaml, k8s_settings, main
+from surrogate_dagster.operations import ops_resources
+from surrogate_dagster.runtime.k8s import gpu_pod_spec, helm_values, instance_yaml, k8s_settings, main
 
 REPO = Path(__file__).resolve().parent.parent
 

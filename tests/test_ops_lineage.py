@@ -9,8 +9,8 @@ import types
 import pytest
 from dagster import DagsterInstance, Definitions, materialize
 
-from surrogate_dagster.ops.lineage import diff_lineages, parse_count_table, render_markdown
-from surrogate_dagster.ops.lineage_report import (
+from surrogate_dagster.operations.lineage import diff_lineages, parse_count_table, render_markdown
+from surrogate_dagster.operations.lineage_report import (
     CheckpointNotFound,
     build_report,
     main,

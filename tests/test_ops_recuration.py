@@ -22,13 +22,13 @@ from dagster import (
     materialize,
 )
 
-from surrogate_dagster.ops import OPS_JOBS
-from surrogate_dagster.ops.lineage_report import report_link_metadata
-from surrogate_dagster.ops.planning import describe, execute_plan, stale_plan
-from surrogate_dagster.ops.revisions import hf_revisions, mirrored_revisions, observed_revisions
-from surrogate_dagster.ops.schedules import monthly_tier2_schedule, weekly_recuration_schedule
-from surrogate_dagster.ops.sensors import regression_report_sensor
-from surrogate_dagster.ops.sensors import revision_backfill_sensor as recuration_sensor
+from surrogate_dagster.operations import OPS_JOBS
+from surrogate_dagster.operations.lineage_report import report_link_metadata
+from surrogate_dagster.runtime.planning import describe, execute_plan, stale_plan
+from surrogate_dagster.sources.revisions import hf_revisions, mirrored_revisions, observed_revisions
+from surrogate_dagster.operations.schedules import monthly_tier2_schedule, weekly_recuration_schedule
+from surrogate_dagster.operations.sensors import regression_report_sensor
+from surrogate_dagster.operations.sensors import revision_backfill_sensor as recuration_sensor
 from surrogate_dagster.sources.assets import helper_rows, normalized_rows, source_rows
 from tests.ops_support import TOOL_SOURCES, hub_copy, make_resources, move_pin, plant_change, toy_downstream
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from dagster import DagsterInstance, DagsterRunStatus, materialize
 
-from surrogate_dagster.ops.planning import execute_plan, stale_plan
+from surrogate_dagster.runtime.planning import execute_plan, stale_plan
 from surrogate_dagster.resources import HubResource
 from surrogate_dagster.sources import mirror
 from surrogate_dagster.sources.assets import helper_rows, normalized_rows, source_rows

@@ -10,7 +10,7 @@ from dagster import DagsterInstance, Definitions, materialize
 
 from surrogate_dagster.curation import stage_io
 from surrogate_dagster.curation.resource import CurationSettings
-from surrogate_dagster.ops.planning import stale_plan
+from surrogate_dagster.runtime.planning import stale_plan
 from surrogate_dagster.sources.assets import helper_rows, normalized_rows, source_rows
 from surrogate_dagster.storage import LocalObjectStore
 from surrogate_dagster.storage.markers import IncompleteData, iter_marker_rows

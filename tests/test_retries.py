@@ -6,7 +6,7 @@ import pytest
 from dagster import AssetsDefinition, Backoff, DagsterInstance, Jitter, MaterializeResult, asset, materialize
 
 from surrogate_dagster.catalog import load_profile
-from surrogate_dagster.ops.k8s import instance_yaml, k8s_settings
+from surrogate_dagster.runtime.k8s import instance_yaml, k8s_settings
 from surrogate_dagster.retries import (
     DELAY_SCALE,
     HUB_PUSH_RETRY,

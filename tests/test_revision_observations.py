@@ -5,9 +5,9 @@ import pytest
 from dagster import AssetKey, AssetRecordsFilter, DagsterInstance, Definitions, materialize
 
 from surrogate_dagster.hub.client import OfflineHub
-from surrogate_dagster.ops import OPS_JOBS
-from surrogate_dagster.ops.planning import stale_plan
-from surrogate_dagster.ops.revisions import hf_revisions, observed_revisions, record_revision_observations
+from surrogate_dagster.operations import OPS_JOBS
+from surrogate_dagster.runtime.planning import stale_plan
+from surrogate_dagster.sources.revisions import hf_revisions, observed_revisions, record_revision_observations
 from surrogate_dagster.sources.assets import CATALOG, source_rows
 from tests.ops_support import hub_copy, make_resources, move_pin, plant_change
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from surrogate_dagster import cli
-from surrogate_dagster.ops.run_recovery import HOST_TAG, PID_TAG, held_slots, process_alive
+from surrogate_dagster.runtime.run_recovery import HOST_TAG, PID_TAG, held_slots, process_alive
 
 pytestmark = pytest.mark.slow
 
@@ -48,7 +48,7 @@ elif mode in ("next", "next_recover"):
     ok = materialize([use_llm], instance=instance, tags=cli.owner_tags()).success
     print(f"DONE success={ok} after {time.monotonic() - t0:.1f}s", flush=True)
 elif mode == "guarded":
-    from surrogate_dagster.ops.run_interrupts import InterruptGuard
+    from surrogate_dagster.runtime.run_interrupts import InterruptGuard
     with InterruptGuard(instance):
         materialize([use_llm], instance=instance, tags=cli.owner_tags())
     print("DONE", flush=True)
@@ -172,7 +172,7 @@ def test_sigterm_while_blocked_on_a_pool_exits_promptly(home, tmp_path):
 def test_recovery_leaves_live_and_foreign_runs_alone(home, tmp_path):
     from dagster import DagsterRunStatus
 
-    from surrogate_dagster.ops.run_recovery import recover_dead_runs
+    from surrogate_dagster.runtime.run_recovery import recover_dead_runs
 
     holder = _hold_slot(tmp_path, "hold_tagged")
     try:
@@ -224,7 +224,7 @@ def test_k8s_instance_frees_slots_of_ended_runs():
     import yaml
 
     from surrogate_dagster.catalog import load_profile
-    from surrogate_dagster.ops.k8s import instance_yaml, k8s_settings
+    from surrogate_dagster.runtime.k8s import instance_yaml, k8s_settings
 
     settings = k8s_settings(load_profile("production"))
     doc = yaml.safe_load(instance_yaml(settings))
@@ -235,7 +235,7 @@ def test_k8s_instance_frees_slots_of_ended_runs():
 def test_a_forked_workers_sigterm_does_not_stop_the_cli():
     import multiprocessing
 
-    from surrogate_dagster.ops.run_interrupts import InterruptGuard
+    from surrogate_dagster.runtime.run_interrupts import InterruptGuard
 
     lines: list = []
     # The default SIGTERM disposition, whatever earlier code in this process installed: the worker

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from surrogate_dagster.curation.sanitize import Sanitizer, SanitizerConfig
+from surrogate_dagster.sanitize import Sanitizer, SanitizerConfig
 
 
 @pytest.fixture(scope="module")

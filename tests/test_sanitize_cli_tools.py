@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from surrogate_dagster.curation.sanitize import Sanitizer, SanitizerConfig
+from surrogate_dagster.sanitize import Sanitizer, SanitizerConfig
 
 PW = "Vq7#mZ2pLx!9"
 TOK = "Zt8Kq2LmW9xR4vB7nC1pD6sF3gH5jJ0a"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from surrogate_dagster.curation.sanitize.validators import join_continuations
+from surrogate_dagster.sanitize.validators import join_continuations
 
 PW = "Qv7#pLm2!xWz"
 

@@ -7,7 +7,7 @@ import string
 
 import pytest
 
-from surrogate_dagster.curation.sanitize.random_values import random_token
+from surrogate_dagster.sanitize.random_values import random_token
 
 ALNUM = string.ascii_letters + string.digits
 

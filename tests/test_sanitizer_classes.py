@@ -8,8 +8,8 @@ import hashlib
 
 import pytest
 
-from surrogate_dagster.curation.sanitize import Sanitizer, SanitizerConfig
-from surrogate_dagster.curation.sanitize.wallets import base58check_ok, bech32_ok, eip55_ok, keccak256
+from surrogate_dagster.sanitize import Sanitizer, SanitizerConfig
+from surrogate_dagster.sanitize.wallets import base58check_ok, bech32_ok, eip55_ok, keccak256
 
 
 @pytest.fixture(scope="module")

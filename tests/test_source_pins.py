@@ -12,8 +12,8 @@ from surrogate_dagster.catalog import CatalogError, load_profile, load_sources
 from surrogate_dagster.catalog.pins import OFFLINE_NOTE, catalog_entries, pin_sources, set_revision
 from surrogate_dagster.cli import main as cli_main
 from surrogate_dagster.hub.client import OfflineHub
-from surrogate_dagster.ops import OPS_SCHEDULES, OPS_SENSORS, ops_schedules, ops_sensors
-from surrogate_dagster.ops.schedules import recuration_enabled
+from surrogate_dagster.operations import OPS_SCHEDULES, OPS_SENSORS, ops_schedules, ops_sensors
+from surrogate_dagster.operations.schedules import recuration_enabled
 from surrogate_dagster.paths import ASSETS_DIR, FIXTURES_DIR
 
 SHA = re.compile(r"^[0-9a-f]{40}$")

@@ -552,7 +552,7 @@ _BECH = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
 
 
 def _bech32(rng):
-    from surrogate_dagster.curation.sanitize.wallets import _bech32_polymod
+    from surrogate_dagster.sanitize.wallets import _bech32_polymod
     data = [0] + [rng.randrange(32) for _ in range(32)]
     hrp = "bc"
     values = [ord(c) >> 5 for c in hrp] + [0] + [ord(c) & 31 for c in hrp] + data
@@ -561,7 +561,7 @@ def _bech32(rng):
 
 
 def _eth(rng, lower=False):
-    from surrogate_dagster.curation.sanitize.wallets import keccak256
+    from surrogate_dagster.sanitize.wallets import keccak256
     h = rs(rng, HEX, 40)
     if lower:
         return "0x" + h

@@ -2,7 +2,7 @@
 
 `CODE_MODULES` names, per asset (or asset family), the modules of this package whose source decides
 its output. A name is a dotted path under `surrogate_dagster`: a module file (`curation.decontam`)
-or a package, which stands for every `.py` file below it (`curation.sanitize`). Source is hashed
+or a package, which stands for every `.py` file below it (`sanitize`). Source is hashed
 after parsing (`ast.dump`), so comment and formatting edits leave the version alone while any
 change to code or docstrings moves it. Files are read from this package's own directory, never
 imported, so a version costs a few file reads at definitions load.
@@ -51,7 +51,7 @@ CODE_MODULES: dict[str, tuple[str, ...]] = {
     "source_rows": _MIRROR,
     "helper_rows": _MIRROR,
     "normalized_rows": _NORMALIZE,
-    "sanitized_rows": ("curation.sanitize", "curation.stage_io"),
+    "sanitized_rows": ("sanitize", "curation.stage_io"),
     "filtered_rows": ("curation.quality", "curation.ast_validity", "curation.code_blocks", "curation.blocks",
                       "curation.executor",
                       "curation.stage_io"),
@@ -61,7 +61,7 @@ CODE_MODULES: dict[str, tuple[str, ...]] = {
     "benchmark_ngram_index": ("curation.decontam", "curation.benchmark_refs", "curation.lcb_online"),
     "curated_rows": ("curation.decontam", "curation.text", "curation.stage_io"),
     "mixture": _MIXTURES,
-    "curated_synth": ("curation.synth_rows", "curation.sanitize", "curation.decontam", "curation.exact_dedup",
+    "curated_synth": ("curation.synth_rows", "sanitize", "curation.decontam", "curation.exact_dedup",
                       "curation.minhash"),
     "eval": _EVALS,
     "checkpoint": _TRAINING,
@@ -231,7 +231,7 @@ def code_metadata(asset: str) -> dict[str, object]:
 # version, which would otherwise move for every partition on any one edit. Instead its definition
 # metadata maps each partition to the hash of its own section (PARTITION_VERSIONS_KEY), each
 # materialization records the hash it was built with (PARTITION_VERSION_KEY), and the stale plan
-# (ops/planning.py) marks a partition stale when the two differ: editing one source's cap
+# (runtime/planning.py) marks a partition stale when the two differ: editing one source's cap
 # re-runs that source alone.
 PARTITION_VERSIONS_KEY = "partition_versions"
 PARTITION_VERSION_KEY = "partition_version"
@@ -239,7 +239,7 @@ PARTITION_VERSION_KEY = "partition_version"
 
 def partition_config_version(spec: BaseModel, exclude: Iterable[str] = ("revision",)) -> str:
     """The hash of one partition's config section; the pin is left out by default, since it reaches
-    the partition as its observed data version (ops/revisions.py)."""
+    the partition as its observed data version (sources/revisions.py)."""
     return config_hash(spec.model_dump(mode="json", exclude=set(exclude)))
 
 

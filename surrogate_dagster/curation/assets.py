@@ -41,7 +41,7 @@ from ..sources.assets import CATALOG, source_partitions
 from ..sources.normalize import read_normalized
 from .config import load_curation
 from .resource import CurationSettings
-from .sanitize.stage import sanitize_rows
+from .sanitize_stage import sanitize_rows
 from .stage_io import SYNTH_STEP, curated_synth_asset, read_pointer, read_step, version_of, write_step
 from .text import dedup_text, row_text
 
@@ -63,7 +63,7 @@ DECONTAM_CODE_VERSION = config_hash({"modules": module_hashes(("curation.deconta
 @functools.lru_cache(maxsize=2)
 def curation_sanitizer(categories: tuple[str, ...], ner_model: str | None):
     """One sanitizer per process: loading the NER model dominates small partitions."""
-    from .sanitize import Sanitizer, SanitizerConfig
+    from ..sanitize import Sanitizer, SanitizerConfig
 
     return Sanitizer(SanitizerConfig(categories=categories, ner_model=ner_model))
 

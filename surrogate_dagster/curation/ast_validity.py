@@ -282,7 +282,7 @@ _DEFAULT: AstChecker | None = None
 
 def check_row_code(row: dict) -> str | None:
     """``AstChecker().decide(row)`` with one shared default checker (its parsers are cached): a
-    plain ``row -> reason`` function for callers that take functions (ops.executors)."""
+    plain ``row -> reason`` function for callers that take functions (runtime.executors)."""
     global _DEFAULT
     if _DEFAULT is None:
         _DEFAULT = AstChecker()

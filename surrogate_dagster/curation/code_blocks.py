@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterator
 
-from .memo import BoundedMemo
+from ..memo import BoundedMemo
 
 # Canonical names that have a tree-sitter grammar in the environment (see ast_validity.GRAMMARS).
 PARSEABLE = ("python", "javascript", "typescript", "tsx", "java", "c", "cpp", "go", "rust",

@@ -13,7 +13,7 @@ per row, the first reason (None: kept) and the per-block counts, whatever the ex
     ray         datatrove's RayPipelineExecutor (a Ray cluster: ``address``)
 
 The settings are the profile's ``phases.ops.datatrove_executor`` (validated by
-:func:`..ops.executors.validate_settings`). For the datatrove kinds each block becomes a
+:func:`..runtime.executors.validate_settings`). For the datatrove kinds each block becomes a
 datatrove filter calling ``decide`` per row, and the rows travel as JSONL
 (``{"i": position, "row": row}``) through a run folder under ``io_root`` (a local path or an
 fsspec URL such as ``s3://bucket/curation-runs`` that every node reaches; default: the caller's
@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ..ops.executors import validate_settings
+from ..runtime.executors import validate_settings
 from .blocks import Block, BlockStats, run_blocks
 from .parallel import DEFAULT_CHUNK_ROWS, map_chunks
 
@@ -125,7 +125,7 @@ def _datatrove_run(rows: Sequence[dict], blocks: Sequence[Block], cfg: dict[str,
     from datatrove.pipeline.writers import JsonlWriter
     from fsspec.core import url_to_fs
 
-    from ..ops.executors import BlockFilter, make_executor
+    from ..runtime.executors import BlockFilter, make_executor
 
     root = str(cfg.pop("io_root", None) or work_dir).rstrip("/")
     run_dir = f"{root}/blocks-{uuid.uuid4().hex[:12]}"

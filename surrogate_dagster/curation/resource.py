@@ -7,7 +7,9 @@ from typing import Any
 
 from dagster import ConfigurableResource
 
+from ..catalog.models import Profile
 from ..paths import resolve_repo_path
+from ..runtime.executors import executor_settings
 from .config import CurationProfile
 
 
@@ -17,7 +19,7 @@ class CurationSettings(ConfigurableResource, CurationProfile):
     so the profile YAML and the resource (and the UI's launchpad) cannot drift apart.
 
     ``datatrove_executor`` is the profile's ``phases.ops.datatrove_executor`` (see
-    :mod:`..ops.executors`): where the steps that apply row blocks run them
+    :mod:`..runtime.executors`): where the steps that apply row blocks run them
     (:func:`.executor.apply_blocks`)."""
 
     datatrove_executor: dict[str, Any] = {"kind": "in_process"}
@@ -29,3 +31,10 @@ class CurationSettings(ConfigurableResource, CurationProfile):
 
     def benchmarks_path(self) -> Path:
         return resolve_repo_path(self.benchmarks_dir)
+
+
+def curation_resources(profile: Profile) -> dict[str, Any]:
+    """``{"curation": CurationSettings}`` from a profile's ``phases.curation`` (validated here) and
+    the executor its ``phases.ops.datatrove_executor`` names."""
+    curation = CurationProfile(**profile.phases.get("curation", {}))
+    return {"curation": CurationSettings(**curation.model_dump(), datatrove_executor=executor_settings(profile))}

@@ -1,6 +1,7 @@
 """Per-source intermediate tables of the curation chain, versioned in the object store.
 
-Layout: curation/<step>/<source>/<version>/{rows,dropped}.parquet and curation/<step>/<source>/_latest.json.
+Layout (storage/layout.py): curation/<step>/<source>/<version>/{rows,dropped}.parquet and the
+step's pointer curation/<step>/<source>/_latest.json.
 The tables are written before the pointer, so the pointer always names stored tables; a read
 checks the table's row count against the pointer's.
 """
@@ -12,6 +13,7 @@ import json
 
 from ..metadata import attach_table_metadata
 from ..storage import ObjectStore
+from ..storage.layout import step_folder, step_pointer
 from ..storage.markers import IncompleteData
 from ..storage.parquet_io import parquet_bytes_to_rows, rows_to_parquet_bytes
 
@@ -25,12 +27,8 @@ def curated_synth_asset(name: str) -> str:
     return f"curated_{name}"
 
 
-# Per-source assets whose output is one step's table (the planner checks the table is still there).
-STEP_OF_ASSET = {"sanitized_rows": "sanitized", "filtered_rows": "filtered", "curated_rows": "curated"}
-
-
 def pointer_key(step: str, source: str) -> str:
-    return f"curation/{step}/{source}/_latest.json"
+    return step_pointer(step, source)
 
 
 def version_of(*parts: object) -> str:
@@ -43,7 +41,7 @@ def write_step(store: ObjectStore, step: str, source: str, version: str, rows: l
 
     Inside an asset execution, the rows' count and column schema become the materialization's
     `dagster/row_count` and `dagster/column_schema`."""
-    prefix = f"curation/{step}/{source}/{version}/"
+    prefix = f"{step_folder(step, source)}/{version}/"
     key = prefix + "rows.parquet"
     store.put_bytes(key, rows_to_parquet_bytes(rows) if rows else _empty_rows())
     dkey = None
@@ -78,25 +76,6 @@ def read_step(store: ObjectStore, step: str, source: str) -> tuple[dict, list[di
         raise IncompleteData(latest["key"], f"{latest['rows']} rows (per {pointer_key(step, source)})",
                              f"{len(rows)} rows")
     return latest, rows
-
-
-def step_output_keys(store: ObjectStore, step: str, source: str) -> list[str]:
-    """The pointer of one step's output for one source and the tables it names."""
-    key = pointer_key(step, source)
-    if not store.exists(key):
-        return [key]
-    latest = json.loads(store.get_bytes(key))
-    return [key, latest["key"], *([latest["dropped_key"]] if latest.get("dropped_key") else [])]
-
-
-def asset_output_keys(store: ObjectStore, asset: str, partition: str | None) -> list[str] | None:
-    """What a per-source step asset's partition stored (pointer and tables), or None when the
-    asset is not a stage_io step (its outputs are then known only from its metadata)."""
-    if partition is None:
-        return None
-    if asset in STEP_OF_ASSET:
-        return step_output_keys(store, STEP_OF_ASSET[asset], partition)
-    return None
 
 
 def _empty_rows() -> bytes:

@@ -29,8 +29,8 @@ from pathlib import Path
 from .decontam import Decontaminator
 from .exact_dedup import digest_texts
 from .minhash import MinhashSpec, compute_signatures, find_near_duplicates
-from .sanitize import Sanitizer
-from .sanitize.stage import sanitize_rows
+from ..sanitize import Sanitizer
+from .sanitize_stage import sanitize_rows
 from .text import dedup_text, row_text
 
 

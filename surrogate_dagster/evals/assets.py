@@ -300,7 +300,7 @@ def _run_tier2(bench: str, context, store, evals: EvalSettings, client) -> Any:
         return devsecops.run(client, Grader(), tasks, max_new_tokens=max_new, expansion=latest["stats"])
     # noleak
     from ..canary import CanaryManifest, CanaryScanner, scan_rows
-    from ..curation.sanitize import SECRET_CATEGORIES, Sanitizer, SanitizerConfig
+    from ..sanitize import SECRET_CATEGORIES, Sanitizer, SanitizerConfig
 
     if not store.exists(CANARY_KEY):
         return unavailable(bench, "no-leak check", "eval_canaries has not been materialized")

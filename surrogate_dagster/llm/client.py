@@ -66,7 +66,7 @@ def _sanitizer():
     # no NER. Built on first use: most runs never see an error body.
     global _secret_sanitizer
     if _secret_sanitizer is None:
-        from ..curation.sanitize import SECRET_CATEGORIES, Sanitizer, SanitizerConfig
+        from ..sanitize import SECRET_CATEGORIES, Sanitizer, SanitizerConfig
 
         _secret_sanitizer = Sanitizer(SanitizerConfig(categories=SECRET_CATEGORIES, ner_model=None))
     return _secret_sanitizer

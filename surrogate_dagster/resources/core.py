@@ -8,7 +8,8 @@ from dagster import ConfigurableResource
 
 from ..catalog.models import HubConfig, Profile
 from ..hub import HubClient, make_hub
-from ..storage import ObjectStore, make_object_store
+from ..storage import ObjectStore
+from ..storage.factory import store_from_profile_section
 
 
 class ObjectStoreResource(ConfigurableResource):
@@ -25,15 +26,7 @@ class ObjectStoreResource(ConfigurableResource):
     max_attempts: int = 8
 
     def get_store(self) -> ObjectStore:
-        from ..paths import resolve_repo_path
-
-        cfg = self.model_dump()
-        if self.kind == "local":
-            if not self.root:
-                raise ValueError("object_store: kind local needs a root directory")
-            return make_object_store({"kind": "local", "root": str(resolve_repo_path(self.root))})
-        cfg.pop("root")
-        return make_object_store({k: v for k, v in cfg.items() if v is not None})
+        return store_from_profile_section(self.model_dump())
 
 
 class HubResource(ConfigurableResource):
@@ -50,15 +43,9 @@ class HubResource(ConfigurableResource):
 
 
 def resources_for_profile(profile: Profile) -> dict[str, Any]:
-    """All resources of a profile, keyed as the assets' parameters name them."""
-    from ..curation.config import CurationProfile
-    from ..curation.resource import CurationSettings
-    from ..ops.executors import executor_settings
-
-    store_cfg = profile.object_store.model_dump()
-    curation = CurationProfile(**profile.phases.get("curation", {}))
+    """The shared resources of a profile (object store, hub), keyed as the assets' parameters name
+    them; each phase adds its own (`curation_resources`, `synth_resources`, ...)."""
     return {
-        "object_store": ObjectStoreResource(**store_cfg),
+        "object_store": ObjectStoreResource(**profile.object_store.model_dump()),
         "hub": HubResource(**profile.hub.model_dump()),
-        "curation": CurationSettings(**curation.model_dump(), datatrove_executor=executor_settings(profile)),
     }

@@ -61,3 +61,17 @@ def make_object_store(config: dict[str, Any], *, prepare: bool = True) -> Object
 
         prepare_bucket(store)
     return store
+
+
+def store_from_profile_section(section: dict[str, Any]) -> ObjectStore:
+    """The object store a profile's ``object_store`` section names; a local root is resolved
+    against the repository (``var/object_store`` in the local profile)."""
+    from ..paths import resolve_repo_path
+
+    cfg = {k: v for k, v in section.items() if v is not None}
+    if cfg.get("kind") == "local":
+        if not cfg.get("root"):
+            raise ValueError("object_store: kind local needs a root directory")
+        return make_object_store({"kind": "local", "root": str(resolve_repo_path(cfg["root"]))})
+    cfg.pop("root", None)
+    return make_object_store(cfg)

@@ -16,8 +16,7 @@ from typing import Any
 from .object_store import IntegrityError, MissingObject, ObjectStore
 from .parquet_io import parquet_bytes_to_rows
 
-SUCCESS_MARKER = "_SUCCESS.json"
-POINTER_NAME = "_latest.json"
+from .layout import POINTER_NAME, SUCCESS_MARKER  # noqa: F401  (re-exported)
 _POINTER_FIELDS = ("key", "dropped_key")  # fields of a pointer that name stored objects
 
 

@@ -125,13 +125,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="abort uploads initiated more than this long ago")
     args = ap.parse_args(argv)
     from ..catalog.loader import load_profile
-    from .factory import make_object_store
+    from .s3_store import S3ObjectStore
 
     cfg = {k: v for k, v in load_profile(args.profile).object_store.model_dump().items() if v is not None}
     if cfg.get("kind") != "s3":
         print("the profile's object store is not S3: nothing to do")
         return 0
-    store = make_object_store(cfg, prepare=False)
+    store = S3ObjectStore(**{k: v for k, v in cfg.items() if k != "kind"})  # validated by the profile
     prefix = f"{store.prefix}/" if store.prefix else ""
     try:
         changed = ensure_abort_incomplete_rule(store.client, store.bucket, prefix, args.days)

@@ -46,8 +46,8 @@ from dagster import (
 )
 
 from .lineage_report import REPORT_ASSET, regression_report_job
-from .planning import describe, recuration_plan
-from .revisions import SOURCE_ROWS, mirrored_revisions, observed_revisions
+from ..runtime.planning import describe, recuration_plan
+from ..sources.revisions import SOURCE_ROWS, mirrored_revisions, observed_revisions
 
 RECURATION_GROUPS = ("sources", "curation")
 GATE_PATTERN = re.compile(r"(gate|regress)", re.IGNORECASE)

@@ -1,6 +1,6 @@
 """Collect two checkpoints' lineages from the Dagster event log and report what differs.
 
-    python -m surrogate_dagster.ops.lineage_report --checkpoint-b stage2_checkpoint@latest \
+    python -m surrogate_dagster.operations.lineage_report --checkpoint-b stage2_checkpoint@latest \
         --checkpoint-a stage2_checkpoint@previous [--json out.json] [--markdown out.md]
 
 A checkpoint is `ASSET[PARTITION]@WHICH`, WHICH one of `latest` (default), `previous`, `-N`
@@ -195,7 +195,7 @@ def build_report(instance: DagsterInstance, asset_graph, checkpoint_a: str | Non
 
 def report_link_metadata(checkpoint: str, baseline: str | None = None) -> dict[str, Any]:
     """Metadata an eval gate attaches to a failed check: a link to the report asset and the CLI line."""
-    cmd = f"python -m surrogate_dagster.ops.lineage_report --checkpoint-b {checkpoint}@latest " \
+    cmd = f"python -m surrogate_dagster.operations.lineage_report --checkpoint-b {checkpoint}@latest " \
           f"--checkpoint-a {baseline or checkpoint + '@previous'}"
     return {"why_regressed": MetadataValue.asset(AssetKey(REPORT_ASSET)),
             "why_regressed_cli": MetadataValue.text(cmd),
@@ -272,7 +272,7 @@ regression_report_job = define_asset_job("regression_report_job", selection=[REP
 # ----------------------------------------------------------------------- CLI
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m surrogate_dagster.ops.lineage_report", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m surrogate_dagster.operations.lineage_report", description=__doc__.split("\n")[0])
     ap.add_argument("--checkpoint-a", default="", help="the good checkpoint (default: B's previous materialization)")
     ap.add_argument("--checkpoint-b", default="", help="the regressed checkpoint (default: latest training asset)")
     ap.add_argument("--json", help="write the full report as JSON here")

@@ -1,7 +1,7 @@
 """Operations: re-curation schedule and sensor, the regression lineage report, the cost ledger,
 scale-out (datatrove executors, Kubernetes). `definitions.py` adds them as:
 
-    from .ops import OPS_ASSETS, OPS_CHECKS, OPS_JOBS, ops_resources, ops_schedules, ops_sensors
+    from .operations import OPS_ASSETS, OPS_CHECKS, OPS_JOBS, ops_resources, ops_schedules, ops_sensors
     Definitions(assets=[..., *OPS_ASSETS], asset_checks=[..., *OPS_CHECKS], jobs=[*OPS_JOBS],
                 schedules=ops_schedules(PROFILE), sensors=ops_sensors(PROFILE),
                 resources={**resources_for_profile(PROFILE), **ops_resources(PROFILE)})
@@ -12,9 +12,9 @@ OPS_SCHEDULES / OPS_SENSORS are the same objects with scheduled re-curation STOP
 from __future__ import annotations
 
 from .cost_ledger import cost_budget_check, cost_ledger
-from .k8s import k8s_resources
+from ..runtime.k8s import k8s_resources
 from .lineage_report import regression_lineage_report, regression_report_job
-from .revisions import hf_revisions
+from ..sources.revisions import hf_revisions
 from .schedules import (
     build_weekly_recuration_schedule,
     monthly_tier2_schedule,

@@ -132,7 +132,7 @@ def recorded_output_keys(store, asset: AssetKey, partition: str | None, metadata
     """Store keys an (asset, partition)'s materialization stored: every metadata value that is a
     URI inside ``store`` (a key, or a prefix ending in '/'), plus a per-source curation step's
     pointer and tables (those record no URI)."""
-    from ..curation.stage_io import asset_output_keys
+    from ..storage.layout import asset_output_keys
     from ..storage.markers import uri_key
 
     keys = []
@@ -171,9 +171,9 @@ def missing_output_plan(asset_graph, instance: DagsterInstance, store, keys: Ite
 def default_store():
     """The object store of the active profile (SURROGATE_PROFILE), as `make run` uses it."""
     from ..catalog.loader import load_profile
-    from ..resources.core import resources_for_profile
+    from ..storage.factory import store_from_profile_section
 
-    return resources_for_profile(load_profile())["object_store"].get_store()
+    return store_from_profile_section(load_profile().object_store.model_dump())
 
 
 def _tags(record) -> dict[str, str]:

@@ -25,7 +25,7 @@ from dagster import (
     schedule,
 )
 
-from .revisions import HF_REVISIONS
+from ..sources.revisions import HF_REVISIONS
 
 TIER2_TAG = ("eval_tier", "2")
 TIER2_SELECTION = AssetSelection.tag(*TIER2_TAG)

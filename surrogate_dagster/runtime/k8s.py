@@ -3,8 +3,8 @@
 The profile's `phases.k8s` section (resources/production.yaml) holds everything deployment-
 specific; this module renders it:
 
-    python -m surrogate_dagster.ops.k8s instance > dagster.yaml   # run launcher, monitoring, retries
-    python -m surrogate_dagster.ops.k8s values   > values.yaml    # the dagster Helm chart's values
+    python -m surrogate_dagster.runtime.k8s instance > dagster.yaml   # run launcher, monitoring, retries
+    python -m surrogate_dagster.runtime.k8s values   > values.yaml    # the dagster Helm chart's values
 
 and builds, for the code location, a `pipes_k8s` resource (PipesK8sClient) plus the GPU pod spec
 that training/inference assets pass to `pipes_k8s.run(..., base_pod_spec=gpu_pod_spec(...))`.
@@ -138,7 +138,7 @@ def k8s_resources(profile) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m surrogate_dagster.ops.k8s")
+    ap = argparse.ArgumentParser(prog="python -m surrogate_dagster.runtime.k8s")
     ap.add_argument("what", choices=["instance", "values", "gpu-pod"])
     ap.add_argument("--profile", default="production", help="profile name or YAML path (default production)")
     args = ap.parse_args(argv)

@@ -1,6 +1,6 @@
 """Secrets and PII sanitizer for training rows (issue 3, item 1).
 
-    from surrogate_dagster.curation.sanitize import Sanitizer, SanitizerConfig
+    from surrogate_dagster.sanitize import Sanitizer, SanitizerConfig
     res = Sanitizer(SanitizerConfig(ner_model=None)).sanitize(text)
     res.text, res.counts, res.findings
 

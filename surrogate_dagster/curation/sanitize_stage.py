@@ -20,10 +20,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from ..parallel import DEFAULT_CHUNK_ROWS, map_chunks
-from ..text import map_row_text, row_texts
-from .engine import Sanitizer
-from .ner import prefetch
+from .parallel import DEFAULT_CHUNK_ROWS, map_chunks
+from .text import map_row_text, row_texts
+from ..sanitize.engine import Sanitizer
+from ..sanitize.ner import prefetch
 
 
 @dataclass

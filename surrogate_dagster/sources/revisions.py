@@ -30,7 +30,7 @@ from dagster import (
 from ..catalog.models import SourceSpec
 from ..hub import HubClient
 from ..resources import HubResource
-from ..sources.assets import CATALOG, source_partitions
+from .assets import CATALOG, source_partitions
 
 HF_REVISIONS = AssetKey("hf_revisions")
 SOURCE_ROWS = AssetKey("source_rows")
