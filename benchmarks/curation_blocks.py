@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/curation_blocks.py [--docs 20000] [--stress 3000] [--repeats 3]
 
 Rows: ``--docs`` synthetic chat rows of benchmarks/curation_chain.py (a question and an answer
-with one Python block) plus ``--stress`` rows of tests/test_blocks_outputs.py (fixture answers
+with one Python block) plus ``--stress`` rows of tests/unit/curation/test_blocks_outputs.py (fixture answers
 with planted problems: every rule fires). Printed, best of ``--repeats`` alternating runs, in
 CPU seconds of this process (one core, no workers):
 

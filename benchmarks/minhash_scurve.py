@@ -11,7 +11,7 @@ stock pipeline without a check (every candidate is dropped).
 
 ``--speed`` instead times the signature stage on code-like docs: the package's MinHash (compiled
 kernels) against datatrove's ``MinhashDedupSignature`` (the reference, same bytes: see
-tests/test_minhash_parity.py) and the same arithmetic in plain numpy over the same shingles,
+tests/unit/curation/test_minhash_parity.py) and the same arithmetic in plain numpy over the same shingles,
 in CPU seconds of this process, with ratios against the kernels.
 
 Run: .venv/bin/python benchmarks/minhash_scurve.py [--pairs 300] [--shingles 200] [--speed [--docs 2000]]

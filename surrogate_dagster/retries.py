@@ -18,7 +18,7 @@ never retried twice over.
 a retried step is tested without sleeping through the backoff.
 
 `RETRY_POLICIES` names which asset gets which policy; the assets pass `retry_policy=` in their
-decorators and tests/test_retries.py reads the policies back from the Definitions.
+decorators and tests/integration/test_retries.py reads the policies back from the Definitions.
 """
 
 from __future__ import annotations

@@ -88,7 +88,7 @@ STRICT_QUERIES: dict[str, str] = {
 # tree-sitter-python 0.25 (src/node-types.json) a ``block``, ``print_statement`` or
 # ``exec_statement`` can only occur under these node types, so expressions (most of a tree) are
 # never visited. Same answer as the query on every error-free tree (the only trees it is asked
-# about); tests/test_ast_validity.py checks the two against each other.
+# about); tests/unit/curation/test_ast_validity.py checks the two against each other.
 _PY_CONTAINERS = frozenset({
     "module", "block", "function_definition", "class_definition", "decorated_definition",
     "if_statement", "elif_clause", "else_clause", "for_statement", "while_statement",

@@ -38,7 +38,7 @@ with union-find.
 One implementation. Signatures, bucket files and candidate pairs are computed by the compiled
 kernels (:mod:`.minhash_numpy` over :mod:`.minhash_kernels`, numba) and are the same bytes and
 pairs as datatrove's ``MinhashDedupSignature`` / ``MinhashDedupBuckets`` would give
-(tests/test_minhash_parity.py runs datatrove's blocks as the reference). Measured on 2,000 code
+(tests/unit/curation/test_minhash_parity.py runs datatrove's blocks as the reference). Measured on 2,000 code
 docs (4.2 MB): 0.13 CPU-s, against 2.2 for datatrove's signature block and 1.1 for the min-hash
 arithmetic alone in plain numpy (benchmarks/minhash_scurve.py --speed); on the 20k-doc chain
 corpus (25.7 MB, benchmarks/curation_chain.py) 1.3-1.9 CPU-s. Specs whose normalization the

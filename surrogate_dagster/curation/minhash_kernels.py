@@ -17,7 +17,7 @@
 
 Every function is plain Python compiled with ``numba.njit(cache=True)``: the compiled code is
 cached next to this module, so a process pays the compile once per machine. Equality with the
-pure-Python paths is tested in tests/test_dedup.py.
+pure-Python paths is tested in tests/unit/curation/test_dedup.py.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ with numpy and writes/reads the same bytes:
   cached next to it). They are the package's only MinHash: on 2,000 code docs (4.2 MB) they
   took 0.13 CPU-s, datatrove's block 2.2 and this loop alone in plain numpy 1.1
   (benchmarks/minhash_scurve.py --speed); datatrove is the reference in
-  tests/test_minhash_parity.py;
+  tests/unit/curation/test_minhash_parity.py;
 - files: ``bucket_XXX/00000.minhash.sig``, records ``<{r}QI`` (r hashes + doc index) sorted by
   all fields, exactly as datatrove leaves them after its sort (an argsort on the first hash,
   ties re-sorted by every field, instead of a structured-array sort);
@@ -29,7 +29,7 @@ with numpy and writes/reads the same bytes:
 - signatures and bucket files with ``threads`` > 1 use threads too: the kernels are ``nogil``,
   so no process is forked and nothing is pickled.
 
-tests/test_minhash_parity.py checks byte-identical files and identical pair sets against
+tests/unit/curation/test_minhash_parity.py checks byte-identical files and identical pair sets against
 datatrove's blocks. No Dagster imports.
 """
 
@@ -148,7 +148,7 @@ def minhash(shingles: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
     The modulus uses 2^61 = 1 (mod p): r = (x & p) + (x >> 61) is congruent to x and lies in
     [0, p + 7]; it equals x mod p unless r >= p, which the kernel then settles exactly
-    (tests/test_dedup.py checks datatrove's expression, including that case).
+    (tests/unit/curation/test_dedup.py checks datatrove's expression, including that case).
     """
     return require_kernels().minhash_loops(np.ascontiguousarray(shingles, dtype=np.uint64), a, b)
 

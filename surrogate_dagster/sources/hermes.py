@@ -8,7 +8,7 @@ Every tool source is normalized to one wire format:
   joined by ``\\n`` for parallel calls (:func:`format_tool_call`);
 - tool result: role ``tool`` with ``<tool_response>\\n...\\n</tool_response>`` (:func:`format_tool_response`).
 
-Chat-template decision (checked by tests/test_tool_template_roundtrip.py against TRL's copy of the
+Chat-template decision (checked by tests/unit/training/test_tool_template_roundtrip.py against TRL's copy of the
 real Qwen2.5 template): normalized rows keep tool calls as **text** in assistant content, and the
 trainer renders them with :func:`to_template_messages`, which passes assistant content through
 unchanged (no structured ``tool_calls``) and does not pass ``tools=`` (the system turn already lists

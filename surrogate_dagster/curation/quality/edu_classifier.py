@@ -21,7 +21,7 @@ The rubric scorer reuses the AST check's parse (``ast_validity.PARSE_MEMO``) and
 (``code_blocks.answer_parts``), and the heuristics' per-block memos (non-blank lines, lower-cased
 text, the placeholder screen); it stops each regex count once it can no longer change a point
 (only min(matches, 2 or 3) or "any" matter), and tries the comment patterns only on lines that
-can match them; scores are unchanged (tests/test_quality.py).
+can match them; scores are unchanged (tests/unit/curation/test_quality.py).
 To run it with the AST check and heuristics over a partition, see ``filter_stage.filter_rows``.
 """
 

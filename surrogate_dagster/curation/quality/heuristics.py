@@ -22,7 +22,7 @@ flagged (``curation.blocks.Group``).
 ``HeuristicFilter.violations`` visits the row's texts once for all rules (target by target,
 each rule's own ``check`` on each text it reads) instead of once per rule: the same rules found
 as ``plain_violations`` (each rule's ``decide``), at 0.74-0.83x the CPU
-(benchmarks/curation_blocks.py); tests/test_blocks.py checks the two agree on the fixtures and
+(benchmarks/curation_blocks.py); tests/unit/curation/test_blocks.py checks the two agree on the fixtures and
 on generated rows.
 """
 

@@ -8,7 +8,7 @@ decoded with the same Hermes parser into BFCL's AST form ``[{name: arguments}]``
 Who judges: bfcl-eval's own ``ast_checker`` and relevance rule (``.bfcl_official``, run out of
 process in the bfcl-eval environment) whenever that environment exists; the report then says
 ``scorer: bfcl-eval <version>``. Without it the project's checker (:mod:`.bfcl_ast`, held to the same
-verdicts by ``tests/test_bfcl_official_parity.py``) scores, labelled ``project-ast (parity-tested)``.
+verdicts by ``tests/env/test_bfcl_official_parity.py``) scores, labelled ``project-ast (parity-tested)``.
 With the official checker the project's verdicts are computed too and disagreements counted
 (``metrics.parity_disagreements``), so a drift shows up on real model outputs.
 

@@ -2,7 +2,7 @@
 
 bfcl-eval pins numpy 1.26.4 and tree-sitter 0.21, so it is not imported into the pipeline's
 environment: when its own environment exists the harness asks it (``.bfcl_official``), and this
-module is the fallback, held to the same per-item verdicts by ``tests/test_bfcl_official_parity.py``.
+module is the fallback, held to the same per-item verdicts by ``tests/env/test_bfcl_official_parity.py``.
 The rules, as bfcl-eval applies them:
 
 - a call matches a ground-truth entry ``{func: {param: [acceptable values...]}}`` when the name is

@@ -1,0 +1,254 @@
+"""The Dagster UI as a person uses it: dagster-webserver on a temp copy of the local profile,
+Debian's Chromium (headless) through chromedriver: the asset catalog lists every group and asset,
+one partition of source_rows is materialized from the UI, the run succeeds, screenshots are saved
+(the test's tmp dir; docs/img/asset_graph.png with SURROGATE_UPDATE_SCREENSHOT=1)."""
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+import yaml
+
+CHROMIUM, CHROMEDRIVER = shutil.which("chromium"), shutil.which("chromedriver")
+pytestmark = pytest.mark.skipif(
+    not (CHROMIUM and CHROMEDRIVER),
+    reason="Debian's chromium + chromium-driver are not installed (scripts/install_ui_deps.sh installs them)")
+
+REPO = Path(__file__).resolve().parents[2]
+PARTITION = "xlam_function_calling"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _profile(tmp: Path) -> Path:
+    """The local profile with every path absolute and inside tmp (nothing written to the repo)."""
+    prof = yaml.safe_load((REPO / "resources" / "local.yaml").read_text())
+    prof["object_store"]["root"] = str(tmp / "store")
+    prof["hub"].update(mirror_dir=str(REPO / "fixtures" / "hub"), push_dir=str(tmp / "pushes"))
+    for section in (prof.get("phases") or {}).values():
+        for k, v in list(section.items()):
+            if k.endswith("_dir") and isinstance(v, str) and v.startswith("var/"):
+                section[k] = str(tmp / v)
+    path = tmp / "local.yaml"
+    path.write_text(yaml.safe_dump(prof))
+    return path
+
+
+@pytest.fixture(scope="module")
+def webserver(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("ui")
+    home = tmp / "dagster_home"
+    home.mkdir()
+    # Runs launched from the UI start at once (the default queued coordinator needs a daemon).
+    (home / "dagster.yaml").write_text(
+        "telemetry:\n  enabled: false\n"
+        "run_coordinator:\n  module: dagster._core.run_coordinator\n  class: DefaultRunCoordinator\n")
+    env = {**os.environ, "DAGSTER_HOME": str(home), "SURROGATE_PROFILE": str(_profile(tmp))}
+    port = _free_port()
+    exe = Path(sys.executable).with_name("dagster-webserver")
+    log = open(tmp / "webserver.log", "w")
+    proc = subprocess.Popen([str(exe), "-w", "workspace.yaml", "-h", "127.0.0.1", "-p", str(port)],
+                            cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(url + "/server_info", timeout=2)
+            break
+        except OSError:
+            if proc.poll() is not None:
+                pytest.fail(f"dagster-webserver exited: {(tmp / 'webserver.log').read_text()[-3000:]}")
+            time.sleep(1)
+    else:
+        proc.terminate()
+        pytest.fail("dagster-webserver did not answer within 120 s")
+    yield url, tmp, env
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                "--window-size=1600,1800"):
+        opts.add_argument(arg)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+    driver.set_page_load_timeout(60)
+    yield driver
+    driver.quit()
+
+
+def _until(fn, timeout: float = 30, what: str = "condition"):
+    """Retry `fn` (DOM re-renders make elements stale) until it returns truthy."""
+    from selenium.common.exceptions import WebDriverException
+
+    deadline, last = time.monotonic() + timeout, None
+    while time.monotonic() < deadline:
+        try:
+            out = fn()
+            if out:
+                return out
+        except WebDriverException as e:
+            last = e
+        time.sleep(0.5)
+    raise AssertionError(f"timed out waiting for {what}" + (f" (last error: {last.msg})" if last else ""))
+
+
+def _click(driver, text: str, timeout: float = 30) -> None:
+    from selenium.webdriver.common.by import By
+
+    def go():
+        _skip_survey(driver)  # it may pop up at any time during the first minute
+        for b in driver.find_elements(By.XPATH, f"//button[normalize-space()='{text}']"):
+            if b.is_displayed() and b.is_enabled():
+                b.click()
+                return True
+        return False
+    _until(go, timeout, f"button {text!r}")
+
+
+def _skip_survey(driver) -> None:
+    """Dagster's first-visit dialogs (a survey, a newsletter) close with their Skip button."""
+    from selenium.webdriver.common.by import By
+
+    from selenium.common.exceptions import WebDriverException
+
+    for b in driver.find_elements(By.XPATH, "//button[normalize-space()='Skip']"):
+        try:
+            if b.is_displayed():
+                b.click()
+        except WebDriverException:
+            pass  # covered by another dialog or gone: the next attempt sees the page as it is then
+
+
+def _dismiss_popups(driver) -> None:
+    """Best effort: close first-visit dialogs (later clicks retry if one comes back)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    deadline = time.monotonic() + 15
+    time.sleep(2)  # the first-visit survey pops up after the page loads
+    while time.monotonic() < deadline:
+        _skip_survey(driver)
+        if not [e for e in driver.find_elements(By.CSS_SELECTOR, ".bp5-overlay-backdrop") if e.is_displayed()]:
+            return
+        driver.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)
+        time.sleep(0.5)
+
+
+def _expected():
+    """Groups and asset names of the code location, loaded the way the webserver loads it."""
+    from surrogate_dagster.definitions import defs
+
+    graph = defs.resolve_asset_graph()
+    keys = graph.materializable_asset_keys | graph.observable_asset_keys
+    return {graph.get(k).group_name for k in keys}, {k.to_user_string() for k in keys}
+
+
+def test_catalog_lists_every_group_and_asset(webserver, browser):
+    from selenium.webdriver.common.by import By
+
+    url, tmp, env = webserver
+    os.environ["SURROGATE_PROFILE"], saved = env["SURROGATE_PROFILE"], os.environ.get("SURROGATE_PROFILE")
+    try:
+        groups, names = _expected()
+    finally:
+        os.environ.pop("SURROGATE_PROFILE") if saved is None else os.environ.__setitem__("SURROGATE_PROFILE", saved)
+    browser.get(url + "/assets")
+    _dismiss_popups(browser)
+    text = _until(lambda: (t := browser.find_element(By.TAG_NAME, "body").text) and "source_rows" in t and t,
+                  60, "the asset catalog")
+    # The catalog is a virtualized list: only rows in view are in the DOM, so scroll every
+    # scrollable element down step by step and collect what appears.
+    lines = set(text.splitlines())
+    stale = 0
+    for _ in range(80):
+        before = len(lines)
+        browser.execute_script(
+            "document.querySelectorAll('*').forEach(e => {"
+            " if (e.scrollHeight > e.clientHeight + 10) { e.scrollTop += 400; } });"
+            "window.scrollBy(0, 400);")
+        time.sleep(0.3)
+        lines |= set(browser.find_element(By.TAG_NAME, "body").text.splitlines())
+        stale = stale + 1 if len(lines) == before else 0
+        if names <= lines or stale >= 6:
+            break
+    assert names <= lines, f"missing assets in the UI: {sorted(names - lines)}"
+    assert groups <= lines, f"missing groups in the UI: {sorted(groups - lines)}"
+
+
+def test_materialize_one_partition_from_the_ui(webserver, browser):
+    from dagster import AssetKey, AssetRecordsFilter, DagsterInstance
+    from selenium.webdriver.common.by import By
+
+    url, tmp, env = webserver
+    browser.get(url + "/assets/source_rows")
+    _dismiss_popups(browser)
+    _click(browser, "Materialize…", 60)
+    # "Custom" partition selection: open the picker, filter, pick the partition.
+    def open_picker():
+        _skip_survey(browser)
+        for e in browser.find_elements(By.XPATH, "//div[contains(@class,'TagSelector_placeholder')]"):
+            if e.is_displayed():
+                browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", e)
+                e.click()
+                return True
+        return False
+    _until(open_picker, 30, "the partition picker")
+    box = _until(lambda: [i for i in browser.find_elements(By.XPATH, "//input[@placeholder='Filter partitions']")
+                          if i.is_displayed()], 30, "the partition filter")[0]
+    box.send_keys(PARTITION)
+    _until(lambda: [e.click() or True for e in browser.find_elements(
+        By.XPATH, f"//span[normalize-space()='{PARTITION}']") if e.is_displayed()][:1], 30, "the partition item")
+    _until(lambda: browser.find_elements(By.XPATH, "//button[normalize-space()='Launch 1 run']"), 30,
+           "one partition selected")
+    browser.save_screenshot(str(tmp / "launch_dialog.png"))
+    _click(browser, "Launch 1 run", 30)
+
+    # The run is launched by the webserver (code server subprocess); wait for its success.
+    home = Path(env["DAGSTER_HOME"])
+    with DagsterInstance.from_config(str(home)) as instance:
+        rec = _until(lambda: instance.fetch_materializations(
+            AssetRecordsFilter(asset_key=AssetKey("source_rows"), asset_partitions=[PARTITION]), limit=1).records,
+            180, "the materialization of source_rows[xlam_function_calling]")[0]
+        run = instance.get_run_by_id(rec.run_id)
+        _until(lambda: instance.get_run_by_id(rec.run_id).is_finished, 60, "the run to finish")
+        assert instance.get_run_by_id(rec.run_id).status.value == "SUCCESS"
+    assert run.tags.get("dagster/partition") == PARTITION
+    assert (tmp / "store" / "raw" / PARTITION).is_dir()
+
+    # As a person checks it: the run page says Success; then the lineage graph, saved as a screenshot.
+    browser.get(f"{url}/runs/{rec.run_id}")
+    _until(lambda: "Success" in browser.find_element(By.TAG_NAME, "body").text, 60, "the run page to say Success")
+    browser.get(url + "/asset-groups")
+    _dismiss_popups(browser)
+    time.sleep(5)
+    browser.save_screenshot(str(tmp / "lineage_loading.png"))
+    # The global lineage opens with groups collapsed: sources -> curation -> ...
+    _until(lambda: {"sources", "curation"} <= set(browser.find_element(By.TAG_NAME, "body").text.split()),
+           60, "the lineage graph")
+    time.sleep(3)  # let the graph layout settle before the picture
+    shot = tmp / "asset_graph.png"
+    assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
+    if os.environ.get("SURROGATE_UPDATE_SCREENSHOT") == "1":  # refresh the README's picture
+        (REPO / "docs" / "img").mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(shot, REPO / "docs" / "img" / "asset_graph.png")

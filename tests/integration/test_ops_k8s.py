@@ -1,0 +1,58 @@
+"""Production on Kubernetes: rendered instance config and GPU pod spec validate against dagster-k8s,
+and the code location (with the ops pieces) passes `dagster definitions validate` on the production profile."""
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import kubernetes
+import yaml
+from dagster._config import process_config
+from dagster._core.instance.config import dagster_instance_config
+from dagster_k8s import K8sRunLauncher, PipesK8sClient
+from dagster_k8s.models import k8s_model_from_dict
+
+from surrogate_dagster.catalog import load_profile
+from surrogate_dagster.operations import ops_resources
+from surrogate_dagster.runtime.k8s import gpu_pod_spec, helm_values, instance_yaml, k8s_settings, main
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_instance_yaml_is_a_valid_dagster_instance(tmp_path):
+    s = k8s_settings(load_profile("production"))
+    (tmp_path / "dagster.yaml").write_text(instance_yaml(s))
+    cfg, _ = dagster_instance_config(str(tmp_path))
+    assert cfg["run_launcher"]["class"] == "K8sRunLauncher" and cfg["run_retries"]["max_retries"] == 2
+    res = process_config(K8sRunLauncher.config_type(), cfg["run_launcher"]["config"])
+    assert res.success, res.errors
+    assert k8s_settings(load_profile("local")) is None and ops_resources(load_profile("local")) == {}
+
+
+def test_gpu_pod_spec_is_a_kubernetes_pod_spec():
+    s = k8s_settings(load_profile("production"))
+    spec = k8s_model_from_dict(kubernetes.client.V1PodSpec, gpu_pod_spec(s))
+    c = spec.containers[0]
+    assert c.resources.limits["nvidia.com/gpu"] == "1" and c.image == s.gpu_image
+    assert spec.tolerations[0].key == "nvidia.com/gpu" and spec.volumes[0].empty_dir.medium == "Memory"
+    assert isinstance(ops_resources(load_profile("production"))["pipes_k8s"], PipesK8sClient)
+    values = yaml.safe_load(helm_values(s))
+    dep = values["dagster-user-deployments"]["deployments"][0]
+    assert dep["image"] == {"repository": "ghcr.io/axentx/surrogate-dagster", "tag": "0.1.0", "pullPolicy": "IfNotPresent"}
+    assert values["runLauncher"]["type"] == "K8sRunLauncher"
+    assert main(["gpu-pod"]) == 0 and main(["values", "--profile", "local"]) == 2
+
+
+def test_definitions_validate_on_production_profile(tmp_path):
+    loc = tmp_path / "ops_location.py"
+    # The real code location (ops pieces included) on the production profile.
+    loc.write_text(textwrap.dedent("""
+        from surrogate_dagster.definitions import defs  # noqa: F401
+    """))
+    env = {**os.environ, "SURROGATE_PROFILE": "production", "DAGSTER_HOME": str(tmp_path)}
+    out = subprocess.run([str(Path(sys.executable).with_name("dagster")), "definitions", "validate", "-f", str(loc)],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert "All code locations passed validation" in out.stdout + out.stderr
