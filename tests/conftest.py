@@ -1,14 +1,29 @@
-"""Shared fixtures: a temp-dir local profile (object store, hub pushes, work dir), the regex sanitizer."""
+"""Shared fixtures: a temp-dir local profile (object store, hub pushes, work dir), the regex sanitizer.
+
+Every test is marked with its tier, the first folder under tests/ (unit, integration, env), so
+``-m unit`` selects the same tests as ``tests/unit``."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
 # Tests never talk to the real hub, even if a developer's shell is configured for it.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("SURROGATE_RETRY_DELAY_SCALE", "0")  # step retries without the backoff sleeps
+
+TESTS = Path(__file__).resolve().parent
+TIERS = ("unit", "integration", "env")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark each test with the tier folder it lies in."""
+    for item in items:
+        rel = Path(str(item.path)).resolve().relative_to(TESTS)
+        if rel.parts[0] in TIERS:
+            item.add_marker(rel.parts[0])
 
 
 @pytest.fixture
