@@ -1,17 +1,18 @@
-"""Code versions that follow the code: an asset's config hash plus the source of the modules that compute it.
+"""Code versions that follow the code: an asset's config sections plus the definitions that compute it.
 
-`CODE_MODULES` names, per asset (or asset family), the modules of this package whose source decides
-its output. A name is a dotted path under `surrogate_dagster`: a module file (`curation.decontam`)
-or a package, which stands for every `.py` file below it (`sanitize`). Source is hashed
-after parsing (`ast.dump`), so comment and formatting edits leave the version alone while any
-change to code or docstrings moves it. Files are read from this package's own directory, never
-imported, so a version costs a few file reads at definitions load.
+`function_code_version(module, function, ...)` is what an asset passes as `code_version`. The
+code part is derived, never listed: `code_reach.reach` follows every name the asset's function
+(or the factory that builds a family of assets) uses, through this package's modules, and each
+module's reached definitions are hashed in parsed form, so comment and layout edits leave the
+version alone while a change to any definition the asset reaches moves it. The config part is
+the configuration the function reads: given `sections_of=(name, model)`, only the attributes of
+that module-level object the reached code reads are hashed (`CURATION.sanitize` for the sanitize
+step), or the whole object where some reached code passes it on whole.
 
-`asset_code_version(asset, config)` is what an asset passes as `code_version`; it is
-self-describing, `cfg=<hash>;<module>=<hash>;...`, so every materialization records (in its
-`dagster/code_version` tag) which module versions produced it, and the regression lineage report
-can name the modules that changed between two checkpoints (`parse_code_version`,
-`changed_modules`). Assets not in the registry are versioned by their config alone.
+A version is self-describing, `cfg=<hash>;<module>=<hash>;...`, so every materialization records
+(in its `dagster/code_version` tag) which module versions produced it, and the regression
+lineage report names the modules that changed between two checkpoints (`parse_code_version`,
+`changed_modules`).
 
 `build_info()` is the package version and git commit of the running code (env
 `SURROGATE_GIT_COMMIT` in images, else `git rev-parse HEAD`, else "unknown"; never raises).
@@ -19,7 +20,6 @@ can name the modules that changed between two checkpoints (`parse_code_version`,
 
 from __future__ import annotations
 
-import ast
 import functools
 import hashlib
 import json
@@ -38,79 +38,42 @@ PACKAGE = PACKAGE_DIR.name
 GIT_COMMIT_ENV = "SURROGATE_GIT_COMMIT"
 HASH_CHARS = 10
 
-_MIRROR = ("sources.mirror", "sources.filters", "sources.sampling", "hub")
-_NORMALIZE = ("sources.normalize", "sources.adapters", "sources.hermes", "sources.ocr2_questions")
-_EVALS = ("evals.harness", "evals.runner", "inference.client", "evals.gates", "evals.checkpoints", "canary")
-_TRAINING = ("training.render", "training.serving", "training.stage_run", "training.run_inputs")
-_MIXTURES = ("curation.mixtures", "curation.synth_rows")
 
-# asset (or family, see `modules_for`) -> modules whose source decides its output. Orchestration
-# modules (the `assets.py` files) are left out: they hold every asset of a group, so hashing them
-# would mark the whole group stale on any edit.
-CODE_MODULES: dict[str, tuple[str, ...]] = {
-    "source_rows": _MIRROR,
-    "helper_rows": _MIRROR,
-    "normalized_rows": _NORMALIZE,
-    "sanitized_rows": ("sanitize", "curation.stage_io"),
-    "filtered_rows": ("curation.quality", "curation.ast_validity", "curation.code_blocks", "curation.blocks",
-                      "curation.executor",
-                      "curation.stage_io"),
-    "minhash_signatures": ("curation.minhash", "curation.minhash_kernels", "curation.minhash_numpy",
-                           "curation.text"),
-    "dedup_decisions": ("curation.dedup_sharded", "curation.exact_dedup", "curation.minhash", "curation.text"),
-    "benchmark_ngram_index": ("curation.decontam", "curation.benchmark_refs", "curation.lcb_online"),
-    "curated_rows": ("curation.decontam", "curation.text", "curation.stage_io"),
-    "mixture": _MIXTURES,
-    "curated_synth": ("curation.synth_rows", "sanitize", "curation.decontam", "curation.exact_dedup",
-                      "curation.minhash"),
-    "eval": _EVALS,
-    "checkpoint": _TRAINING,
-}
+def _config_part(config: BaseModel | dict | str | None) -> str:
+    if config is None:
+        return "none"
+    return config if isinstance(config, str) else config_hash(config)
 
 
-def modules_for(asset: str) -> tuple[str, ...]:
-    """The registry entry of an asset: its own name, else its family (`*_mixture`, `*_checkpoint`,
-    `*_eval_report` / other evals assets via "eval", `curated_*` synth sets); () when none."""
-    if asset in CODE_MODULES:
-        return CODE_MODULES[asset]
-    if asset.endswith("_mixture"):
-        return CODE_MODULES["mixture"]
-    if asset.endswith("_checkpoint"):
-        return CODE_MODULES["checkpoint"]
-    if asset.startswith("curated_"):
-        return CODE_MODULES["curated_synth"]
-    if "eval" in asset:
-        return CODE_MODULES["eval"]
-    return ()
+def _section_dump(model: BaseModel | dict, reads: set[str] | None) -> object:
+    data = model.model_dump(mode="json") if isinstance(model, BaseModel) else dict(model)
+    return data if reads is None else {k: data.get(k) for k in sorted(reads)}
 
 
-def _files(module: str, root: Path) -> list[Path]:
-    rel = Path(*module.split("."))
-    if (root / rel).is_dir():
-        return sorted(p for p in (root / rel).rglob("*.py") if "__pycache__" not in p.parts)
-    if (root / rel).with_suffix(".py").is_file():
-        return [(root / rel).with_suffix(".py")]
-    raise KeyError(f"code module {module!r}: no {rel}.py or package {rel}/ under {root}")
-
-
-# Parsed-source digests, keyed by the raw bytes' hash (and the Python version, whose `ast.dump`
-# output may differ): dumping the parsed trees of ~90 files costs ~1 s at every definitions load,
-# hashing their bytes a few ms. Kept beside the bytecode; a cache that cannot be read or written
-# (a read-only image) only costs the parse.
-DIGEST_CACHE = PACKAGE_DIR / "__pycache__" / "code_version_digests.json"
-_PY = "py{}.{}".format(*sys.version_info[:2])
+# Reach results, keyed by the raw bytes of every package file (hashing them takes milliseconds,
+# parsing them about a second at every definitions load). Kept beside the bytecode; a cache that
+# cannot be read or written (a read-only image) only costs the parse.
+REACH_CACHE = PACKAGE_DIR / "__pycache__" / "code_reach_cache.json"
 
 
 @functools.lru_cache(maxsize=None)
-def _digest_cache(path: Path = DIGEST_CACHE) -> dict[str, str]:
+def _package_bytes_hash(root: Path) -> str:
+    h = hashlib.sha256(sys.version.encode())
+    for path in sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts):
+        h.update(path.relative_to(root).as_posix().encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
+def _load_reach_cache(path: Path) -> dict:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else {}
     except (OSError, ValueError):
         return {}
-    return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)} if isinstance(data, dict) else {}
 
 
-def _save_digest_cache(cache: dict[str, str], path: Path = DIGEST_CACHE) -> None:
+def _save_reach_cache(path: Path, cache: dict) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
@@ -120,59 +83,83 @@ def _save_digest_cache(cache: dict[str, str], path: Path = DIGEST_CACHE) -> None
         pass
 
 
-def _parsed_digest(raw: bytes, filename: str) -> str:
-    try:  # parsed form: comments and layout do not change what the code computes
-        text = ast.dump(ast.parse(raw, filename=filename)).encode()
-    except SyntaxError:
-        text = raw
-    return hashlib.sha256(text).hexdigest()
-
-
-def _source_digest(path: Path, cache: dict[str, str] | None = None) -> str:
-    raw = path.read_bytes()
-    if cache is None:
-        return _parsed_digest(raw, str(path))
-    key = f"{_PY}:{hashlib.sha256(raw).hexdigest()}"
-    if key not in cache:
-        cache[key] = _parsed_digest(raw, str(path))
-    return cache[key]
-
-
 @functools.lru_cache(maxsize=None)
-def module_hash(module: str, root: Path = PACKAGE_DIR) -> str:
-    """A short hash of a module's (or a package's every file's) parsed source."""
-    cache = _digest_cache() if root == PACKAGE_DIR else None
-    known = len(cache) if cache is not None else 0
-    h = hashlib.sha256()
-    for path in _files(module, root):
-        h.update(path.relative_to(root).as_posix().encode() + b"\0" + _source_digest(path, cache).encode() + b"\0")
-    if cache is not None and len(cache) != known:
-        _save_digest_cache(cache)
-    return h.hexdigest()[:HASH_CHARS]
+def _reach_digests(root: Path, entries: tuple[tuple[str, str], ...],
+                   config_objects: frozenset[tuple[str, str]]) -> tuple[dict[str, str], dict]:
+    """({module: digest}, {config object: attributes read or None}) of the definitions reached
+    from `entries`, served from REACH_CACHE when no package file changed."""
+    from .code_reach import reach
+
+    use_cache = root == PACKAGE_DIR
+    state = _package_bytes_hash(root) if use_cache else ""
+    key = json.dumps([entries, sorted(config_objects)])
+    cache = _load_reach_cache(REACH_CACHE) if use_cache else {}
+    hit = cache.get("entries", {}).get(key) if cache.get("package") == state else None
+    if hit is not None:
+        return hit["digests"], {tuple(k.split(":", 1)): (None if v is None else set(v)) for k, v in hit["reads"].items()}
+    nodes, reads = {}, {}
+    for module, name in entries:
+        r = reach(root, PACKAGE, module, name, config_objects)
+        nodes.update(r.nodes)
+        for k, v in r.config_reads.items():
+            reads[k] = None if (v is None or reads.get(k, set()) is None) else reads.get(k, set()) | v
+    digests = type(r)(nodes=nodes, config_reads=reads).module_digests()
+    if use_cache:
+        if cache.get("package") != state:
+            cache.clear()
+            cache.update({"package": state, "entries": {}})
+        cache["entries"][key] = {"digests": digests,
+                                 "reads": {":".join(k): (None if v is None else sorted(v)) for k, v in reads.items()}}
+        _save_reach_cache(REACH_CACHE, cache)
+    return digests, reads
 
 
-def module_hashes(modules: Iterable[str], root: Path = PACKAGE_DIR) -> dict[str, str]:
-    """{module: hash} for the given module names, sorted by name."""
-    return {m: module_hash(m, root) for m in sorted(set(modules))}
+def _relative(module: str) -> str:
+    return module[len(PACKAGE) + 1:] if module.startswith(PACKAGE + ".") else module
 
 
-def asset_code_version(asset: str, config: BaseModel | dict | str | None = None,
-                       modules: Iterable[str] | None = None) -> str:
-    """`cfg=<config hash>;<module>=<hash>;...` for an asset: its config (a model, a dict, or an
-    already computed hash) and the modules of `CODE_MODULES` (or `modules`) that compute it."""
-    if config is None:
-        cfg = "none"
-    elif isinstance(config, str):
-        cfg = config
-    else:
-        cfg = config_hash(config)
-    parts = [f"cfg={cfg[:HASH_CHARS]}"]
-    parts += [f"{m}={h}" for m, h in module_hashes(modules if modules is not None else modules_for(asset)).items()]
+def reached_modules(module: str, *functions: str, root: Path = PACKAGE_DIR) -> dict[str, str]:
+    """{module: hash of the definitions it holds that `functions` of `module` reach}."""
+    entries = tuple((_relative(module), f) for f in functions)
+    return {m: h[:HASH_CHARS] for m, h in _reach_digests(root, entries, frozenset())[0].items()}
+
+
+def function_code_version(module: str, *functions: str, config: BaseModel | dict | str | None = None,
+                          sections_of: str | None = None, root: Path = PACKAGE_DIR) -> str:
+    """`cfg=<hash>;<module>=<hash>;...` of the asset computed by `functions` of `module` (their
+    dotted module, `__name__` from the caller). `config` is hashed as given; `sections_of=
+    name` adds the sections of the module-level config object `name` (defined in or imported by
+    `module`, and bound there before the call) that the reached code reads. The object is named,
+    not passed, so the call itself is no use of the whole object."""
+    from .code_reach import _lookup
+
+    mod = _relative(module)
+    entries = tuple((mod, f) for f in functions)
+    origin = None
+    if sections_of is not None:
+        origin = _lookup(root, PACKAGE, mod, sections_of, set())
+        if origin is None:
+            raise KeyError(f"{module}: no config object {sections_of!r}")
+    digests, reads = _reach_digests(root, entries, frozenset({origin}) if origin else frozenset())
+    cfg = _config_part(config)
+    if origin is not None:
+        cfg = config_hash({"config": cfg, "sections": _section_dump(getattr(sys.modules[module], sections_of), reads.get(origin, set()))})
+    parts = [f"cfg={cfg[:HASH_CHARS]}"] + [f"{m}={h[:HASH_CHARS]}" for m, h in digests.items()]
     return ";".join(parts)
 
 
+def config_sections_read(module: str, *functions: str, name: str, root: Path = PACKAGE_DIR) -> set[str] | None:
+    """The attributes of config object `name` that `functions` of `module` reach (None: whole)."""
+    from .code_reach import _lookup
+
+    mod = _relative(module)
+    origin = _lookup(root, PACKAGE, mod, name, set())
+    _, reads = _reach_digests(root, tuple((mod, f) for f in functions), frozenset({origin}))
+    return reads.get(origin, set())
+
+
 def parse_code_version(version: str | None) -> dict[str, str]:
-    """{part: hash} of a version `asset_code_version` wrote ("cfg" is the config); {} for any other."""
+    """{part: hash} of a version `function_code_version` wrote ("cfg" is the config); {} for any other."""
     if not version or "=" not in version:
         return {}
     out = {}
@@ -216,13 +203,14 @@ def build_info() -> dict[str, str]:
     return {"package_version": pkg, "git_commit": commit or "unknown"}
 
 
-def code_metadata(asset: str) -> dict[str, object]:
+def code_metadata(code_version: str) -> dict[str, object]:
     """Definition metadata for an asset: the module hashes its code version is made of, the
     package version and git commit of the loaded code."""
     from dagster import MetadataValue
 
     info = build_info()
-    return {"code_modules": MetadataValue.json(module_hashes(modules_for(asset))),
+    modules = {k: v for k, v in parse_code_version(code_version).items() if k != "cfg"}
+    return {"code_modules": MetadataValue.json(modules),
             "code_package_version": info["package_version"], "code_git_commit": info["git_commit"]}
 
 

@@ -32,13 +32,16 @@ from dagster import (
     multi_asset_check,
 )
 
-from ..catalog.code_version import asset_code_version, module_hashes
+from ..catalog.code_version import function_code_version
+from ..catalog.keys import EVAL_CANARIES, MIXTURE_VIEWS
 from ..catalog.loader import config_hash
 from ..metadata import counts_table
 from ..resources import HubResource, ObjectStoreResource
 from ..retries import HUB_PUSH_RETRY
-from ..sources.assets import CATALOG, source_partitions
+from ..sources.assets import CATALOG, normalized_rows, source_partitions
 from ..sources.normalize import read_normalized
+from ..storage.layout import BENCHMARK_INDEX, DECONTAM, DEDUP, MINHASH, mixture_pointer, mixture_version_prefix, pointer, \
+    raw_pointer
 from .config import load_curation
 from .resource import CurationSettings
 from .sanitize_stage import sanitize_rows
@@ -49,15 +52,16 @@ CURATION = load_curation()
 CURATION_VERSION = config_hash(CURATION)
 
 
-def code_version_of(asset: str) -> str:
-    """The curation config hash plus the source of the modules that compute `asset`."""
-    return asset_code_version(asset, CURATION_VERSION)
+def code_version_of(function: str) -> str:
+    """The code version of the asset `function` (an asset, or a factory of assets) of this module
+    computes: the curation sections it reads and the definitions it reaches."""
+    return function_code_version(__name__, function, sections_of="CURATION")
 
 
-# What decides a source's decontamination matches besides its rows and the index: the matcher's
-# code and its threshold. In the cache key, so a changed rule re-scans instead of reusing matches.
-DECONTAM_CODE_VERSION = config_hash({"modules": module_hashes(("curation.decontam", "curation.text")),
-                                     "min_matches": CURATION.decontamination.min_matches})
+# What decides a source's decontamination matches besides its rows and the index: everything
+# curated_rows reaches (the matcher, its kernels, the threshold). In the cache key, so a changed
+# rule re-scans instead of reusing matches.
+DECONTAM_CODE_VERSION = config_hash(code_version_of("curated_rows"))
 
 
 @functools.lru_cache(maxsize=2)
@@ -116,7 +120,7 @@ def _mb(rows: list[dict]) -> float:
 
 
 @asset(group_name="curation", partitions_def=source_partitions, code_version=code_version_of("sanitized_rows"),
-       deps=["normalized_rows", "eval_canaries"], kinds={"parquet"})
+       deps=[normalized_rows, AssetKey(EVAL_CANARIES)], kinds={"parquet"})
 def sanitized_rows(context: AssetExecutionContext, object_store: ObjectStoreResource,
                    curation: CurationSettings) -> MaterializeResult:
     """One source with secrets and PII replaced by consistent placeholders (ten categories + NER)."""
@@ -216,6 +220,7 @@ def minhash_signatures(context: AssetExecutionContext, object_store: ObjectStore
     t0 = time.monotonic()
     stats = compute_signatures(((r["id"], dedup_text(r)) for r in rows), out_dir, minhash_spec(),
                                workers=curation.workers)
+    (out_dir / SIGNATURE_VERSION_FILE).write_text(_signature_version(latest["version"]))
     # The signature folder is scratch; a tarball in the object store makes it durable.
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
@@ -242,19 +247,41 @@ def minhash_spec():
 DEDUP_VIEW = "turns-without-system/v1"
 
 
+# Written into a signature folder: which rows and which MinHash geometry it holds. A local folder
+# is reused only when it names the version wanted, so a changed geometry or row set re-reads.
+SIGNATURE_VERSION_FILE = "signature_version"
+
+
+def _signature_version(filtered_version: str) -> str:
+    """The version of a source's signatures: its filtered rows, the text view and the geometry."""
+    from dataclasses import asdict
+
+    return version_of(filtered_version, DEDUP_VIEW, asdict(minhash_spec()))
+
+
 def _signature_key(source: str, filtered_version: str) -> str:
-    return f"curation/minhash/{source}/{version_of(filtered_version, DEDUP_VIEW)}.tar.gz"
+    return f"{MINHASH}/{source}/{_signature_version(filtered_version)}.tar.gz"
+
+
+def _local_signature_version(out_dir) -> str | None:
+    path = out_dir / SIGNATURE_VERSION_FILE
+    return path.read_text().strip() if path.is_file() else None
 
 
 def signature_dir(store, curation: CurationSettings, source: str):
-    """The local signature folder of a source, restored from the object store if missing."""
+    """The local signature folder of a source, restored from the object store unless the local
+    one holds the signatures of the current filtered rows and MinHash geometry."""
+    import shutil
+
     from .minhash import MANIFEST
 
     out_dir = curation.work_path("minhash") / source
     latest = read_pointer(store, "filtered", source)  # the version only: rows are not needed here
-    key = _signature_key(source, latest["version"])
-    if not (out_dir / MANIFEST).is_file():
-        with tarfile.open(fileobj=io.BytesIO(store.get_bytes(key)), mode="r:gz") as tar:
+    wanted = _signature_version(latest["version"])
+    if not (out_dir / MANIFEST).is_file() or _local_signature_version(out_dir) != wanted:
+        shutil.rmtree(out_dir, ignore_errors=True)
+        with tarfile.open(fileobj=io.BytesIO(store.get_bytes(_signature_key(source, latest["version"]))),
+                          mode="r:gz") as tar:
             tar.extractall(out_dir.parent, filter="data")
     return out_dir
 
@@ -283,9 +310,9 @@ def dedup_decisions(context: AssetExecutionContext, object_store: ObjectStoreRes
     by_reason: Counter[str] = Counter(v["reason"] for v in decisions.values())
     cross = sum(1 for k, v in decisions.items() if k.split("\t")[0] != v["kept"][0])
     version = version_of(sorted(decisions.items()), DEDUP_VIEW)
-    store.put_bytes(f"curation/dedup/{version}.json", json.dumps(decisions).encode())
-    store.put_bytes("curation/dedup/_latest.json", json.dumps({"version": version,
-                    "key": f"curation/dedup/{version}.json"}).encode())
+    key = f"{DEDUP}/{version}.json"
+    store.put_bytes(key, json.dumps(decisions).encode())
+    store.put_bytes(pointer(DEDUP), json.dumps({"version": version, "key": key}).encode())
     return MaterializeResult(
         data_version=DataVersion(version),
         metadata={"docs": outcome.stats["docs"], "dropped": len(decisions), "cross_source_duplicates": cross,
@@ -317,10 +344,10 @@ def benchmark_ngram_index(context: AssetExecutionContext, object_store: ObjectSt
     index = BenchmarkIndex.build(items, n=cfg.n)
     data = index.to_bytes()
     version = version_of(cfg.model_dump(), manifest)
-    key = f"curation/benchmark_index/{version}.bin"
+    key = f"{BENCHMARK_INDEX}/{version}.bin"
     store = object_store.get_store()
     store.put_bytes(key, data)
-    store.put_bytes("curation/benchmark_index/_latest.json", json.dumps({"version": version, "key": key}).encode())
+    store.put_bytes(pointer(BENCHMARK_INDEX), json.dumps({"version": version, "key": key}).encode())
     return MaterializeResult(
         data_version=DataVersion(version),
         metadata={"n": cfg.n, "items": len(items), "bytes": len(data),
@@ -338,14 +365,14 @@ def curated_rows(context: AssetExecutionContext, object_store: ObjectStoreResour
     store = object_store.get_store()
     source = context.partition_key
     latest, rows = read_step(store, "filtered", source)
-    dedup_ptr = json.loads(store.get_bytes("curation/dedup/_latest.json"))
+    dedup_ptr = json.loads(store.get_bytes(pointer(DEDUP)))
     decisions = json.loads(store.get_bytes(dedup_ptr["key"]))
-    idx_ptr = json.loads(store.get_bytes("curation/benchmark_index/_latest.json"))
+    idx_ptr = json.loads(store.get_bytes(pointer(BENCHMARK_INDEX)))
     decont = Decontaminator(BenchmarkIndex.from_bytes(store.get_bytes(idx_ptr["key"])),
                             min_matches=CURATION.decontamination.min_matches)
     # Decontamination depends only on this source's rows and the index: cache it, so a change
     # in another source (which re-runs this asset for its new dedup decisions) costs no re-scan.
-    cache_key = f"curation/decont/{source}/{latest['version']}-{idx_ptr['version']}-{DECONTAM_CODE_VERSION}.json"
+    cache_key = f"{DECONTAM}/{source}/{latest['version']}-{idx_ptr['version']}-{DECONTAM_CODE_VERSION}.json"
     if store.exists(cache_key):
         matches = json.loads(store.get_bytes(cache_key))
     else:
@@ -394,7 +421,7 @@ def _mixture_asset(name: str):
     cfg = CURATION.mixtures[name]
     members = _members(name)
 
-    @asset(name=f"{name}_mixture", group_name="curation", code_version=code_version_of(f"{name}_mixture"),
+    @asset(name=f"{name}_mixture", group_name="curation", code_version=code_version_of("_mixture_asset"),
            deps=[curated_rows, *[AssetKey(curated_synth_asset(k)) for k in cfg.synth]],
            kinds={"jsonl"},
            description=f"The {name.replace('_', ' ')} stage dataset, backed up to the object store; "
@@ -409,7 +436,7 @@ def _mixture_asset(name: str):
         for s in members:
             rows_by_source[s] = _rows_when_read(store, "curated", s)  # one source in memory at a time
             spec = CATALOG.by_name(s)
-            rev = json.loads(store.get_bytes(f"raw/{s}/_latest.json"))["revision"]
+            rev = json.loads(store.get_bytes(raw_pointer(s)))["revision"]
             sources_meta[s] = {"hf_id": spec.hf_id, "revision": rev}
             steps[s] = _step_counts(store, s)
         for synth_name in cfg.synth:
@@ -490,7 +517,7 @@ def _mixture_checks(name: str):
         store = object_store.get_store()
         latest = read_latest(store, name)
         if latest is None:
-            raise Failure(f"mixture {name} has no pointer (mixtures/{name}/_latest.json) to check")
+            raise Failure(f"mixture {name} has no pointer ({mixture_pointer(name)}) to check")
         previous = latest.get("previous") or {}
         with local_rows(store, latest["key"]) as rows:
             outcomes = {"schema": checks.check_schema(rows(), cfg.kind),
@@ -520,19 +547,19 @@ def _mixture_hub_asset(name: str):
     # which lives in the training group and which curation never imports (a characters/2 estimate
     # here would be an upper bound that flags rows the tokenizer keeps). Depending on it makes the
     # push wait for that check too.
-    @asset(name=f"{name}_mixture_hub", group_name="curation", code_version=CURATION_VERSION,
-           deps=[AssetKey(f"{name}_mixture"), AssetKey("mixture_views")], kinds={"huggingface"}, retry_policy=HUB_PUSH_RETRY,
+    @asset(name=f"{name}_mixture_hub", group_name="curation", code_version=code_version_of("_mixture_hub_asset"),
+           deps=[AssetKey(f"{name}_mixture"), AssetKey(MIXTURE_VIEWS)], kinds={"huggingface"}, retry_policy=HUB_PUSH_RETRY,
            description=f"The {name}_mixture version its pointer names, pushed to the hub as "
                        f"{cfg.hub_repo} (private) with its dataset card, once its checks and the "
                        f"token-length check on mixture_views passed.")
     def _push(context: AssetExecutionContext, object_store: ObjectStoreResource,
               hub: HubResource) -> MaterializeResult:
-        from .mixtures import PUSH_GATES, mixture_prefix, read_latest, unpassed_gates
+        from .mixtures import PUSH_GATES, read_latest, unpassed_gates
 
         store = object_store.get_store()
         latest = read_latest(store, name)
         if latest is None:
-            raise Failure(f"mixture {name} has not been built (no mixtures/{name}/_latest.json)",
+            raise Failure(f"mixture {name} has not been built (no {mixture_pointer(name)})",
                           allow_retries=False)  # a refusal: a step retry would refuse again
         version = latest["data_version"]
         blocked = unpassed_gates(store, name, version)
@@ -543,7 +570,7 @@ def _mixture_hub_asset(name: str):
                           allow_retries=False)
         # The exact backed-up bytes and card, so the Hub holds what the checks read.
         files = {"data/train.jsonl": store.get_bytes(latest["key"]),
-                 "README.md": store.get_bytes(mixture_prefix(name, version) + "README.md")}
+                 "README.md": store.get_bytes(mixture_version_prefix(name, version) + "README.md")}
         uri = hub.get_client().push_files("dataset", cfg.hub_repo, files, f"{name} mixture {version}")
         return MaterializeResult(
             data_version=DataVersion(version),

@@ -42,10 +42,15 @@ from dagster import (
 )
 
 from ..canary import CANARY_KEY
-from ..catalog.code_version import asset_code_version
+from ..catalog.code_version import function_code_version
 from ..catalog.loader import config_hash
 from ..metadata import counts_table
+from ..catalog.keys import EVAL_CANARIES, SMOKE_GATED_STAGE
+from ..curation.assets import curated_rows
 from ..resources import ObjectStoreResource
+from ..storage.checkpoints import download_tree
+from ..storage.layout import DEVSECOPS_TASKS, SCOREBOARD, pointer, step_pointer, step_sources
+from ..synth.assets import exec_graded_pairs
 from ..synth.resource import LLMResource
 from .checks import SMOKE_CHECK, build_checks, current_revision, gate_result, gate_specs, smoke_gate_result, \
     smoke_gate_spec, smoke_gates
@@ -55,10 +60,15 @@ from .reports import collect, read_summary, scores_plot, scores_table, write_rep
 from .resources import EvalSettings
 
 CATALOG = load_eval_catalog()  # validated at import: a broken evals.yaml fails definitions loading
-EVALS_VERSION = asset_code_version("eval", config_hash(CATALOG))  # evals.yaml + the harness code
+EVALS_CONFIG = config_hash(CATALOG)
+
+
+def _code_version(function: str) -> str:
+    """evals.yaml plus the definitions the asset `function` of this module (or factory) reaches."""
+    return function_code_version(__name__, function, config=EVALS_CONFIG)
 tier1_partitions = StaticPartitionsDefinition(list(TIER1))
 tier2_partitions = StaticPartitionsDefinition(list(TIER2))
-DEVSECOPS_LATEST = "evals/devsecops/_latest.json"
+DEVSECOPS_LATEST = pointer(DEVSECOPS_TASKS)
 
 
 def report_asset_name(checkpoint: str) -> str:
@@ -107,7 +117,6 @@ def model_ref(evals: EvalSettings, store, name: str):
     base in production, the local tiny base copied from the object store)."""
     if name != CATALOG.baseline or name in evals.model_dirs:
         return evals.model_ref(store, name)
-    from ..synth.exec_pairs import download_tree
     from ..training.config import load_training_catalog
     from ..training.refs import base_model_resolution
     from ..inference import ModelRef
@@ -127,7 +136,7 @@ def build_checkpoint_report_asset(checkpoint: str, previous: str | None):
     deps = [AssetDep(AssetKey(checkpoint))] + ([AssetDep(AssetKey(report_asset_name(previous)))] if previous else [])
 
     @asset(name=name, group_name="evals", partitions_def=tier1_partitions, deps=deps, pool="gpu",
-           code_version=EVALS_VERSION, kinds={"pytorch"}, check_specs=gate_specs(name),
+           code_version=_code_version("build_checkpoint_report_asset"), kinds={"pytorch"}, check_specs=gate_specs(name),
            description=f"Tier-1 report of {checkpoint}, one benchmark per partition (samples in the object store)")
     def _report(context: AssetExecutionContext, object_store: ObjectStoreResource,
                 evals: EvalSettings) -> MaterializeResult:
@@ -157,13 +166,13 @@ def build_checkpoint_report_asset(checkpoint: str, previous: str | None):
 CHECKPOINT_REPORTS = [build_checkpoint_report_asset(c, CATALOG.previous(c)) for c in CATALOG.evaluated]
 BASELINE_REPORT = CHECKPOINT_REPORTS[0]
 # What waits for the smoke gate (their deps name it: training/assets.py, synth/assets.py).
-SMOKE_GATED = ["stage2_checkpoint", "exec_graded_pairs"]
+SMOKE_GATED = [SMOKE_GATED_STAGE, exec_graded_pairs.key.to_user_string()]
 
 
 def build_smoke_gate_asset():
     sg = CATALOG.smoke_gate
 
-    @asset(name=sg.asset, group_name="evals", code_version=EVALS_VERSION, kinds={"json"},
+    @asset(name=sg.asset, group_name="evals", code_version=_code_version("build_smoke_gate_asset"), kinds={"json"},
            deps=[AssetDep(AssetKey(report_asset_name(sg.checkpoint)), partition_mapping=AllPartitionMapping()),
                  AssetDep(BASELINE_REPORT, partition_mapping=AllPartitionMapping())],
            check_specs=[smoke_gate_spec(CATALOG, SMOKE_GATED)],
@@ -195,7 +204,7 @@ def build_smoke_gate_asset():
 stage1_6_smoke_gate = build_smoke_gate_asset()
 
 
-@asset(group_name="evals", code_version=EVALS_VERSION, kinds={"json"})
+@asset(group_name="evals", code_version=_code_version("eval_canaries"), kinds={"json"})
 def eval_canaries(context: AssetExecutionContext, object_store: ObjectStoreResource) -> MaterializeResult:
     """Unique fake secrets to plant in raw rows before sanitizing (kept stable once made)."""
     from ..canary import CanaryManifest, make_canaries
@@ -220,7 +229,7 @@ def eval_canaries(context: AssetExecutionContext, object_store: ObjectStoreResou
         "how_to_plant": "shadow = canary.shadow_audit_rows(rows, manifest), sanitized beside the real rows"})
 
 
-@asset(group_name="evals", code_version=EVALS_VERSION, pool="llm", kinds={"anthropic", "json"})
+@asset(group_name="evals", code_version=_code_version("devsecops_eval_tasks"), pool="llm", kinds={"anthropic", "json"})
 def devsecops_eval_tasks(context: AssetExecutionContext, object_store: ObjectStoreResource, llm: LLMResource,
                          evals: EvalSettings) -> MaterializeResult:
     """The 280-task DevSecOps eval: the hand-written seed expanded by the LLM, every task validator-checked."""
@@ -242,7 +251,7 @@ def devsecops_eval_tasks(context: AssetExecutionContext, object_store: ObjectSto
         record_batch_spend(store, "evals/devsecops_tasks", f"{context.run_id}/{context.retry_number}",
                            client.ledger.summary())
     data = devsecops.tasks_to_json(tasks)
-    key = f"evals/devsecops/tasks-{hashlib.sha256(data).hexdigest()[:16]}.json"
+    key = f"{DEVSECOPS_TASKS}/tasks-{hashlib.sha256(data).hexdigest()[:16]}.json"
     info = store.put_bytes(key, data, "application/json")
     store.put_bytes(DEVSECOPS_LATEST, json.dumps({"key": key, "sha256": info.sha256, "stats": stats}).encode())
     return MaterializeResult(data_version=DataVersion(info.sha256[:16]), metadata={
@@ -260,10 +269,9 @@ def _curated_rows(store) -> tuple[list[dict], int | None, list[dict]]:
     from ..curation.stage_io import read_step
 
     rows, planted, audit_hits = [], None, []
-    sources = sorted({k.split("/")[2] for k in store.list("curation/curated/") if k.endswith("/_latest.json")})
-    for s in sources:
+    for s in step_sources(store, "curated"):
         rows += read_step(store, "curated", s)[1]
-        skey = f"curation/sanitized/{s}/_latest.json"
+        skey = step_pointer("sanitized", s)
         if store.exists(skey):
             summary = json.loads(store.get_bytes(skey)).get("summary") or {}
             n = summary.get("canaries_planted")
@@ -322,9 +330,9 @@ def _run_tier2(bench: str, context, store, evals: EvalSettings, client) -> Any:
                       max_new_tokens=max_new)
 
 
-@asset(group_name="evals", partitions_def=tier2_partitions, pool="gpu", code_version=EVALS_VERSION, kinds={"pytorch"},
+@asset(group_name="evals", partitions_def=tier2_partitions, pool="gpu", code_version=_code_version("tier2_eval_report"), kinds={"pytorch"},
        deps=[AssetDep(AssetKey(CATALOG.release.checkpoint)), AssetDep(devsecops_eval_tasks), AssetDep(eval_canaries),
-             AssetDep(AssetKey("curated_rows"), partition_mapping=AllPartitionMapping())],
+             AssetDep(curated_rows, partition_mapping=AllPartitionMapping())],
        check_specs=gate_specs("tier2_eval_report", with_regression=False))
 def tier2_eval_report(context: AssetExecutionContext, object_store: ObjectStoreResource,
                       evals: EvalSettings) -> MaterializeResult:
@@ -343,7 +351,7 @@ def tier2_eval_report(context: AssetExecutionContext, object_store: ObjectStoreR
                              check_results=[gate_result("meets_target", tg, error=thr is not None)])
 
 
-@asset(group_name="evals", code_version=EVALS_VERSION, kinds={"markdown"},
+@asset(group_name="evals", code_version=_code_version("eval_scoreboard"), kinds={"markdown"},
        deps=[AssetDep(a, partition_mapping=AllPartitionMapping()) for a in CHECKPOINT_REPORTS]
        + [AssetDep(tier2_eval_report, partition_mapping=AllPartitionMapping())])
 def eval_scoreboard(context: AssetExecutionContext, object_store: ObjectStoreResource,
@@ -360,10 +368,10 @@ def eval_scoreboard(context: AssetExecutionContext, object_store: ObjectStoreRes
     plot = scores_plot(summaries, CATALOG.evaluated, list(TIER1), thr)
     data = {f"{c}/{b}": {"score": s.get("score"), "status": s.get("status"), "variant": s.get("variant"),
                          "revision": (s.get("checkpoint") or {}).get("revision")} for (c, b), s in summaries.items()}
-    store.put_bytes("evals/scoreboard.json", json.dumps(data, indent=1).encode())
+    store.put_bytes(SCOREBOARD, json.dumps(data, indent=1).encode())
     md: dict[str, Any] = {"tier1_scores": MetadataValue.md(table), "tier2_scores": MetadataValue.md(t2),
                           "reports": len(summaries), "scores": MetadataValue.json(data),
-                          "uri": store.uri("evals/scoreboard.json")}
+                          "uri": store.uri(SCOREBOARD)}
     if plot:
         md["plot"] = MetadataValue.md(plot)
     return MaterializeResult(metadata=md)
@@ -384,7 +392,7 @@ def tier2_monthly_schedule(context: ScheduleEvaluationContext):
 def _release_assets():
     from .release import build_release_asset
 
-    return build_release_asset(CATALOG, [report_asset_name(c) for c in CATALOG.checkpoints])
+    return build_release_asset(CATALOG, [report_asset_name(c) for c in CATALOG.checkpoints], tier2_eval_report.key)
 
 
 mvp_release = _release_assets()

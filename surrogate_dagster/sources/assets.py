@@ -7,6 +7,7 @@ from dagster import (
     AllPartitionMapping,
     AssetDep,
     AssetExecutionContext,
+    AssetKey,
     DataVersion,
     MaterializeResult,
     MetadataValue,
@@ -15,11 +16,12 @@ from dagster import (
 )
 
 from ..catalog import load_sources
-from ..catalog.code_version import PARTITION_VERSION_KEY, PARTITION_VERSIONS_KEY, asset_code_version, partition_config_versions
+from ..catalog.code_version import PARTITION_VERSION_KEY, PARTITION_VERSIONS_KEY, function_code_version, partition_config_versions
 from ..catalog.loader import config_hash
 from ..metadata import counts_table
 from ..resources import HubResource, ObjectStoreResource
 from ..retries import MIRROR_RETRY
+from ..storage.layout import success_marker
 from .mirror import MirrorReport, mirror_fingerprint, mirror_source
 from .normalize import load_helper_questions, normalize_source
 
@@ -38,11 +40,13 @@ HELPERS_VERSION = config_hash({"helpers": [h.model_dump(mode="json") for h in CA
 # theirs and the stale plan re-runs only the sources whose entry changed (catalog/code_version.py).
 SOURCE_VERSIONS = partition_config_versions(CATALOG.sources)
 PER_SOURCE_METADATA = {PARTITION_VERSIONS_KEY: MetadataValue.json(SOURCE_VERSIONS)}
+# The observable source asset of the pins (revisions.py defines it on this key; it imports this module).
+HF_REVISIONS = AssetKey("hf_revisions")
 
 
 def _prefix_uri(store, prefix: str) -> str:
     """The URI of a key prefix (keys themselves may not end in '/')."""
-    return store.uri(prefix + "_SUCCESS.json").rsplit("/", 1)[0] + "/"
+    return store.uri(success_marker(prefix)).rsplit("/", 1)[0] + "/"
 
 
 def _mirror_result(context: AssetExecutionContext, report: MirrorReport, uri: str) -> MaterializeResult:
@@ -82,14 +86,14 @@ def _mirror_partition(context: AssetExecutionContext, object_store: ObjectStoreR
 
 
 @asset(group_name="sources", partitions_def=source_partitions,
-       code_version=asset_code_version("source_rows"), metadata=PER_SOURCE_METADATA, deps=["hf_revisions"], kinds={"parquet", "huggingface"}, retry_policy=MIRROR_RETRY)
+       code_version=function_code_version(__name__, "source_rows"), metadata=PER_SOURCE_METADATA, deps=[HF_REVISIONS], kinds={"parquet", "huggingface"}, retry_policy=MIRROR_RETRY)
 def source_rows(context: AssetExecutionContext, object_store: ObjectStoreResource,
                 hub: HubResource) -> MaterializeResult:
     """Upstream rows of one source at a pinned HF revision, capped and filtered per the catalog."""
     return _mirror_partition(context, object_store, hub)
 
 
-@asset(group_name="sources", partitions_def=helper_partitions, code_version=asset_code_version("helper_rows", HELPERS_VERSION),
+@asset(group_name="sources", partitions_def=helper_partitions, code_version=function_code_version(__name__, "helper_rows", config=HELPERS_VERSION),
        kinds={"parquet", "huggingface"}, retry_policy=MIRROR_RETRY)
 def helper_rows(context: AssetExecutionContext, object_store: ObjectStoreResource,
                 hub: HubResource) -> MaterializeResult:
@@ -98,7 +102,7 @@ def helper_rows(context: AssetExecutionContext, object_store: ObjectStoreResourc
 
 
 @asset(group_name="sources", partitions_def=source_partitions,
-       code_version=asset_code_version("normalized_rows"), metadata=PER_SOURCE_METADATA, deps=[source_rows, AssetDep(helper_rows, partition_mapping=AllPartitionMapping())],
+       code_version=function_code_version(__name__, "normalized_rows"), metadata=PER_SOURCE_METADATA, deps=[source_rows, AssetDep(helper_rows, partition_mapping=AllPartitionMapping())],
        kinds={"parquet"})
 def normalized_rows(context: AssetExecutionContext, object_store: ObjectStoreResource) -> MaterializeResult:
     """One source in ChatML / Hermes tool calls / DPO pairs; unconvertible rows quarantined."""

@@ -37,6 +37,7 @@ from ..llm.ledger import BudgetExceeded, record_batch_spend, spent_in_store
 from ..metadata import counts_table
 from ..resources import ObjectStoreResource
 from ..retries import LLM_RETRY
+from ..catalog.code_version import function_code_version
 from .config import (
     PAIRS_PREFIX,
     SCENARIOS_LEDGER_KEY,
@@ -56,7 +57,7 @@ from .config import (
 from .resource import LLMResource, SynthSettings, synth_resources
 
 CATALOG = synth_catalog()  # validated at import: a broken synth.yaml fails definitions loading
-SYNTH_VERSION = content_version(CATALOG)
+SYNTH_CONFIG = content_version(CATALOG)
 BATCH_KEYS = trace_batch_keys(CATALOG)
 BATCH_SIZE = int(CATALOG["batch_size"])
 batch_partitions = StaticPartitionsDefinition(BATCH_KEYS)
@@ -87,7 +88,7 @@ def _md_cell(text: object, limit: int = 160) -> str:
     return (s[:limit] + "…" if len(s) > limit else s).replace("|", "\\|")
 
 
-@asset(group_name="synth", code_version=SYNTH_VERSION, kinds={"anthropic", "parquet"}, pool=LLM_POOL, retry_policy=LLM_RETRY)
+@asset(group_name="synth", code_version=function_code_version(__name__, "synth_scenarios", config=SYNTH_CONFIG), kinds={"anthropic", "parquet"}, pool=LLM_POOL, retry_policy=LLM_RETRY)
 def synth_scenarios(context: AssetExecutionContext, object_store: ObjectStoreResource, llm: LLMResource,
                     synth: SynthSettings) -> MaterializeResult:
     """Startup-engineering tasks: the catalog's seeds expanded by the LLM to the profile's target,
@@ -191,7 +192,7 @@ def _projection(llm: LLMResource, spent_usd: float) -> dict:
                    spent_usd=spent_usd)
 
 
-@asset(group_name="synth", partitions_def=batch_partitions, code_version=SYNTH_VERSION, deps=[synth_scenarios],
+@asset(group_name="synth", partitions_def=batch_partitions, code_version=function_code_version(__name__, "orchestrator_traces", config=SYNTH_CONFIG), deps=[synth_scenarios],
        kinds={"anthropic", "parquet"}, pool=LLM_POOL, retry_policy=LLM_RETRY)
 def orchestrator_traces(context: AssetExecutionContext, object_store: ObjectStoreResource, llm: LLMResource,
                         synth: SynthSettings) -> MaterializeResult:
@@ -353,7 +354,7 @@ def _model_ref(store, synth: SynthSettings, cfg):
         raise Failure(description=f"{exc}: the pairs are sampled from it (or set phases.synth.model_dir)") from exc
 
 
-@asset(group_name="synth", code_version=SYNTH_VERSION, kinds={"pytorch", "parquet"},
+@asset(group_name="synth", code_version=function_code_version(__name__, "exec_graded_pairs", config=SYNTH_CONFIG), kinds={"pytorch", "parquet"},
        # stage1_6_smoke_gate: sampled only after stage 1.6's smoke tests pass (evals' blocking check)
        deps=[AssetDep("curated_rows", partition_mapping=AllPartitionMapping()), CHECKPOINT_KEY,
              AssetKey("stage1_6_smoke_gate")])

@@ -24,7 +24,7 @@ from dagster import (
     asset,
 )
 
-from ..catalog.code_version import asset_code_version
+from ..catalog.code_version import function_code_version
 from ..curation.assets import CURATION, CURATION_VERSION, curation_sanitizer, minhash_spec, signature_dir
 from ..curation.resource import CurationSettings
 from ..curation.stage_io import SYNTH_STEP, curated_synth_asset, read_pointer, read_step, version_of, write_step
@@ -41,7 +41,7 @@ def _curated_synth(name: str):
     upstream = AssetDep(name, partition_mapping=_ALL) if name == "orchestrator_traces" else AssetDep(name)
 
     @asset(name=curated_synth_asset(name), group_name="synth",
-           code_version=asset_code_version(curated_synth_asset(name), CURATION_VERSION),
+           code_version=function_code_version(__name__, "_curated_synth", sections_of="CURATION"),
            deps=[upstream, AssetDep("filtered_rows", partition_mapping=_ALL),
                  AssetDep("minhash_signatures", partition_mapping=_ALL), AssetKey("benchmark_ngram_index")],
            kinds={"parquet"},

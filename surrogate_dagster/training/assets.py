@@ -17,7 +17,8 @@ from dagster import (
     observable_source_asset,
 )
 
-from ..catalog.code_version import asset_code_version
+from ..catalog.code_version import function_code_version
+from ..catalog.keys import SMOKE_GATE, SMOKE_GATED_STAGE
 from ..catalog.models import Profile
 from ..resources import HubResource, ObjectStoreResource
 from ..retries import TRAINER_RETRY
@@ -26,6 +27,7 @@ from .executor import TrainerExecutorResource
 from .render import check_lora_shape, config_hash, stable_hash, upstream_assets
 
 CATALOG: TrainingCatalog = load_training_catalog()
+BASE_MODEL = AssetKey("base_model")  # built (tiny) or observed (hub), per profile
 check_lora_shape(CATALOG)  # "continue the same LoRA": a stage file that drifts fails definitions
 
 _MD_KEYS = {"loss_curve"}
@@ -61,7 +63,7 @@ def _store_config(object_store: ObjectStoreResource) -> dict:
 def build_tiny_base_model_asset():
     tiny = CATALOG.base_model.tiny
 
-    @asset(name="base_model", group_name="training", kinds={"pytorch", "huggingface"},
+    @asset(key=BASE_MODEL, group_name="training", kinds={"pytorch", "huggingface"},
            code_version=stable_hash({"tiny": tiny.model_dump(), "builder": "tiny-qwen2-v1"}),
            deps=[AssetKey(m) for m in tiny.tokenizer_mixtures])
     def base_model(context: AssetExecutionContext, object_store: ObjectStoreResource) -> MaterializeResult:
@@ -83,7 +85,7 @@ def build_tiny_base_model_asset():
 def build_hub_base_model_asset():
     spec = CATALOG.base_model
 
-    @observable_source_asset(name="base_model", group_name="training")
+    @observable_source_asset(key=BASE_MODEL, group_name="training")
     def base_model(hub: HubResource) -> ObserveResult:
         """Qwen/Qwen2.5-Coder-7B-Instruct at the pinned revision (training.yaml); `main` shown for drift."""
         from ..catalog.models import HubConfig
@@ -101,11 +103,11 @@ def build_stage_asset(stage: StageSpec, executor: str, base_source: str, catalog
     """The checkpoint asset of one stage, for the profile's executor."""
     catalog = catalog or CATALOG
     deps = [AssetKey(a) for a in upstream_assets(stage.load_config())]
-    if stage.asset == "stage2_checkpoint":  # runbook Day 14: after stage 1.6's smoke tests (evals' blocking check)
-        deps.append(AssetKey("stage1_6_smoke_gate"))
+    if stage.asset == SMOKE_GATED_STAGE:  # runbook Day 14: after stage 1.6's smoke tests (evals' blocking check)
+        deps.append(AssetKey(SMOKE_GATE))
 
     @asset(name=stage.asset, group_name="training", pool="gpu", deps=deps, kinds={"axolotl", "pytorch"}, retry_policy=TRAINER_RETRY,
-           code_version=asset_code_version(stage.asset, config_hash(stage, catalog, executor)),
+           code_version=function_code_version(__name__, "build_stage_asset", config=config_hash(stage, catalog, executor)),
            description=f"{stage.title} ({stage.config})")
     def _checkpoint(context: AssetExecutionContext, object_store: ObjectStoreResource, hub: HubResource,
                     trainer: TrainerExecutorResource) -> MaterializeResult:

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
+from surrogate_dagster.catalog import code_reach
 from surrogate_dagster.catalog.code_version import (
-    CODE_MODULES,
     PACKAGE_DIR,
-    asset_code_version,
+    _reach_digests,
     build_info,
     changed_modules,
-    module_hash,
-    modules_for,
+    function_code_version,
     parse_code_version,
+    reached_modules,
 )
 
 REPO = PACKAGE_DIR.parent
@@ -59,40 +59,125 @@ def _stale_after(root: Path, rel: str, edit) -> list[str]:
     return sorted(k for k in before if before[k] != after[k])
 
 
-def test_one_module_edit_marks_exactly_its_assets(package_copy):
+def test_one_definition_edit_marks_exactly_the_assets_that_reach_it(package_copy):
     stale = _stale_after(package_copy, "sanitize/engine.py",
-                         lambda s: s + "\n\ndef _planted_rule(text):\n    return text.replace('a', 'b')\n")
+                         lambda s: s.replace("class Sanitizer:", "class Sanitizer:\n    _planted_edit = 1", 1))
     print("stale after editing sanitize/engine.py:", stale)
-    assert stale == ["curated_exec_graded_pairs", "curated_orchestrator_traces", "sanitized_rows"]
+    assert {"sanitized_rows", "curated_exec_graded_pairs", "curated_orchestrator_traces"} <= set(stale)
+    assert not {"filtered_rows", "minhash_signatures", "dedup_decisions", "source_rows"} & set(stale)
 
 
 def test_decontam_edit_reaches_the_index_and_curated_rows(package_copy):
-    stale = _stale_after(package_copy, "curation/decontam.py", lambda s: s + "\nDECONTAM_PLANTED = 1\n")
+    # `normalize` is what both the index builder and the matcher run on every text
+    stale = _stale_after(package_copy, "curation/decontam.py",
+                         lambda s: s.replace("def normalize(text: str) -> str:\n",
+                                             "def normalize(text: str) -> str:\n    _planted_edit = 1\n", 1))
     print("stale after editing curation/decontam.py:", stale)
-    assert stale == ["benchmark_ngram_index", "curated_exec_graded_pairs", "curated_orchestrator_traces",
-                     "curated_rows"]
+    assert {"benchmark_ngram_index", "curated_rows", "curated_exec_graded_pairs", "curated_orchestrator_traces"} <= set(stale)
+    assert not {"sanitized_rows", "filtered_rows", "minhash_signatures"} & set(stale)
 
 
 def test_comment_only_edit_changes_nothing(package_copy):
     assert _stale_after(package_copy, "curation/quality/heuristics.py", lambda s: s + "\n# a comment\n") == []
 
 
-def test_registry_names_real_modules():
-    for asset, modules in CODE_MODULES.items():
-        for m in modules:
-            assert len(module_hash(m)) == 10, (asset, m)
-    assert modules_for("code_sft_mixture") == CODE_MODULES["mixture"]
-    assert modules_for("stage2_checkpoint") == CODE_MODULES["checkpoint"]
-    assert modules_for("stage2_eval_report") == CODE_MODULES["eval"]
-    assert modules_for("synth_scenarios") == ()
+def test_a_curation_section_edit_stales_only_the_steps_that_read_it(tmp_path):
+    """Changing MinHash bands moves the signature and dedup steps, not sanitize or filter."""
+    root = tmp_path / "pkg"
+    shutil.copytree(PACKAGE_DIR, root / PACKAGE_DIR.name, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "assets", root / "assets")
+    for d in ("resources", "fixtures"):
+        (root / d).symlink_to(REPO / d)
+    before = _code_versions(root)
+    cfg = root / "assets" / "curation.yaml"
+    text = cfg.read_text(encoding="utf-8")
+    assert "buckets: 32" in text
+    cfg.write_text(text.replace("buckets: 32", "buckets: 16", 1), encoding="utf-8")
+    after = _code_versions(root)
+    moved = sorted(k for k in before if before[k] != after[k])
+    print("stale after editing minhash.buckets:", moved)
+    assert {"minhash_signatures", "dedup_decisions"} <= set(moved)
+    assert not {"sanitized_rows", "filtered_rows", "benchmark_ngram_index"} & set(moved)
+
+
+def _entries():
+    """(asset, module, top-level function) of every asset whose version is derived."""
+    from surrogate_dagster.definitions import defs
+
+    graph = defs.resolve_asset_graph()
+    out = []
+    for key in graph.materializable_asset_keys:
+        version = graph.get(key).code_version or ""
+        if not version.startswith("cfg="):
+            continue
+        fn = defs.get_assets_def(key).op.compute_fn.decorated_fn
+        out.append((key.to_user_string(), fn.__module__, fn.__qualname__.split(".")[0], version))
+    return out
+
+
+def test_every_derived_version_is_the_reach_of_the_assets_own_function():
+    entries = _entries()
+    assert len(entries) >= 40
+    for asset, module, top, version in entries:
+        parts = {k: v for k, v in parse_code_version(version).items() if k != "cfg"}
+        assert parts == reached_modules(module, top), asset
+
+
+def _planted_edit(original: str, name: str, node) -> str:
+    """`original` with the reached definition `name` changed: a new first statement in the body of
+    a function or class, an assignment's value wrapped in a conditional that keeps it."""
+    lines = original.splitlines(keepends=True)
+    if hasattr(node, "body"):
+        first = node.body[0]
+        lines.insert(first.lineno - 1, " " * first.col_offset + "_planted_edit = 1\n")
+    else:
+        value = node.value
+        i, col = value.end_lineno - 1, value.end_col_offset
+        line = lines[i].encode()
+        lines[i] = (line[:col] + b" if True else None" + line[col:]).decode()
+        j, start = value.lineno - 1, value.col_offset
+        line = lines[j].encode()
+        lines[j] = (line[:start] + b"(" + line[start:]).decode()
+        i_line = lines[i].encode()
+        k = col + len(b" if True else None") + (1 if i == j else 0)
+        lines[i] = (i_line[:k] + b")" + i_line[k:]).decode()
+    return "".join(lines)
+
+
+@pytest.mark.parametrize("asset", ["sanitized_rows", "filtered_rows", "curated_rows", "benchmark_ngram_index"])
+def test_editing_any_module_an_asset_reaches_moves_its_version(asset, tmp_path):
+    """Every module in the asset's reach, edited in a copy of the package (one reached definition
+    changed), moves that module's part of the version and no other part."""
+    module, top = next((m, t) for a, m, t, _ in _entries() if a == asset)
+    root = tmp_path / PACKAGE_DIR.name
+    shutil.copytree(PACKAGE_DIR, root, ignore=shutil.ignore_patterns("__pycache__"))
+    rel = module.removeprefix("surrogate_dagster.")
+    base = reached_modules(module, top, root=root)
+    r = code_reach.reach(root, "surrogate_dagster", rel, top)
+    assert set(base) == {m for m, _ in r.nodes}
+    for mod in sorted(base):
+        name, node = min(((n, node) for (m, n), node in r.nodes.items() if m == mod), key=lambda x: x[0])
+        path = code_reach._module_file(root, mod)
+        original = path.read_text(encoding="utf-8")
+        path.write_text(_planted_edit(original, name, node), encoding="utf-8")
+        code_reach.index_module.cache_clear()
+        _reach_digests.cache_clear()
+        try:
+            after = reached_modules(module, top, root=root)
+        finally:
+            path.write_text(original, encoding="utf-8")
+            code_reach.index_module.cache_clear()
+            _reach_digests.cache_clear()
+        assert {m for m in base if after.get(m) != base[m]} == {mod}, (asset, mod, name)
+    print(f"{asset}: each of {len(base)} reached modules, edited, moved its version: {sorted(base)}")
 
 
 def test_versions_are_self_describing():
-    a = asset_code_version("sanitized_rows", "0123456789abcdef")
+    a = function_code_version("surrogate_dagster.curation.assets", "sanitized_rows", config="0123456789abcdef")
     parts = parse_code_version(a)
-    assert parts["cfg"] == "0123456789" and set(parts) == {"cfg", "sanitize", "curation.stage_io"}
-    b = a.replace(f"sanitize={parts['sanitize']}", "sanitize=ffffffffff")
-    assert changed_modules(a, b) == ["sanitize"]
+    assert parts["cfg"] == "0123456789" and {"sanitize.engine", "curation.text", "curation.sanitize_stage"} <= set(parts)
+    b = a.replace(f"sanitize.engine={parts['sanitize.engine']}", "sanitize.engine=ffffffffff")
+    assert changed_modules(a, b) == ["sanitize.engine"]
     assert changed_modules("deadbeef", b) == []  # an older plain hash names nothing
 
 
@@ -189,20 +274,11 @@ def test_stale_plan_follows_partition_versions(tmp_path):
     assert stale(moved) == {"normalized_rows": [TOOL_SOURCES[1]], "source_rows": [TOOL_SOURCES[1]]}
 
 
-def test_digest_cache_gives_the_parsed_digest_and_survives_a_corrupt_file(tmp_path):
+def test_reach_cache_is_used_and_survives_a_corrupt_file(tmp_path, monkeypatch):
     from surrogate_dagster.catalog import code_version as cv
 
-    src = tmp_path / "m.py"
-    src.write_text("def f():\n    return 1\n")
-    cache: dict[str, str] = {}
-    first = cv._source_digest(src, cache)
-    assert first == cv._source_digest(src) and len(cache) == 1  # cached value == a fresh parse
-    cache[next(iter(cache))] = "planted"
-    assert cv._source_digest(src, cache) == "planted"  # the key is the raw bytes' hash ...
-    src.write_text("def f():\n    return 2\n")
-    assert cv._source_digest(src, cache) not in ("planted", first)  # ... so an edit misses it
-    bad = tmp_path / "digests.json"
+    bad = tmp_path / "reach.json"
     bad.write_text("{not json")
-    assert cv._digest_cache.__wrapped__(bad) == {}
-    cv._save_digest_cache({"k": "v"}, bad)
-    assert cv._digest_cache.__wrapped__(bad) == {"k": "v"}
+    assert cv._load_reach_cache.__wrapped__(bad) == {}
+    cv._save_reach_cache(bad, {"package": "p", "entries": {}})
+    assert cv._load_reach_cache.__wrapped__(bad) == {"package": "p", "entries": {}}

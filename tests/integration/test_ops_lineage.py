@@ -188,11 +188,11 @@ def test_checkpoint_specs(planted):
 
 
 def test_planted_code_change_names_the_module_and_ranks_first():
-    from surrogate_dagster.catalog.code_version import asset_code_version
+    from surrogate_dagster.catalog.code_version import function_code_version
 
     comp_a = {f"s{i}": 10 for i in range(5)}
     a, b = _pair(comp_a, {**comp_a, "s0": 12}, {"s0"})  # s0's revision moved, its share barely
-    old = asset_code_version("code_sft_mixture", "c" * 16)
+    old = function_code_version("surrogate_dagster.curation.assets", "_mixture_asset", config="c" * 16)
     mod = old.split(";")[1].split("=")[0]  # the first module the mixture's version names
     a["nodes"]["mix"]["code_version"] = old
     b["nodes"]["mix"]["code_version"] = old.replace(f"{mod}=", f"{mod}=f")  # that module's source changed
