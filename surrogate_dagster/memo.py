@@ -6,10 +6,10 @@ the edu scorer share the fence scan and tree-sitter parses of an answer
 prose in one batched call before it sanitizes text by text (``sanitize.ner.TAG_CACHE``). FIFO
 (not LRU) is enough for those access patterns. No Dagster imports here.
 
-Eviction is ``OrderedDict.popitem(last=False)``, O(1). The first version evicted with
-``next(iter(dict))``, which is O(deleted entries) in CPython: a dict only compacts on resize, so
-after many front deletions each ``next`` walked thousands of dead slots (~9 us per eviction at
-20k entries, 5% of the sanitize step).
+Eviction is ``OrderedDict.popitem(last=False)``, O(1). Not ``next(iter(dict))`` on a plain
+dict, which is O(deleted entries) in CPython: a dict only compacts on resize, so after many front
+deletions each ``next`` walks thousands of dead slots (what that cost the sanitize step:
+docs/BENCHMARKS.md).
 """
 from __future__ import annotations
 

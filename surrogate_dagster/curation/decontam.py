@@ -8,10 +8,11 @@ An n-gram (default n=13) is hashed to 64 bits (xxh3 per token, polynomial combin
 numpy, splitmix64 finish); :class:`BenchmarkIndex` stores the sorted hashes with the item each
 came from, so a row is checked with one vectorized ``searchsorted`` over its n-grams.
 
-What counts (each rule measured on 6.1k stdlib functions, benchmarks/decontam_bench.py):
+What counts (each rule chosen by its false positives on clean stdlib functions and its recall
+on planted items, benchmarks/decontam_bench.py; figures in docs/BENCHMARKS.md):
 - Only informative n-grams count towards the rule: at least ``min_alpha_fraction`` (0.5, i.e.
   7 of 13) of their tokens contain a letter. Punctuation-and-number runs (``[1, 2, 3, 4, 5,
-  6, 7]``, ``-1, -1, -1``, ``* * * *``) were most of the false positives on clean code. They
+  6, 7]``, ``-1, -1, -1``, ``* * * *``) occur in clean code and name no item. They
   are still indexed (flagged), so they extend the longest matched run once a row matches.
   An n-gram that holds a compound identifier (``similar_elements``; not a dunder) is
   informative regardless: benchmark tests are number-heavy lines that name their function.
@@ -26,11 +27,10 @@ What counts (each rule measured on 6.1k stdlib functions, benchmarks/decontam_be
 Minimum-match rule: a row matches an item when it contains at least
 ``max(1, min(min_matches, item_ngrams))`` distinct informative n-grams of that item
 (``min_matches`` = 4: a contiguous overlap of at least n+3 = 16 tokens, or several separate
-13-token overlaps). The ``min(...)`` keeps short items detectable. On the stdlib sample a
-plain any-shared-13-gram rule flags 3.0% of clean functions; with informative n-grams only,
-1 match flags 0.13%, 3 flag 0.05% (a generic ``for i in range(n): for j in range(n):``), 4
-flag 0.016% (one function: pathlib's ``mkdir`` signature and docstring, quoted verbatim in a
-SWE-bench issue), while recall on half-planted items only goes from 0.984 to 0.978.
+13-token overlaps). The ``min(...)`` keeps short items detectable. Requiring several
+informative n-grams rather than one shared 13-gram (datatrove's NGramsDecontFilter rule, the
+benchmark's baseline) removes most false positives on clean code for a small loss of recall on
+half-planted items (the rates for 1, 3 and 4 matches: docs/BENCHMARKS.md).
 
 Batches: :meth:`Decontaminator.check_many` first screens every row for any indexed n-gram
 (of any indexed length), then runs :meth:`Decontaminator.check` on the rows with a hit only;
@@ -45,8 +45,7 @@ and handed over newline-joined; tokens are hashed with a compiled XXH3 (the same
 ``xxhash``). Without numba, batches of rows are hashed with numpy, one pass per token position
 over the batch. ``workers > 1`` splits the rows over that many threads (the compiled screen
 releases the GIL), or over forked processes without numba (:mod:`.parallel`).
-On the 20k-doc chain corpus (25.7 MB, benchmarks/curation_chain.py) screening and checking
-cost 0.5-0.8 CPU-s with numba, 3.9-4.7 without (3.1-4.9 when every row went through numpy).
+benchmarks/curation_chain.py times the step (its decontaminate stage).
 
 Scoring: among the items that pass the rule, the reported one has the longest contiguous run
 of matched tokens (``longest_match_tokens`` = consecutive matched n-gram positions + n - 1),

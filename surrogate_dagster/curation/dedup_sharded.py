@@ -18,9 +18,9 @@ re-reads each source and shingles only the candidate pairs' documents
 (:func:`.minhash.near_duplicates_streaming`). Memory: one band's records, the candidate pairs
 and their shingle sets.
 
-The decisions equal the former in-memory implementation's (one text dict for all sources):
-near duplicates are searched among all rows, and a row already dropped as an exact duplicate
-keeps its exact decision. No Dagster imports.
+The decisions equal those of one in-memory pass over a text dict of all sources (the reference
+in test_dedup_sharded.py): near duplicates are searched among all rows, and a row already dropped
+as an exact duplicate keeps its exact decision. No Dagster imports.
 """
 
 from __future__ import annotations

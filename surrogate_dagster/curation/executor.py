@@ -89,7 +89,7 @@ def apply_blocks(rows: Sequence[dict], blocks: Sequence[Block | Callable[[dict],
     if kind == "in_process" or not rows:
         return BlockRun(run_blocks(chain, rows, stats), stats, kind, time.monotonic() - t0)
     # A block that is not fork_safe (a torch model) and every block after it run here, batched,
-    # over the survivors of the blocks before it, which fan out (as filter_stage.filter_rows does).
+    # over the survivors of the blocks before it, which fan out.
     split = next((i for i, b in enumerate(chain) if not getattr(b, "fork_safe", True)), len(chain))
     away, here = tuple(chain[:split]), chain[split:]
     if kind == "pool":

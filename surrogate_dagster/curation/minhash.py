@@ -19,9 +19,9 @@ datatrove itself never checks candidates (its clustering unions every bucket col
 without the check a J=0.6 pair would be dropped 42% of the time. 64 x 4 would push recall at
 0.7 to ~100% but makes almost every pair above J=0.4 a candidate; 16 x 16 misses 95% of the
 pairs at the threshold. datatrove's default (14 x 8, 112 hashes) catches only 57% at J=0.7.
-Measured (benchmarks/minhash_scurve.py, 300 pairs per level): 32 x 8 found 0.850 / 0.950 /
-1.000 of pairs at J = 0.70 / 0.75 / 0.80 (theory 0.857 / 0.961 / 0.998) and, after the check,
-dropped none below 0.7; stock 14 x 8 without a check drops 0.854 above and 0.199 below 0.7.
+benchmarks/minhash_scurve.py measures the detection rate of planted pairs per Jaccard level
+against this theory, for 32 x 8 with the check and for datatrove's stock 14 x 8 without it
+(recorded figures: docs/BENCHMARKS.md).
 
 Shingles are datatrove's: ``simplify_text`` (lowercase, numbers -> 0, whitespace collapsed,
 diacritics stripped) and 5-grams of a regex word tokenizer ``\\w+|[^\\w\\s]`` (no spaCy).
@@ -38,11 +38,10 @@ with union-find.
 One implementation. Signatures, bucket files and candidate pairs are computed by the compiled
 kernels (:mod:`.minhash_numpy` over :mod:`.minhash_kernels`, numba) and are the same bytes and
 pairs as datatrove's ``MinhashDedupSignature`` / ``MinhashDedupBuckets`` would give
-(tests/unit/curation/test_minhash_parity.py runs datatrove's blocks as the reference). Measured on 2,000 code
-docs (4.2 MB): 0.13 CPU-s, against 2.2 for datatrove's signature block and 1.1 for the min-hash
-arithmetic alone in plain numpy (benchmarks/minhash_scurve.py --speed); on the 20k-doc chain
-corpus (25.7 MB, benchmarks/curation_chain.py) 1.3-1.9 CPU-s. Specs whose normalization the
-kernels do not implement (``remove_punctuation``) are refused.
+(tests/unit/curation/test_minhash_parity.py runs datatrove's blocks as the reference); their
+cost against datatrove's signature block is measured by ``benchmarks/minhash_scurve.py --speed``
+(figures in docs/BENCHMARKS.md). Specs whose normalization the kernels do not implement
+(``remove_punctuation``) are refused.
 
 Limit: datatrove emits, per band, only pairs of *adjacent* equal signatures (a, b), (b, c); if
 (a, b) fails the check while (a, c) would pass, that edge can only come from another band.

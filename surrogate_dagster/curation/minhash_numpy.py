@@ -14,10 +14,9 @@ with numpy and writes/reads the same bytes:
   permutation parameters (``np.random.RandomState(seed)``) and the Mersenne-prime reduction
   ``(x & p) + (x >> 61)`` instead of a 64-bit division, in the compiled kernels
   (:mod:`.minhash_kernels`, numba: one pass, no temporaries, compiled once per machine and
-  cached next to it). They are the package's only MinHash: on 2,000 code docs (4.2 MB) they
-  took 0.13 CPU-s, datatrove's block 2.2 and this loop alone in plain numpy 1.1
-  (benchmarks/minhash_scurve.py --speed); datatrove is the reference in
-  tests/unit/curation/test_minhash_parity.py;
+  cached next to it). They are the package's only MinHash (``benchmarks/minhash_scurve.py
+  --speed`` times them against datatrove's block and this loop in plain numpy; figures in
+  docs/BENCHMARKS.md); datatrove is the reference in tests/unit/curation/test_minhash_parity.py;
 - files: ``bucket_XXX/00000.minhash.sig``, records ``<{r}QI`` (r hashes + doc index) sorted by
   all fields, exactly as datatrove leaves them after its sort (an argsort on the first hash,
   ties re-sorted by every field, instead of a structured-array sort);

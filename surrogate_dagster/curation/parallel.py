@@ -13,20 +13,18 @@ function (it is pickled by reference) and deterministic per row, so results do n
 ``workers <= 1`` (or a partition of one chunk) runs in the calling process with no pool at all.
 
 This pool is the ``pool`` kind of the curation block seam (:mod:`.executor`), the one-machine
-choice: on the scale rehearsal (benchmarks/scale_rehearsal.py) it ran the filter chain in
-21 / 74 / 339 s against 46 / 107 / 342 s for datatrove's LocalPipelineExecutor at 1% / 10% /
-100% of the caps (which round-trips every row through JSONL files and returns no block notes).
-The datatrove kinds (Slurm, Ray) take over beyond one machine.
+choice: unlike datatrove's LocalPipelineExecutor it does not round-trip every row through JSONL
+files, and it returns the blocks' notes (the two are compared by benchmarks/scale_rehearsal.py;
+figures in docs/BENCHMARKS.md). The datatrove kinds (Slurm, Ray) take over beyond one machine.
 
 Workers live as long as the process (``WorkerPool``): forked once per ``static`` (by identity)
-and reused by every later call with it, so a run over 22 partitions forks 2 workers per stage,
-not 2 per stage and partition. Why: a fork here costs ~15 ms plus ~30 us per MB of the parent,
-then every page either side writes faults once (~7 us each on this VM); fresh workers also
-start cold (the NER model's first calls ran ~1.5x slower). Per-partition pools cost 30-50% more
-CPU than one process for the same rows (measured 2026-11-30: 1.3M page faults and ~12 CPU-s of
-system time in the 100k-doc benchmark). Workers inherit ``static`` by fork (never pickled: a
-spaCy pipeline is big and not worth pickling); the chunk's rows go to them pickled
-(~5 ms per 256-row chunk each way), results come back pickled.
+and reused by every later call with it, so a run over 22 partitions forks ``workers`` processes
+per stage, not per stage and partition. Why: a fork costs time in proportion to the parent's
+memory, then every page either side writes faults once, and fresh workers start cold (the NER
+model's first calls are slower); a pool per partition pays all of that again for every partition
+(the measured cost is in docs/BENCHMARKS.md, under benchmarks/curation_chain.py). Workers inherit
+``static`` by fork (never pickled: a spaCy pipeline is big and not worth pickling); the chunk's
+rows go to them pickled, results come back pickled.
 
 Fork, not spawn (and ``gc.freeze()`` around it): spawn would re-import the project and re-build
 tree-sitter parsers, regexes and the NER model in every worker, and the workers' cyclic GC
@@ -36,9 +34,9 @@ not). A worker holds the parent's memory as it was at its fork (copy-on-write) u
 at most ``MAX_POOLS`` pools are kept (least recently used ones are shut down), and
 ``shutdown_pools()`` (also run at exit) ends them all.
 
-Chunk size: ``DEFAULT_CHUNK_ROWS`` = 256 rows (~0.3-0.5 MB of code answers, 0.1-0.3 CPU-s of
-work per chunk here): large enough that the per-chunk pickling is noise, small enough that 2
-workers over a 3,000-row partition get ~12 chunks to balance.
+Chunk size: ``DEFAULT_CHUNK_ROWS`` = 256 rows (a few hundred KB of code answers): large enough
+that the per-chunk pickling is noise next to the chunk's work, small enough that 2 workers over a
+3,000-row partition get ~12 chunks to balance.
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
-"""Evals: harness wrappers (harness/), inference (inference.py), gates (gates.py), report storage
-and views (reports.py) -- all Dagster-free -- and the Dagster assets, checks and release
-(assets.py, checks.py, release.py).
+"""Evals: harness wrappers (harness/), one benchmark on one checkpoint (runner.py), checkpoints as
+inference loads them (checkpoints.py), gates (gates.py), report storage and views (reports.py),
+the catalog and profile models (config.py) -- all Dagster-free -- and the Dagster resource, assets,
+checks and release (resources.py, assets.py, checks.py, release.py). Generation itself is the
+shared ``surrogate_dagster.inference`` package, below the phases.
 
 For definitions.py (imported lazily, so `import surrogate_dagster.evals.harness...` needs no Dagster):
 

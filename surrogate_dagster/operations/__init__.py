@@ -1,5 +1,7 @@
-"""Operations: re-curation schedule and sensor, the regression lineage report, the cost ledger,
-scale-out (datatrove executors, Kubernetes). `definitions.py` adds them as:
+"""Operations: re-curation schedule and sensor, the regression lineage report, the cost ledger, and
+the resources a deployment adds (the Pipes k8s client, built by `runtime.k8s`). `OPS_ASSETS` also
+carries `hf_revisions` (`sources/revisions.py`), which the schedules observe. `definitions.py` adds
+them as:
 
     from .operations import OPS_ASSETS, OPS_CHECKS, OPS_JOBS, ops_resources, ops_schedules, ops_sensors
     Definitions(assets=[..., *OPS_ASSETS], asset_checks=[..., *OPS_CHECKS], jobs=[*OPS_JOBS],

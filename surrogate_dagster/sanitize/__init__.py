@@ -1,4 +1,4 @@
-"""Secrets and PII sanitizer for training rows (issue 3, item 1).
+"""Secrets and PII sanitizer for training rows.
 
     from surrogate_dagster.sanitize import Sanitizer, SanitizerConfig
     res = Sanitizer(SanitizerConfig(ner_model=None)).sanitize(text)
@@ -10,10 +10,12 @@ addresses (NER, `ner_model`). MAC addresses are reported under public_ips (`MAC_
 checksummed crypto wallet addresses under payment_national_ids (`CRYPTO_WALLET_n`).
 
 Rule families: `patterns` (core provider formats), `vendors` (wider vendor-prefix catalogue and
-generic prefixed tokens), `detectors` (assignments, URLs, headers, high entropy), `config` (XML
-name/value pairs), `cli` (command-line flags, connection strings), `formats` (.pgpass, .netrc,
-server-config directives, ipsec.secrets, password hashes, decoded key literals, bare DER and JWK
-private keys), `wallets`, `mac`, `pii`, `encoded` (base64), `ner`.
+generic prefixed tokens), `detectors` (assignments, URLs, headers, high entropy), `config`
+(name/value pairs in XML, YAML env lists and JSON), `cli` (command-line flags, connection
+strings), `code_args` (passwords as positional arguments of known APIs), `random_values`
+(random-looking values in value positions), `formats` (.pgpass, .netrc, server-config directives,
+ipsec.secrets, password hashes, decoded key literals, bare DER and JWK private keys), `wallets`,
+`mac`, `pii`, `encoded` (base64 and hex), `ner`.
 """
 from .detectors import Candidate
 from .engine import Finding, SanitizeResult, Sanitizer, SanitizerConfig

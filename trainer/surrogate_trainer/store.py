@@ -2,8 +2,16 @@
 
 It speaks the pipeline's manifest protocol (surrogate_dagster/storage/object_store.py) without
 importing the pipeline: every object ``K`` has a sidecar ``K.sha256.json`` = {key, sha256, size,
-content_type}; the sidecar is removed before a write and written after it, and reads verify the
-bytes. A test writes here and reads with the pipeline's store (and back), so the two cannot drift.
+content_type}, and reads verify the bytes against it. Nothing is deleted before a write: when ``K``
+already holds other bytes, the sidecar first names the new version with the one on disk as
+``previous``; then the bytes are replaced atomically (a temp file renamed over the object, or one
+S3 upload that also carries the sha256 as ``x-amz-meta-sha256``); then the sidecar is rewritten
+without ``previous``. A read accepts either version, or, on S3, bytes matching the object's own
+sha256 metadata (what the pipeline's store leaves when it is killed before its sidecar), so a
+writer killed at any point leaves the old or the new object whole. ``exists`` answers from the
+sidecar; ``list`` returns the keys whose object and sidecar are both present.
+tests/integration/test_trainer_store_overwrite.py kills overwrites through this client at random
+moments, locally and on S3, and reads a pipeline object left mid-overwrite.
 
 Two backends: a local directory (the local profile, a shared volume) and S3/Wasabi (boto3 with the
 checksum settings Wasabi needs, PITFALLS "Storage"). Credentials come from the environment

@@ -22,7 +22,8 @@ The rubric scorer reuses the AST check's parse (``ast_validity.PARSE_MEMO``) and
 text, the placeholder screen); it stops each regex count once it can no longer change a point
 (only min(matches, 2 or 3) or "any" matter), and tries the comment patterns only on lines that
 can match them; scores are unchanged (tests/unit/curation/test_quality.py).
-To run it with the AST check and heuristics over a partition, see ``filter_stage.filter_rows``.
+Over a partition it runs after the AST check and the heuristics, as the filter step's last block
+(``curation.executor.apply_blocks``).
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ class StackEduClassifier:
     """
 
     name = "stack-edu"
-    fork_safe = False  # torch/transformers state: score in the parent (filter_stage.filter_rows)
+    fork_safe = False  # torch/transformers state: score in the parent (curation.executor.apply_blocks)
 
     def __init__(self, models: dict[str, str] | None = None, device: str = "cpu",
                  max_length: int = 1024, batch_size: int = 16, revision: str | None = None,
@@ -262,7 +263,7 @@ class RubricScorer:
     """Transparent Stack-Edu-rubric scorer for the local profile (no model, no download)."""
 
     name = "rubric-features-v1"
-    fork_safe = True  # pure Python + tree-sitter: filter_stage may run it in forked workers
+    fork_safe = True  # pure Python + tree-sitter: the pool executor may run it in forked workers
 
     def __init__(self, ast_checker: AstChecker | None = None) -> None:
         self.ast = ast_checker or AstChecker()

@@ -8,8 +8,9 @@ So size rules need a minimum line count before they fire, a data block (JSON, YA
 output, unidentified untagged blocks) is exempt from the composition rules, and some OpenCoder
 rules are left out on purpose: "< 10 lines" (snippets are short), "starts with <?xml" (a pom.xml
 in an answer is useful), "assert lines > 40%" (an answer that writes tests is useful).
-Thresholds were checked against 1,318 known-good Python solutions (MBPP, HumanEval, LeetCode):
-0.2% would be dropped (see benchmarks/quality_classifier_agreement.py).
+benchmarks/quality_classifier_agreement.py reports the share of known-good Python solutions
+(MBPP, HumanEval, LeetCode) each rule would drop, the check on the thresholds (figures in
+docs/BENCHMARKS.md).
 
 The rules live by family: ``lines`` (line lengths, duplicates, comment share), ``composition``
 (letters, digits, whitespace, U+FFFD), ``markers`` (auto-generated headers, placeholder
@@ -21,9 +22,9 @@ flagged (``curation.blocks.Group``).
 
 ``HeuristicFilter.violations`` visits the row's texts once for all rules (target by target,
 each rule's own ``check`` on each text it reads) instead of once per rule: the same rules found
-as ``plain_violations`` (each rule's ``decide``), at 0.74-0.83x the CPU
-(benchmarks/curation_blocks.py); tests/unit/curation/test_blocks.py checks the two agree on the fixtures and
-on generated rows.
+as ``plain_violations`` (each rule's ``decide``), for less CPU: benchmarks/curation_blocks.py
+measures the ratio (figures in docs/BENCHMARKS.md), and the fused path stays only while it pays;
+tests/unit/curation/test_blocks.py checks the two agree on the fixtures and on generated rows.
 """
 
 from __future__ import annotations

@@ -41,8 +41,8 @@ _COMMENT_START_CHARS = "#/*-<;%"  # the first character (after whitespace) of ev
 
 def _recent_texts_memo(func: Callable[[str], Any]) -> Callable[[str], Any]:
     """Memoize ``func`` over the last 1024 texts of at most 20,000 characters: enough to carry a
-    chunk's blocks from the heuristics to the edu scorer (filter_stage), while a few huge texts
-    cannot pin much memory (longer ones are computed every time)."""
+    chunk's blocks from the heuristics to the edu scorer (a chunk is decided block by block),
+    while a few huge texts cannot pin much memory (longer ones are computed every time)."""
     cached = functools.lru_cache(maxsize=1024)(func)
 
     @functools.wraps(func)
@@ -119,7 +119,7 @@ def lacks_literals(text: str, literals: tuple[str, ...]) -> bool:
 @_recent_texts_memo
 def _lower(text: str) -> str:
     # the heuristics and the edu scorer screen the same blocks for several patterns (a chunk's
-    # worth of recent texts: filter_stage runs each block over a chunk of rows in turn)
+    # worth of recent texts: the pool executor runs each block over a chunk of rows in turn)
     return text.lower()
 
 
