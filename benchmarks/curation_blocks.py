@@ -37,7 +37,7 @@ from surrogate_dagster.curation.blocks import BlockStats, run_blocks  # noqa: E4
 from surrogate_dagster.curation.quality.edu_classifier import EduFilter, build_edu_scorer  # noqa: E402
 from surrogate_dagster.curation.quality.filter_stage import filter_rows  # noqa: E402
 from surrogate_dagster.curation.quality.heuristics import HeuristicFilter  # noqa: E402
-from tests.test_blocks_outputs import stress_rows  # noqa: E402
+from tests.unit.curation.test_blocks_outputs import stress_rows  # noqa: E402
 
 
 def _cpu(fn) -> tuple[float, object]:

@@ -8,7 +8,7 @@ each row, and the AST / heuristics / edu counts. The test recomputes all of it w
 blocks, through the filter step's own entry point (``filter_stage.filter_rows``).
 
 Regenerate the file only when a decision is meant to change:
-``.venv/bin/python -m tests.test_blocks_outputs --record``.
+``.venv/bin/python -m tests.unit.curation.test_blocks_outputs --record``.
 """
 
 from __future__ import annotations
@@ -166,16 +166,9 @@ def test_filter_decisions_equal_the_recorded_ones():
             assert got[key] == base["corpora"][name][key], (name, key)
 
 
-def test_filter_decisions_in_workers_equal_the_recorded_ones():
-    stress = stress_rows()
-    got = decisions(stress, workers=2, chunk_size=37)
-    want = _baseline()["corpora"]["_stress"]
-    assert {k: got[k] for k in want} == want
-
-
 if __name__ == "__main__":
     if sys.argv[1:] != ["--record"]:
-        sys.exit("usage: python -m tests.test_blocks_outputs --record")
+        sys.exit("usage: python -m tests.unit.curation.test_blocks_outputs --record")
     from surrogate_dagster.curation.config import load_curation
 
     BASELINE.write_text(json.dumps({"edu_threshold": load_curation().quality.edu_threshold,

@@ -316,65 +316,6 @@ def test_case_insensitive_screens_equal_full_scans():
         assert ec._IDENT2.findall(text) == [t for t in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text) if len(t) > 1]
 
 
-# ------------------------------------------------------------------ the filter step: chunked, parallel
-def _filter_rows_reference(rows, threshold=3.0):
-    from surrogate_dagster.curation.ast_validity import AstChecker
-
-    ck, heur, edu = AstChecker(), HeuristicFilter(), EduFilter(RubricScorer(), threshold=threshold)
-    stats = BlockStats()
-    reasons = run_blocks([ck, heur, edu], rows, stats)
-    return (reasons, ck.metadata(stats.of("ast")), heur.metadata(stats.of("heuristics")),
-            edu.metadata(stats.of("edu")))
-
-
-def _filter_corpus():
-    rng = random.Random(4)
-    answers = [py(GOOD_CODE), py("def f(:\n    pass"), "k", GOOD_PROSE, py(EXAMPLES[0]["code"])]
-    answers += [bad for bad, _ in CASES.values()] + [good for _, good in CASES.values()]
-    answers += [f"```{e['language']}\n{e['code']}\n```\n{e['context']}" for e in EXAMPLES]
-    return [sft(rng.choice(answers)) for _ in range(150)]
-
-
-@pytest.mark.parametrize("workers,chunk_size", [(1, 256), (1, 7), (2, 16)])
-def test_filter_rows_equals_the_three_blocks_in_sequence(workers, chunk_size):
-    from surrogate_dagster.curation.ast_validity import PARSE_MEMO, AstChecker
-    from surrogate_dagster.curation.code_blocks import PARTS_MEMO
-    from surrogate_dagster.curation.quality.filter_stage import filter_rows
-
-    rows = _filter_corpus()
-    expected = _filter_rows_reference(rows)
-    PARSE_MEMO.clear()
-    PARTS_MEMO.clear()
-    blocks = (AstChecker(), HeuristicFilter(), EduFilter(RubricScorer(), threshold=3.0))
-    res = filter_rows(rows, blocks, workers=workers, chunk_size=chunk_size)
-    assert (res.reasons, *(b.metadata(res.stats.of(b.name)) for b in blocks)) == expected
-    assert {r for r in res.reasons if r} >= {"ast_error_python", "quality_too_short", "quality_edu_score"}
-    assert list(res.stats.blocks) == ["ast", "heuristics", "edu"]
-    if workers == 1:
-        assert PARSE_MEMO.hits > 0 and PARTS_MEMO.hits > 0  # the edu scorer reused AST's work
-
-
-def test_filter_rows_scores_a_fork_unsafe_model_in_the_parent():
-    import os
-
-    from surrogate_dagster.curation.ast_validity import AstChecker
-    from surrogate_dagster.curation.quality.filter_stage import filter_rows
-
-    class ParentOnly(RubricScorer):
-        fork_safe = False
-        pids: set[int] = set()
-
-        def score_many(self, items):
-            ParentOnly.pids.add(os.getpid())
-            return super().score_many(items)
-
-    rows = _filter_corpus()
-    edu = EduFilter(ParentOnly(), threshold=3.0)
-    res = filter_rows(rows, (AstChecker(), HeuristicFilter(), edu), workers=2, chunk_size=16)
-    assert ParentOnly.pids == {os.getpid()}
-    assert (res.reasons, edu.metadata(res.stats.of("edu"))) == (_filter_rows_reference(rows)[0], _filter_rows_reference(rows)[3])
-
-
 def test_rule_checks_equal_measure_then_violates_with_languages_and_defaults():
     """Every rule's check (bounds, shared per-text counts) decides as Rule.check's plain
     skip -> applies -> violates(measure) would, with default and with loose parameters."""
