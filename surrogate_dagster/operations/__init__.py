@@ -3,10 +3,10 @@ the resources a deployment adds (the Pipes k8s client, built by `runtime.k8s`). 
 carries `hf_revisions` (`sources/revisions.py`), which the schedules observe. `definitions.py` adds
 them as:
 
-    from .operations import OPS_ASSETS, OPS_CHECKS, OPS_JOBS, ops_resources, ops_schedules, ops_sensors
+    from .operations import OPS_ASSETS, OPS_CHECKS, OPS_JOBS, ops_schedules, ops_sensors
     Definitions(assets=[..., *OPS_ASSETS], asset_checks=[..., *OPS_CHECKS], jobs=[*OPS_JOBS],
                 schedules=ops_schedules(PROFILE), sensors=ops_sensors(PROFILE),
-                resources={**resources_for_profile(PROFILE), **ops_resources(PROFILE)})
+                resources={**resources_for_profile(PROFILE)})
 
 OPS_SCHEDULES / OPS_SENSORS are the same objects with scheduled re-curation STOPPED (the default).
 """
@@ -14,7 +14,6 @@ OPS_SCHEDULES / OPS_SENSORS are the same objects with scheduled re-curation STOP
 from __future__ import annotations
 
 from .cost_ledger import cost_budget_check, cost_ledger
-from ..runtime.k8s import k8s_resources
 from .lineage_report import regression_lineage_report, regression_report_job
 from ..sources.revisions import hf_revisions
 from .schedules import (
@@ -44,10 +43,5 @@ def ops_sensors(profile) -> list:
     return [build_recuration_sensor(recuration_enabled(profile)), regression_report_sensor]
 
 
-def ops_resources(profile) -> dict:
-    """Resources the ops pieces add for a profile (the Pipes k8s client on a k8s profile)."""
-    return k8s_resources(profile)
-
-
-__all__ = ["OPS_ASSETS", "OPS_CHECKS", "OPS_JOBS", "OPS_SCHEDULES", "OPS_SENSORS", "ops_resources",
+__all__ = ["OPS_ASSETS", "OPS_CHECKS", "OPS_JOBS", "OPS_SCHEDULES", "OPS_SENSORS",
            "ops_schedules", "ops_sensors"]

@@ -6,8 +6,8 @@ specific; this module renders it:
     python -m surrogate_dagster.runtime.k8s instance > dagster.yaml   # run launcher, monitoring, retries
     python -m surrogate_dagster.runtime.k8s values   > values.yaml    # the dagster Helm chart's values
 
-and builds, for the code location, a `pipes_k8s` resource (PipesK8sClient) plus the GPU pod spec
-that training/inference assets pass to `pipes_k8s.run(..., base_pod_spec=gpu_pod_spec(...))`.
+and builds the one GPU pod spec Pipes steps launch (`pipes_pod_spec`, from the profile's
+`phases.training.k8s`; `python -m surrogate_dagster.runtime.k8s gpu-pod` prints it).
 Secrets are Kubernetes Secret names only; their values never enter a file.
 """
 
@@ -25,13 +25,49 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class GpuPod(_Strict):
-    gpus: int = Field(1, ge=1)
-    cpu: str = "8"
-    memory: str = "64Gi"
+class SecretRef(_Strict):
+    name: str = Field(description="Kubernetes Secret name")
+    key: str
+
+
+class PipesPodSpec(_Strict):
+    """The pod a Pipes step launches on the GPU node pool (the profile's `phases.training.k8s`)."""
+
+    image: str = Field(description="trainer image: axolotl's CUDA image + this repo's trainer/")
+    namespace: str | None = None
+    service_account: str | None = None
     node_selector: dict[str, str] = Field(default_factory=dict)
     tolerations: list[dict[str, Any]] = Field(default_factory=list)
-    shm_size: str = "16Gi"  # torch DataLoader workers need more than the 64 MB default /dev/shm
+    volumes: list[dict[str, Any]] = Field(default_factory=list)
+    volume_mounts: list[dict[str, Any]] = Field(default_factory=list)
+    secret_env: dict[str, SecretRef] = Field(default_factory=dict, description="env var -> Secret key")
+    resources: dict[str, Any] = Field(default_factory=dict)
+    work_dir: str = "/workspace/training"
+    kubeconfig_file: str | None = None
+    load_incluster_config: bool | None = None
+    pod_wait_timeout_s: float = 72 * 3600
+
+
+def pipes_pod_spec(spec: PipesPodSpec, gpu_count: int, container: str = "trainer") -> dict[str, Any]:
+    """The base pod spec PipesK8sClient gets: GPU limits, node placement, volumes, secrets as env."""
+    limits = {"nvidia.com/gpu": str(gpu_count), **spec.resources.get("limits", {})}
+    body: dict[str, Any] = {
+        "name": container,
+        "volume_mounts": spec.volume_mounts,
+        "resources": {**spec.resources, "limits": limits},
+        "env": [{"name": var, "value_from": {"secret_key_ref": {"name": ref.name, "key": ref.key}}}
+                for var, ref in sorted(spec.secret_env.items())],
+    }
+    out: dict[str, Any] = {
+        "containers": [body],
+        "node_selector": spec.node_selector,
+        "tolerations": spec.tolerations,
+        "volumes": spec.volumes,
+        "restart_policy": "Never",  # a failed pod is a failed run; the asset's retry resumes it
+    }
+    if spec.service_account:
+        out["service_account_name"] = spec.service_account
+    return out
 
 
 class K8sSettings(_Strict):
@@ -45,7 +81,6 @@ class K8sSettings(_Strict):
     postgres_password_secret: str = "dagster-postgresql-secret"
     max_retries: int = Field(2, ge=0, description="run retries after a run worker dies")
     gpu_pool_limit: int = Field(1, ge=1)
-    gpu_pod: GpuPod = Field(default_factory=GpuPod)
 
 
 def k8s_settings(profile) -> K8sSettings | None:
@@ -106,35 +141,12 @@ def helm_values(s: K8sSettings) -> str:
     return yaml.safe_dump(doc, sort_keys=False)
 
 
-def gpu_pod_spec(s: K8sSettings) -> dict[str, Any]:
-    """A base pod spec for Pipes GPU pods: GPU limits, node placement, secrets as env, big /dev/shm."""
-    g = s.gpu_pod
-    res = {"limits": {"nvidia.com/gpu": str(g.gpus), "cpu": g.cpu, "memory": g.memory},
-           "requests": {"nvidia.com/gpu": str(g.gpus), "cpu": g.cpu, "memory": g.memory}}
-    spec: dict[str, Any] = {
-        "service_account_name": s.service_account,
-        "restart_policy": "Never",
-        "containers": [{"name": "trainer", "image": s.gpu_image, "resources": res,
-                        "env_from": [{"secret_ref": {"name": n}} for n in s.env_secrets],
-                        "volume_mounts": [{"name": "dshm", "mount_path": "/dev/shm"}]}],
-        "volumes": [{"name": "dshm", "empty_dir": {"medium": "Memory", "size_limit": g.shm_size}}],
-    }
-    if g.node_selector:
-        spec["node_selector"] = dict(g.node_selector)
-    if g.tolerations:
-        spec["tolerations"] = list(g.tolerations)
-    return spec
-
-
-def k8s_resources(profile) -> dict[str, Any]:
-    """{"pipes_k8s": PipesK8sClient} for a profile with a k8s section, else {} (local runs on CPU)."""
-    s = k8s_settings(profile)
-    if s is None:
-        return {}
-    from dagster_k8s import PipesK8sClient
-
-    # In-cluster credentials: the run worker pod's service account launches the GPU pods.
-    return {"pipes_k8s": PipesK8sClient(load_incluster_config=True)}
+def training_pod_spec(profile) -> dict[str, Any] | None:
+    """The pod spec the trainer's Pipes step launches on a profile (None without `phases.training.k8s`)."""
+    section = (profile.phases.get("training") or {})
+    if not section.get("k8s"):
+        return None
+    return pipes_pod_spec(PipesPodSpec.model_validate(section["k8s"]), int(section.get("gpu_count", 1)))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -144,12 +156,13 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     from ..catalog import load_profile
 
-    s = k8s_settings(load_profile(args.profile))
+    profile = load_profile(args.profile)
+    s = k8s_settings(profile)
     if s is None:
         print(f"profile {args.profile!r} has no phases.k8s section", file=sys.stderr)
         return 2
     out = {"instance": instance_yaml, "values": helm_values,
-           "gpu-pod": lambda x: yaml.safe_dump(gpu_pod_spec(x), sort_keys=False)}[args.what](s)
+           "gpu-pod": lambda _: yaml.safe_dump(training_pod_spec(profile), sort_keys=False)}[args.what](s)
     sys.stdout.write(out)
     return 0
 

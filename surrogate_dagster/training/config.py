@@ -11,6 +11,7 @@ from pydantic import Field, field_validator, model_validator
 from ..catalog.loader import CatalogError, load_yaml_model, parse_yaml
 from ..catalog.models import Profile, Strict
 from ..paths import ASSETS_DIR
+from ..runtime.k8s import PipesPodSpec
 
 ExecutorKind = Literal["local", "subprocess", "k8s"]
 _SHA = re.compile(r"^[0-9a-f]{40}$")
@@ -87,25 +88,7 @@ class TrainingCatalog(Strict):
         raise KeyError(f"no training stage {name!r}")
 
 
-class SecretRef(Strict):
-    name: str = Field(description="Kubernetes Secret name")
-    key: str
-
-
-class K8sSpec(Strict):
-    image: str = Field(description="trainer image: axolotl's CUDA image + this repo's trainer/")
-    namespace: str | None = None
-    service_account: str | None = None
-    node_selector: dict[str, str] = Field(default_factory=dict)
-    tolerations: list[dict[str, Any]] = Field(default_factory=list)
-    volumes: list[dict[str, Any]] = Field(default_factory=list)
-    volume_mounts: list[dict[str, Any]] = Field(default_factory=list)
-    secret_env: dict[str, SecretRef] = Field(default_factory=dict, description="env var -> Secret key")
-    resources: dict[str, Any] = Field(default_factory=dict)
-    work_dir: str = "/workspace/training"
-    kubeconfig_file: str | None = None
-    load_incluster_config: bool | None = None
-    pod_wait_timeout_s: float = 72 * 3600
+K8sSpec = PipesPodSpec  # phases.training.k8s: the pod the trainer runs in
 
 
 class TrainingProfile(Strict):

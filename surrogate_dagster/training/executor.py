@@ -18,6 +18,7 @@ from typing import Any
 from dagster import ConfigurableResource, PipesClientCompletedInvocation
 
 from ..paths import resolve_repo_path
+from ..runtime.k8s import pipes_pod_spec
 from .config import K8sSpec, TrainingProfile
 
 TRAINER_MODULE = "surrogate_trainer.run"
@@ -62,26 +63,8 @@ class TrainerExecutorResource(ConfigurableResource):
         return K8sSpec.model_validate(self.k8s)
 
     def pod_spec(self) -> dict[str, Any]:
-        """base_pod_spec for PipesK8sClient: GPU node, volumes, secrets as env, GPU limits."""
-        k = self._k8s()
-        limits = {"nvidia.com/gpu": str(self.gpu_count), **k.resources.get("limits", {})}
-        container: dict[str, Any] = {
-            "name": "trainer",
-            "volume_mounts": k.volume_mounts,
-            "resources": {**k.resources, "limits": limits},
-            "env": [{"name": var, "value_from": {"secret_key_ref": {"name": ref.name, "key": ref.key}}}
-                    for var, ref in sorted(k.secret_env.items())],
-        }
-        spec: dict[str, Any] = {
-            "containers": [container],
-            "node_selector": k.node_selector,
-            "tolerations": k.tolerations,
-            "volumes": k.volumes,
-            "restart_policy": "Never",  # a failed pod is a failed run; the asset's retry resumes it
-        }
-        if k.service_account:
-            spec["service_account_name"] = k.service_account
-        return spec
+        """base_pod_spec for PipesK8sClient (runtime/k8s.py): GPU node, volumes, secrets as env."""
+        return pipes_pod_spec(self._k8s(), self.gpu_count)
 
     def launch(self, context, extras: dict[str, Any]) -> PipesClientCompletedInvocation:
         """Run the trainer to completion (raises if it exits non-zero or the pod fails)."""

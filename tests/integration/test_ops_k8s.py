@@ -11,12 +11,11 @@ import kubernetes
 import yaml
 from dagster._config import process_config
 from dagster._core.instance.config import dagster_instance_config
-from dagster_k8s import K8sRunLauncher, PipesK8sClient
+from dagster_k8s import K8sRunLauncher
 from dagster_k8s.models import k8s_model_from_dict
 
 from surrogate_dagster.catalog import load_profile
-from surrogate_dagster.operations import ops_resources
-from surrogate_dagster.runtime.k8s import gpu_pod_spec, helm_values, instance_yaml, k8s_settings, main
+from surrogate_dagster.runtime.k8s import helm_values, instance_yaml, k8s_settings, main, training_pod_spec
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -28,16 +27,23 @@ def test_instance_yaml_is_a_valid_dagster_instance(tmp_path):
     assert cfg["run_launcher"]["class"] == "K8sRunLauncher" and cfg["run_retries"]["max_retries"] == 2
     res = process_config(K8sRunLauncher.config_type(), cfg["run_launcher"]["config"])
     assert res.success, res.errors
-    assert k8s_settings(load_profile("local")) is None and ops_resources(load_profile("local")) == {}
+    assert k8s_settings(load_profile("local")) is None and training_pod_spec(load_profile("local")) is None
 
 
-def test_gpu_pod_spec_is_a_kubernetes_pod_spec():
-    s = k8s_settings(load_profile("production"))
-    spec = k8s_model_from_dict(kubernetes.client.V1PodSpec, gpu_pod_spec(s))
+def test_the_one_gpu_pod_spec_is_a_kubernetes_pod_spec_and_the_trainers():
+    from surrogate_dagster.training.executor import TrainerExecutorResource
+    from surrogate_dagster.training.config import training_profile
+
+    prod = load_profile("production")
+    s = k8s_settings(prod)
+    raw = training_pod_spec(prod)
+    spec = k8s_model_from_dict(kubernetes.client.V1PodSpec, raw)
     c = spec.containers[0]
-    assert c.resources.limits["nvidia.com/gpu"] == "1" and c.image == s.gpu_image
-    assert spec.tolerations[0].key == "nvidia.com/gpu" and spec.volumes[0].empty_dir.medium == "Memory"
-    assert isinstance(ops_resources(load_profile("production"))["pipes_k8s"], PipesK8sClient)
+    assert c.resources.limits["nvidia.com/gpu"] == "1" and c.env[0].value_from.secret_key_ref.name
+    assert spec.tolerations[0].key == "nvidia.com/gpu" and any(v.empty_dir and v.empty_dir.medium == "Memory"
+                                                              for v in spec.volumes)
+    # the trainer's Pipes step launches exactly this spec
+    assert TrainerExecutorResource.from_profile(training_profile(prod)).pod_spec() == raw
     values = yaml.safe_load(helm_values(s))
     dep = values["dagster-user-deployments"]["deployments"][0]
     assert dep["image"] == {"repository": "ghcr.io/axentx/surrogate-dagster", "tag": "0.1.0", "pullPolicy": "IfNotPresent"}
