@@ -1,15 +1,16 @@
 """The container images (docker/): each Dockerfile passes hadolint, every file it COPYs exists and
 is let through its .dockerignore, the names are the ones resources/production.yaml and
-docs/SCALE_OUT.md use, and each image's requirements resolve against PyPI (pip --dry-run
---report, the way the Dockerfile installs them; skipped when PyPI cannot be reached)."""
+docs/SCALE_OUT.md use, and each image's requirements resolve together against PyPI for the images'
+platform, CPython 3.11 on Linux x86_64 (glibc 2.36, Debian bookworm), the way the Dockerfile installs
+them (the project's pinned uv, `uv pip compile` to a pylock.toml; skipped when PyPI cannot be reached)."""
 
 import fnmatch
-import json
 import os
 import re
 import shlex
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import httpx
@@ -20,6 +21,9 @@ REPO = Path(__file__).resolve().parents[2]
 HADOLINT = Path(sys.executable).parent / "hadolint"
 DOCKERFILES = {"dagster": REPO / "docker" / "dagster" / "Dockerfile", "gpu": REPO / "docker" / "gpu" / "Dockerfile"}
 PYPI = "https://pypi.org/simple"
+UV = REPO / ".venv-uv" / "bin" / "uv"  # the Makefile's pinned uv (UV_VERSION)
+# the images' interpreter and platform: python:3.11-slim-bookworm on x86_64
+TARGET = ["--python-version", "3.11", "--python-platform", "x86_64-manylinux_2_36"]
 
 
 def _instructions(path: Path) -> list[tuple[str, str]]:
@@ -142,11 +146,18 @@ def _lock_without_torch(tmp_path: Path) -> str:
 
 # (image, what is resolved): each line of the Dockerfiles' pip installs, against PyPI alone
 RESOLVES = {
-    "dagster:package": lambda t: ["-c", _lock_without_torch(t), "torch==2.13.0", str(REPO)],
-    "dagster:nodeps": lambda t: ["--no-deps", "-r", str(REPO / "docker/dagster/requirements-nodeps.txt")],
-    "gpu:vllm": lambda t: ["-r", str(REPO / "docker/gpu/requirements-vllm.txt")],
-    "gpu:trainer": lambda t: ["torch==2.13.0", "-r", str(REPO / "trainer/requirements.txt")],
+    "dagster:package": lambda t: ["-c", _lock_without_torch(t),
+                                  _requirements(t, "torch==2.13.0", f"surrogate-dagster @ {REPO.as_uri()}")],
+    "dagster:nodeps": lambda t: ["--no-deps", str(REPO / "docker/dagster/requirements-nodeps.txt")],
+    "gpu:vllm": lambda t: [str(REPO / "docker/gpu/requirements-vllm.txt")],
+    "gpu:trainer": lambda t: [_requirements(t, "torch==2.13.0", f"-r {REPO / 'trainer/requirements.txt'}")],
 }
+
+
+def _requirements(tmp_path: Path, *lines: str) -> str:
+    out = tmp_path / "requirements.in"
+    out.write_text("".join(ln + "\n" for ln in lines))
+    return str(out)
 
 
 @pytest.mark.slow
@@ -155,22 +166,35 @@ def test_image_requirements_resolve_on_pypi(what, tmp_path):
     why = _pypi_reachable()
     if why:
         pytest.skip(f"{why}: the resolve needs PyPI")
-    # PyPI alone: no local wheel dirs, extra indexes or machine-wide constraints from pip's config
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_") or k in ("PIP_CERT", "PIP_DEFAULT_TIMEOUT")}
-    env["PIP_CONFIG_FILE"] = os.devnull
-    report = tmp_path / "report.json"
-    cmd = [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet", "--index-url", PYPI,
-           "--report", str(report), *RESOLVES[what](tmp_path)]
+    assert UV.is_file(), f"uv not installed at {UV} (the Makefile's $(UV) target)"
+    # PyPI alone: no uv.toml (--no-config) and no index, find-links or constraint settings from the environment
+    env = {k: v for k, v in os.environ.items() if not k.startswith("UV_") or k in ("UV_CACHE_DIR", "UV_NATIVE_TLS")}
+    lock = tmp_path / "pylock.toml"
+    cmd = [str(UV), "pip", "compile", "--quiet", "--no-config", "--index-url", PYPI, *TARGET, "-o", str(lock),
+           *RESOLVES[what](tmp_path)]
     res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=540)
     assert res.returncode == 0, f"{what} does not resolve on PyPI:\n{res.stderr[-3000:]}"
-    installs = {i["metadata"]["name"].lower().replace("_", "-"): i["metadata"]["version"]
-                for i in json.loads(report.read_text())["install"]}
-    urls = [i["download_info"]["url"] for i in json.loads(report.read_text())["install"]]
-    assert all(u.startswith("https://files.pythonhosted.org/") or u == REPO.as_uri() for u in urls), urls
+    packages = tomllib.loads(lock.read_text())["packages"]
+    installs = {p["name"].lower().replace("_", "-"): p.get("version") for p in packages}
+    for p in packages:
+        if "directory" in p:  # the project itself, from the checkout
+            assert Path(p["directory"]["path"]) == REPO, p
+            continue
+        urls = [w["url"] for w in p.get("wheels", [])] + ([p["sdist"]["url"]] if "sdist" in p else [])
+        assert urls and all(u.startswith("https://files.pythonhosted.org/") for u in urls), (p["name"], urls)
     if what == "gpu:vllm":
         pin = (REPO / "docker/gpu/requirements-vllm.txt").read_text().split("vllm==")[1].split()[0]
         assert installs["vllm"] == pin and "torch" in installs
     if what in ("dagster:package", "gpu:trainer"):
         assert installs["torch"] == "2.13.0"
     if what == "dagster:package":
-        assert installs["dagster"] == "1.13.27" and installs["surrogate-dagster"] == "0.1.0"
+        project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+        assert installs["dagster"] == "1.13.27" and "surrogate-dagster" in installs
+        wanted = {re.split(r"[\s\[=<>!~;@]", d, maxsplit=1)[0].lower().replace("_", "-")
+                  for d in project["dependencies"]}
+        assert wanted <= set(installs), sorted(wanted - set(installs))
+    if what == "dagster:nodeps":
+        pins = [ln.split("==")[0].strip().lower().replace("_", "-")
+                for ln in (REPO / "docker/dagster/requirements-nodeps.txt").read_text().splitlines()
+                if ln.strip() and not ln.lstrip().startswith("#")]
+        assert set(installs) == set(pins)
