@@ -13,7 +13,7 @@ warnings.filterwarnings("ignore", category=BetaWarning)
 from .catalog import load_profile
 from .curation.assets import CURATION_ASSETS, CURATION_CHECKS
 from .curation.resource import curation_resources
-from .evals import EVAL_ASSETS, EVAL_CHECKS, EVAL_JOBS, EVAL_SCHEDULES, eval_resources
+from .evals import EVAL_ASSETS, EVAL_CHECKS, eval_resources
 from .operations import OPS_ASSETS, OPS_CHECKS, OPS_JOBS, ops_schedules, ops_sensors
 from .operations.sensors import with_recuration_condition
 from .resources import resources_for_profile
@@ -30,8 +30,8 @@ defs = Definitions(
         source_rows, helper_rows, normalized_rows, *CURATION_ASSETS, *SYNTH_ASSETS, *training_assets(PROFILE),
         mixture_views_asset(PROFILE), *EVAL_ASSETS, *OPS_ASSETS]),
     asset_checks=[*CURATION_CHECKS, *EVAL_CHECKS, *OPS_CHECKS],
-    jobs=[*EVAL_JOBS, *OPS_JOBS],
-    schedules=[*EVAL_SCHEDULES, *ops_schedules(PROFILE)],
+    jobs=OPS_JOBS,
+    schedules=ops_schedules(PROFILE),
     sensors=ops_sensors(PROFILE),
     resources={**resources_for_profile(PROFILE), **curation_resources(PROFILE), **synth_resources(PROFILE),
                **training_resources(PROFILE), **eval_resources(PROFILE)},

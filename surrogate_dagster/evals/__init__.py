@@ -6,12 +6,12 @@ shared ``surrogate_dagster.inference`` package, below the phases.
 
 For definitions.py (imported lazily, so `import surrogate_dagster.evals.harness...` needs no Dagster):
 
-    from .evals import EVAL_ASSETS, EVAL_CHECKS, EVAL_JOBS, EVAL_SCHEDULES, eval_resources
+    from .evals import EVAL_ASSETS, EVAL_CHECKS, eval_resources
 """
 
 
 def __getattr__(name: str):
-    if name in ("EVAL_ASSETS", "EVAL_CHECKS", "EVAL_JOBS", "EVAL_SCHEDULES"):
+    if name in ("EVAL_ASSETS", "EVAL_CHECKS"):
         from . import assets
 
         return getattr(assets, name)
@@ -22,4 +22,4 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-__all__ = ["EVAL_ASSETS", "EVAL_CHECKS", "EVAL_JOBS", "EVAL_SCHEDULES", "eval_resources"]
+__all__ = ["EVAL_ASSETS", "EVAL_CHECKS", "eval_resources"]

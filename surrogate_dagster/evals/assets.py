@@ -45,7 +45,7 @@ from ..canary import CANARY_KEY
 from ..catalog.code_version import function_code_version
 from ..catalog.loader import config_hash
 from ..metadata import counts_table
-from ..catalog.keys import EVAL_CANARIES, SMOKE_GATED_STAGE
+from ..catalog.keys import SMOKE_GATED_STAGE
 from ..curation.assets import curated_rows
 from ..resources import ObjectStoreResource
 from ..storage.checkpoints import download_tree
@@ -377,18 +377,6 @@ def eval_scoreboard(context: AssetExecutionContext, object_store: ObjectStoreRes
     return MaterializeResult(metadata=md)
 
 
-tier2_monthly_job = define_asset_job("tier2_monthly_evals", selection=AssetSelection.assets(tier2_eval_report),
-                                     description="Tier 2 on the release checkpoint (runbook: monthly)")
-
-
-@schedule(cron_schedule="0 4 1 * *", job=tier2_monthly_job, execution_timezone="UTC")
-def tier2_monthly_schedule(context: ScheduleEvaluationContext):
-    """On the 1st of every month, one run per Tier-2 benchmark."""
-    month = context.scheduled_execution_time.strftime("%Y-%m")
-    for bench in TIER2:
-        yield RunRequest(run_key=f"{month}-{bench}", partition_key=bench)
-
-
 def _release_assets():
     from .release import build_release_asset
 
@@ -398,5 +386,3 @@ def _release_assets():
 mvp_release = _release_assets()
 EVAL_ASSETS = [*CHECKPOINT_REPORTS, stage1_6_smoke_gate, eval_canaries, devsecops_eval_tasks, tier2_eval_report, eval_scoreboard, mvp_release]
 EVAL_CHECKS = build_checks(CATALOG, report_asset_name)
-EVAL_JOBS = [tier2_monthly_job]
-EVAL_SCHEDULES = [tier2_monthly_schedule]

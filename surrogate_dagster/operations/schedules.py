@@ -10,8 +10,8 @@ Re-curation re-pushes the stage datasets, so it never starts by itself: the sche
 sensor, sensors.py) are STOPPED unless the profile sets `phases.ops.scheduled_recuration: true`
 (`recuration_enabled`). Stopped, they still show in the UI and can be started there by hand.
 
-Tier-2 eval assets are the ones tagged `eval_tier: "2"`; the monthly job picks up whatever assets
-carry the tag, and skips itself (with a reason) while none do.
+`monthly_tier2_evals` materializes `tier2_eval_report` on the 1st of every month, one run per
+Tier-2 benchmark partition (each benchmark fails or passes on its own).
 """
 
 
@@ -20,21 +20,20 @@ from dagster import (
     DefaultScheduleStatus,
     RunRequest,
     ScheduleEvaluationContext,
-    SkipReason,
     define_asset_job,
     schedule,
 )
 
+from ..evals.assets import tier2_eval_report
+from ..evals.config import TIER2
 from ..sources.revisions import HF_REVISIONS
-
-TIER2_TAG = ("eval_tier", "2")
-TIER2_SELECTION = AssetSelection.tag(*TIER2_TAG)
 
 observe_hf_revisions_job = define_asset_job(
     "observe_hf_revisions", selection=AssetSelection.assets(HF_REVISIONS),
     description="Ask the hub for every source's current revision (the partitions' data versions)")
 tier2_eval_job = define_asset_job(
-    "tier2_evals", selection=TIER2_SELECTION, description="Tier-2 eval reports (assets tagged eval_tier=2)")
+    "tier2_evals", selection=AssetSelection.assets(tier2_eval_report),
+    description="Tier-2 eval reports on the release checkpoint (runbook: monthly)")
 
 
 RECURATION_FLAG = "scheduled_recuration"  # phases.ops.<flag> in a profile
@@ -69,22 +68,9 @@ weekly_recuration_schedule = build_weekly_recuration_schedule()
 
 @schedule(name="monthly_tier2_evals", cron_schedule="0 4 1 * *", job=tier2_eval_job,
           execution_timezone="UTC", default_status=DefaultScheduleStatus.RUNNING,
-          description="1st of the month 04:00 UTC: Tier-2 evals on the latest checkpoints")
+          description="1st of the month 04:00 UTC: Tier-2 evals, one run per benchmark")
 def monthly_tier2_schedule(context: ScheduleEvaluationContext):
-    graph = context.repository_def.asset_graph
-    keys = TIER2_SELECTION.resolve(graph)
-    if not keys:
-        return SkipReason("no asset is tagged eval_tier=2 yet")
     month = f"{context.scheduled_execution_time:%Y-%m}"
-    pdefs = {graph.get(k).partitions_def for k in keys}
-    if pdefs == {None}:
-        return RunRequest(run_key=f"tier2-{month}", tags={"surrogate/trigger": "monthly_tier2"})
-    # Partitioned Tier-2 reports (e.g. one per checkpoint): evaluate the newest partition.
-    requests = []
-    for pdef in pdefs - {None}:
-        parts = pdef.get_partition_keys(dynamic_partitions_store=context.instance)
-        if parts:
-            sel = [k for k in keys if graph.get(k).partitions_def == pdef]
-            requests.append(RunRequest(run_key=f"tier2-{month}-{parts[-1]}", partition_key=parts[-1],
-                                       asset_selection=sel, tags={"surrogate/trigger": "monthly_tier2"}))
-    return requests or SkipReason("Tier-2 assets have no partitions yet")
+    for bench in TIER2:
+        yield RunRequest(run_key=f"tier2-{month}-{bench}", partition_key=bench,
+                         tags={"surrogate/trigger": "monthly_tier2"})

@@ -164,12 +164,13 @@ def test_definitions_load_with_the_schedule(env):
 
     from dagster import Definitions, build_schedule_context
 
-    from surrogate_dagster.evals import EVAL_ASSETS, EVAL_CHECKS, EVAL_JOBS, EVAL_SCHEDULES, eval_resources
+    from surrogate_dagster.evals import EVAL_ASSETS, EVAL_CHECKS, eval_resources
+    from surrogate_dagster.operations.schedules import monthly_tier2_schedule, tier2_eval_job
     from surrogate_dagster.synth.resource import synth_resources
 
     tmp, model, res = env
     prof = load_profile("local")
-    defs = Definitions(assets=EVAL_ASSETS, asset_checks=EVAL_CHECKS, jobs=EVAL_JOBS, schedules=EVAL_SCHEDULES,
+    defs = Definitions(assets=EVAL_ASSETS, asset_checks=EVAL_CHECKS, jobs=[tier2_eval_job], schedules=[monthly_tier2_schedule],
                        resources={**res, **eval_resources(prof), "llm": synth_resources(prof)["llm"]})
     Definitions.validate_loadable(defs)
     keys = {k.to_user_string() for k in defs.resolve_asset_graph().get_all_asset_keys()}
@@ -178,5 +179,7 @@ def test_definitions_load_with_the_schedule(env):
     repo = defs.get_repository_def()
     ctx = build_schedule_context(scheduled_execution_time=datetime.datetime(2026, 12, 1, 4), repository_def=repo,
                                  instance=DagsterInstance.ephemeral())
-    reqs = repo.get_schedule_def("tier2_monthly_schedule").evaluate_tick(ctx).run_requests
-    assert [r.partition_key for r in reqs] == list(TIER2) and reqs[0].run_key == "2026-12-swebench_lite"
+    reqs = repo.get_schedule_def("monthly_tier2_evals").evaluate_tick(ctx).run_requests
+    assert [r.partition_key for r in reqs] == list(TIER2) and reqs[0].run_key == "tier2-2026-12-swebench_lite"
+    job = defs.resolve_job_def("tier2_evals")
+    assert {k.to_user_string() for k in job.asset_layer.executable_asset_keys} == {"tier2_eval_report"}
