@@ -9,7 +9,7 @@ CPU seconds of this process (one core, no workers):
 
 - each block of the chain alone over all rows (``ast``, each heuristic rule, ``edu``), each
   paying the answers' fence scan itself (in the chain the blocks share it);
-- the chain as the filter step runs it (``filter_stage.filter_rows``, 256-row chunks, one
+- the chain as the filter step runs it (``executor.apply_blocks`` on the pool, 256-row chunks, one
   process), so the blocks find the fence scans and parses the block before them made;
 - the heuristics group both ways: ``plain`` (each rule's ``decide``, the reference) and
   ``fused`` (``HeuristicFilter.violations``: the row's texts visited once for all rules), with
@@ -35,7 +35,7 @@ from curation_chain import make_doc  # noqa: E402
 from surrogate_dagster.curation.ast_validity import AstChecker  # noqa: E402
 from surrogate_dagster.curation.blocks import BlockStats, run_blocks  # noqa: E402
 from surrogate_dagster.curation.quality.edu_classifier import EduFilter, build_edu_scorer  # noqa: E402
-from surrogate_dagster.curation.quality.filter_stage import filter_rows  # noqa: E402
+from surrogate_dagster.curation.executor import apply_blocks  # noqa: E402
 from surrogate_dagster.curation.quality.heuristics import HeuristicFilter  # noqa: E402
 from tests.unit.curation.test_blocks_outputs import stress_rows  # noqa: E402
 
@@ -71,7 +71,7 @@ def main() -> None:
         for block in [*chain[:1], *heur.rules, chain[2]]:
             dt, _ = _cpu(lambda: run_blocks([block], rows, BlockStats()))
             best[block.name] = min(best.get(block.name, float("inf")), dt)
-        dt, _ = _cpu(lambda: filter_rows(rows, chain, workers=1, chunk_size=256))
+        dt, _ = _cpu(lambda: apply_blocks(rows, chain, {"kind": "pool", "workers": 1, "chunk_rows": 256}, "unused"))
         best["chain"] = min(best.get("chain", float("inf")), dt)
     if plain_out != fused_out:
         raise SystemExit("fused heuristics found other rules than the plain blocks")

@@ -13,7 +13,7 @@ blocks the curation assets run, in the same order:
   rows per chunk):
     sanitize            sanitize_stage.sanitize_rows: the Sanitizer with the local profile's NER
                         model (spaCy, prose only, batched per chunk; `--ner none` leaves it out)
-    filter              quality.filter_stage.filter_rows: the blocks AST -> heuristics -> edu
+    filter              executor.apply_blocks (the filter step's runner, on the pool): AST -> heuristics -> edu
                         scorer per chunk (curation.blocks.run_blocks), sharing the fence scan
                         and tree-sitter parses; its rows ast / heuristics / edu_scorer give
                         each block's CPU
@@ -87,7 +87,7 @@ from surrogate_dagster.curation.exact_dedup import ExactDeduper, digest_texts  #
 from surrogate_dagster.curation.minhash import compute_signatures, find_near_duplicates  # noqa: E402
 from surrogate_dagster.curation.parallel import DEFAULT_CHUNK_ROWS, children_cpu_seconds, default_workers  # noqa: E402
 from surrogate_dagster.curation.quality.edu_classifier import EduFilter, build_edu_scorer  # noqa: E402
-from surrogate_dagster.curation.quality.filter_stage import filter_rows  # noqa: E402
+from surrogate_dagster.curation.executor import apply_blocks  # noqa: E402
 from surrogate_dagster.curation.quality.heuristics import HeuristicFilter  # noqa: E402
 from surrogate_dagster.sanitize import Sanitizer, SanitizerConfig  # noqa: E402
 from surrogate_dagster.sanitize.ner import DEFAULT_NER_MODEL  # noqa: E402
@@ -194,6 +194,7 @@ def run(by_source: dict[str, list[dict]], only: set[str] | None, tmp: Path, inde
     clock = Clock()
     ast, heur = AstChecker(), HeuristicFilter()
     edu = EduFilter(build_edu_scorer("rubric"), threshold=2)
+    chain = (ast, heur, edu)  # one sequence object: the pool keeps its workers per chain
     dec = Decontaminator(index)
     contaminated = 0
     for s, rows in by_source.items():
@@ -203,7 +204,8 @@ def run(by_source: dict[str, list[dict]], only: set[str] | None, tmp: Path, inde
         rows = san.rows
         for block in ("ner", "detectors"):
             clock.blocks["sanitize"][block] = clock.blocks["sanitize"].get(block, 0.0) + san.cpu_seconds[block]
-        res = clock.timed("filter", filter_rows, rows, (ast, heur, edu), workers=workers, chunk_size=chunk_rows)
+        res = clock.timed("filter", apply_blocks, rows, chain,
+                          {"kind": "pool", "workers": workers, "chunk_rows": chunk_rows}, tmp / "blocks")
         for block, stage in (("ast", "ast"), ("heuristics", "heuristics"), ("edu", "edu_scorer")):
             clock.blocks["filter"][stage] = (clock.blocks["filter"].get(stage, 0.0)
                                              + res.stats.of(block).cpu_seconds)

@@ -33,17 +33,17 @@ def _filter_corpus():
 
 
 @pytest.mark.parametrize("workers,chunk_size", [(1, 256), (1, 7), (2, 16)])
-def test_filter_rows_equals_the_three_blocks_in_sequence(workers, chunk_size):
+def test_the_filter_steps_block_run_equals_the_three_blocks_in_sequence(workers, chunk_size):
     from surrogate_dagster.curation.ast_validity import PARSE_MEMO, AstChecker
     from surrogate_dagster.curation.code_blocks import PARTS_MEMO
-    from surrogate_dagster.curation.quality.filter_stage import filter_rows
+    from surrogate_dagster.curation.executor import apply_blocks
 
     rows = _filter_corpus()
     expected = _filter_rows_reference(rows)
     PARSE_MEMO.clear()
     PARTS_MEMO.clear()
     blocks = (AstChecker(), HeuristicFilter(), EduFilter(RubricScorer(), threshold=3.0))
-    res = filter_rows(rows, blocks, workers=workers, chunk_size=chunk_size)
+    res = apply_blocks(rows, blocks, {"kind": "pool", "workers": workers, "chunk_rows": chunk_size}, "unused")
     assert (res.reasons, *(b.metadata(res.stats.of(b.name)) for b in blocks)) == expected
     assert {r for r in res.reasons if r} >= {"ast_error_python", "quality_too_short", "quality_edu_score"}
     assert list(res.stats.blocks) == ["ast", "heuristics", "edu"]
@@ -51,11 +51,11 @@ def test_filter_rows_equals_the_three_blocks_in_sequence(workers, chunk_size):
         assert PARSE_MEMO.hits > 0 and PARTS_MEMO.hits > 0  # the edu scorer reused AST's work
 
 
-def test_filter_rows_scores_a_fork_unsafe_model_in_the_parent():
+def test_the_filter_steps_block_run_scores_a_fork_unsafe_model_in_the_parent():
     import os
 
     from surrogate_dagster.curation.ast_validity import AstChecker
-    from surrogate_dagster.curation.quality.filter_stage import filter_rows
+    from surrogate_dagster.curation.executor import apply_blocks
 
     class ParentOnly(RubricScorer):
         fork_safe = False
@@ -67,6 +67,7 @@ def test_filter_rows_scores_a_fork_unsafe_model_in_the_parent():
 
     rows = _filter_corpus()
     edu = EduFilter(ParentOnly(), threshold=3.0)
-    res = filter_rows(rows, (AstChecker(), HeuristicFilter(), edu), workers=2, chunk_size=16)
+    res = apply_blocks(rows, (AstChecker(), HeuristicFilter(), edu), {"kind": "pool", "workers": 2, "chunk_rows": 16},
+                       "unused")
     assert ParentOnly.pids == {os.getpid()}
     assert (res.reasons, edu.metadata(res.stats.of("edu"))) == (_filter_rows_reference(rows)[0], _filter_rows_reference(rows)[3])

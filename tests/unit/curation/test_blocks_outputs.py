@@ -5,7 +5,7 @@
 problems (one per heuristic rule, plus broken code and tool calls), the decisions of the filter
 implementation at commit 30518de: each dropped row's reason, every heuristic rule that fails on
 each row, and the AST / heuristics / edu counts. The test recomputes all of it with the current
-blocks, through the filter step's own entry point (``filter_stage.filter_rows``).
+blocks, through the filter step's own runner (``executor.apply_blocks``, in process).
 
 Regenerate the file only when a decision is meant to change:
 ``.venv/bin/python -m tests.unit.curation.test_blocks_outputs --record``.
@@ -123,13 +123,14 @@ def decisions(rows: list[dict], workers: int = 1, chunk_size: int = 256) -> dict
     from surrogate_dagster.curation.ast_validity import AstChecker
     from surrogate_dagster.curation.config import load_curation
     from surrogate_dagster.curation.quality.edu_classifier import EduFilter, build_edu_scorer
-    from surrogate_dagster.curation.quality.filter_stage import filter_rows
+    from surrogate_dagster.curation.executor import apply_blocks
     from surrogate_dagster.curation.quality.heuristics import HeuristicFilter
 
     cfg = load_curation()
     ast, heur = AstChecker(languages=cfg.ast.languages), HeuristicFilter(cfg.quality.heuristics)
     edu = EduFilter(build_edu_scorer("rubric"), threshold=cfg.quality.edu_threshold)
-    res = filter_rows(rows, [ast, heur, edu], workers=workers, chunk_size=chunk_size)
+    settings = {"kind": "in_process"} if workers == 1 else {"kind": "pool", "workers": workers, "chunk_rows": chunk_size}
+    res = apply_blocks(rows, [ast, heur, edu], settings, "unused")
     return {"rows": len(rows),
             "dropped": {r["id"]: x for r, x in zip(rows, res.reasons) if x},
             "violations": {r["id"]: v for r in rows if (v := heur.violations(r))},
