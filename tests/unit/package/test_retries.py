@@ -1,9 +1,9 @@
 """Step retry policies: attached to exactly the steps that can fail transiently (read back from
-the Definitions), shaped as exponential backoff with jitter, and honoured by Dagster: a step that
-fails once succeeds on its retry in the same run."""
+the Definitions), shaped as exponential backoff with jitter (honoured by Dagster in a run:
+tests/integration/test_retries_materialize.py)."""
 
 import pytest
-from dagster import AssetsDefinition, Backoff, DagsterInstance, Jitter, MaterializeResult, asset, materialize
+from dagster import AssetsDefinition, Backoff, Jitter
 
 from surrogate_dagster.catalog import load_profile
 from surrogate_dagster.runtime.k8s import instance_yaml, k8s_settings
@@ -62,31 +62,3 @@ def test_run_retries_leave_step_failures_to_the_step_policies():
     doc = yaml.safe_load(instance_yaml(k8s_settings(load_profile("production"))))
     assert doc["run_retries"]["enabled"] is True
     assert doc["run_retries"]["retry_on_asset_or_op_failure"] is False
-
-
-def test_a_flaky_step_succeeds_on_its_retry(tmp_path):
-    attempts = tmp_path / "attempts"
-    # the mirror's policy with the delay cut to nothing, so the test does not wait
-    quick = MIRROR_RETRY._replace(delay=0.01)
-
-    @asset(retry_policy=quick)
-    def flaky(context) -> MaterializeResult:
-        n = int(attempts.read_text()) if attempts.exists() else 0
-        attempts.write_text(str(n + 1))
-        if n == 0:
-            raise ConnectionError("HTTP 429 from the hub")
-        return MaterializeResult(metadata={"retry_number": context.retry_number})
-
-    instance = DagsterInstance.ephemeral()
-    res = materialize([flaky], instance=instance)
-    assert res.success and attempts.read_text() == "2"
-    mats = res.asset_materializations_for_node("flaky")
-    assert len(mats) == 1 and mats[0].metadata["retry_number"].value == 1
-    # without a policy the same failure fails the run
-    attempts.unlink()
-
-    @asset(name="flaky")
-    def no_retry(context) -> MaterializeResult:
-        return flaky.op.compute_fn.decorated_fn(context)
-
-    assert not materialize([no_retry], instance=instance, raise_on_error=False).success

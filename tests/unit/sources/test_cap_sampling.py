@@ -1,5 +1,6 @@
 """Sampling under a cap spread over problems: round-robin over groups, seeded, order-free, stable
-when rows are appended; the mirror reports problems and rows per problem."""
+when rows are appended; the mirror reports problems and rows per problem (the source rows
+asset's metadata: tests/integration/test_cap_sampling_materialize.py)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,9 @@ import random
 from collections import Counter
 from pathlib import Path
 
-from dagster import materialize
 
 from surrogate_dagster.catalog.models import RowFilter, SourceSpec
 from surrogate_dagster.hub import OfflineHub
-from surrogate_dagster.paths import FIXTURES_DIR
-from surrogate_dagster.resources import HubResource, ObjectStoreResource
-from surrogate_dagster.sources.assets import CATALOG, source_rows
 from surrogate_dagster.sources.mirror import mirror_source
 from surrogate_dagster.sources.sampling import candidate, group_of, spread_sample
 from surrogate_dagster.storage import LocalObjectStore
@@ -111,17 +108,3 @@ def test_mirror_spreads_the_cap_over_problems(tmp_path):
     # A pool bounds the first pass: only the first `sample_pool` candidates are considered.
     pooled = mirror_source(spec.model_copy(update={"sample_pool": 33, "name": "u"}), hub, store, log=lambda m: None)
     assert pooled.candidates == 33 and pooled.groups_available == 2
-
-
-def test_source_rows_metadata_reports_problems(tmp_path):
-    resources = {"object_store": ObjectStoreResource(kind="local", root=str(tmp_path / "store")),
-                 "hub": HubResource(mode="offline", mirror_dir=str(FIXTURES_DIR / "hub"),
-                                    push_dir=str(tmp_path / "pushes"), org="test")}
-    res = materialize([source_rows], partition_key="opencodereasoning_2", resources=resources)
-    md = {k: v.value for k, v in res.asset_materializations_for_node("source_rows")[0].metadata.items()}
-    assert md["group_by"] == "question_id"
-    assert md["problems"] == 24 and md["rows_per_problem_max"] == 2 and md["rows"] == 26
-    assert CATALOG.by_name("opencodereasoning_2").group_by == ["question_id"]
-    res = materialize([source_rows], partition_key="xlam_function_calling", resources=resources)
-    md = {k: v.value for k, v in res.asset_materializations_for_node("source_rows")[0].metadata.items()}
-    assert md["group_by"].startswith("none") and md["problems"] == md["rows"] and md["rows_per_problem_max"] == 1
