@@ -5,6 +5,8 @@
   stops them when it fails in ``enforce`` mode and, in ``report_only``, lets them run while the check is
   recorded as failed and overridden.
 - A Tier-1 benchmark run differently from the runbook must declare a variant with its own threshold.
+
+The configuration half (dependencies, profiles, thresholds): tests/unit/evals/test_evals_baseline_config.py.
 """
 
 from __future__ import annotations
@@ -12,19 +14,16 @@ from __future__ import annotations
 import json
 
 import pytest
-import yaml
 from dagster import AssetKey, DagsterInstance, asset, materialize
 
 from surrogate_dagster.evals import assets as A
-from surrogate_dagster.evals.config import TIER1, EvalsProfile, load_eval_catalog, threshold
+from surrogate_dagster.evals.config import TIER1, EvalsProfile
 from surrogate_dagster.evals.harness.common import EvalReport
 from surrogate_dagster.evals.reports import read_summary, summary_key, write_report
 from surrogate_dagster.evals.resources import EvalSettings, dir_revision
 from surrogate_dagster.evals.tiny_model import build_tiny_qwen2
-from surrogate_dagster.paths import ASSETS_DIR
 from surrogate_dagster.resources import ObjectStoreResource
-
-SMOKE = A.CATALOG.smoke_gate
+from tests.unit.evals.test_evals_baseline_config import SMOKE
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +37,7 @@ def _resources(tmp, model, **section):
                **section}
     dirs = {c: str(model) for c in A.CATALOG.evaluated}
     return {"object_store": ObjectStoreResource(kind="local", root=str(tmp / "store")),
-            "evals": EvalSettings(section_json=json.dumps(section), model_dirs=dirs)}
+            "evals": EvalSettings(**section, model_dirs=dirs)}
 
 
 def _check_evals(run) -> dict:
@@ -47,16 +46,6 @@ def _check_evals(run) -> dict:
 
 
 # ---------------------------------------------------------------- baseline
-
-def test_base_model_is_checkpoint_zero_of_every_tier1_benchmark():
-    assert A.CATALOG.evaluated[0] == A.CATALOG.baseline == "base_model"
-    assert A.CATALOG.previous("stage1_checkpoint") == "base_model" and A.CATALOG.previous("base_model") is None
-    base = A.BASELINE_REPORT
-    assert base.key == AssetKey("base_model_eval_report")
-    assert set(base.partitions_def.get_partition_keys()) == set(TIER1)
-    assert AssetKey("base_model") in base.dependency_keys
-    stage1 = next(a for a in A.CHECKPOINT_REPORTS if a.key == AssetKey("stage1_eval_report"))
-    assert AssetKey("base_model_eval_report") in stage1.dependency_keys
 
 
 def test_stage1_regression_gate_compares_with_the_base_model_report(tmp_path, model):
@@ -82,18 +71,6 @@ def test_stage1_regression_gate_compares_with_the_base_model_report(tmp_path, mo
 
 
 # ---------------------------------------------------------------- smoke gate before stage 2
-
-def test_stage2_and_exec_graded_pairs_depend_on_the_smoke_gate():
-    from surrogate_dagster import definitions
-
-    graph = definitions.defs.resolve_asset_graph()
-    gate = AssetKey(SMOKE.asset)
-    for key in ("stage2_checkpoint", "exec_graded_pairs"):
-        assert gate in graph.get(AssetKey(key)).parent_keys, key
-    assert AssetKey(A.report_asset_name(SMOKE.checkpoint)) in graph.get(gate).parent_keys
-    spec = next(iter(A.stage1_6_smoke_gate.check_specs))
-    assert spec.name == "smoke_tests_pass" and spec.blocking
-    assert "stage2_checkpoint" in spec.description and "exec_graded_pairs" in spec.description
 
 
 def _stubs():
@@ -150,48 +127,4 @@ def test_passing_smoke_gate_lets_stage2_run_in_enforce_mode(tmp_path, model):
     assert _check_evals(run)["smoke_tests_pass"].passed
 
 
-def test_local_profile_overrides_the_smoke_gate_and_production_enforces_it():
-    from surrogate_dagster.catalog import load_profile
-    from surrogate_dagster.evals.config import evals_profile
-
-    local, prod = evals_profile(load_profile("local")), evals_profile(load_profile("production"))
-    assert local.smoke_gate == "report_only" and local.smoke_gate_reason
-    assert prod.smoke_gate == "enforce"
-
-
 # ---------------------------------------------------------------- variant thresholds
-
-def _raw() -> dict:
-    return yaml.safe_load((ASSETS_DIR / "evals.yaml").read_text())
-
-
-def _load(tmp_path, raw):
-    p = tmp_path / "evals.yaml"
-    p.write_text(yaml.safe_dump(raw))
-    return load_eval_catalog(p)
-
-
-def test_variants_use_their_own_threshold_never_the_runbook_figure():
-    cat = load_eval_catalog()
-    prof = EvalsProfile(offline=False)
-    assert cat.tier1.bfcl.threshold == 70 and cat.tier1.bfcl.variant.name == "bfcl-ast-11-single-turn-v4"
-    thr, src = threshold(cat, prof, "bfcl")
-    assert thr == cat.tier1.bfcl.variant.threshold and "variant bfcl-ast-11-single-turn-v4" in src
-    assert threshold(cat, prof, "ruler_32k")[0] == cat.tier1.ruler_32k.variant.threshold
-    assert threshold(cat, prof, "humaneval_plus") == (84, "runbook (assets/evals.yaml)")  # the runbook's run
-
-
-@pytest.mark.parametrize("bench", ["bfcl", "livecodebench", "ruler_32k", "ruler_128k"])
-def test_a_variant_without_its_own_threshold_fails_at_load(tmp_path, bench):
-    raw = _raw()
-    del raw["tier1"][bench]["variant"]
-    with pytest.raises(ValueError, match=f"tier1.{bench} is a variant"):
-        _load(tmp_path, raw)
-    raw = _raw()
-    del raw["tier1"][bench]["variant"]["threshold"]
-    with pytest.raises(ValueError, match="threshold"):
-        _load(tmp_path, raw)
-    raw = _raw()
-    raw["tier1"][bench]["variant"]["reason"] = ""
-    with pytest.raises(ValueError, match="reason"):
-        _load(tmp_path, raw)

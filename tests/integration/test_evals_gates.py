@@ -1,4 +1,4 @@
-"""Gates: pure rules; then Dagster. A report below its threshold blocks the release in the same run
+"""Gates in Dagster (the rules: tests/unit/evals/test_evals_gate_rules.py). A report below its threshold blocks the release in the same run
 (blocking ``release_gate`` check); the release run on its own re-checks every gate and explains;
 with every gate passing it promotes and pushes a model card listing every score."""
 
@@ -12,52 +12,11 @@ from dagster import DagsterInstance, materialize
 from surrogate_dagster.catalog import load_profile
 from surrogate_dagster.evals import assets as A
 from surrogate_dagster.evals.config import TIER1, TIER2, EvalsProfile, evals_profile, load_eval_catalog
-from surrogate_dagster.evals.gates import comparable, currency_gate, decide, regression_gate, target_gate
 from surrogate_dagster.evals.harness.common import EvalReport, unavailable
 from surrogate_dagster.evals.reports import write_report
 from surrogate_dagster.evals.resources import EvalSettings, dir_revision
 from surrogate_dagster.evals.tiny_model import build_tiny_qwen2
 from surrogate_dagster.resources import HubResource, ObjectStoreResource
-
-
-def S(score, status="ok", **kw):
-    return {"score": score, "status": status, "variant": "v", "version": "1", "n_items": 10, "score_name": "pass@1",
-            **kw}
-
-
-def test_target_gate():
-    assert target_gate("g", S(84.0), 84).passed
-    assert not target_gate("g", S(83.9), 84).passed
-    g = target_gate("g", S(None, status="unavailable", reason="Docker unavailable"), 25)
-    assert not g.passed and "not a pass" in g.description and "Docker" in g.description
-    assert target_gate("g", S(None, status="unavailable", reason="x"), None).passed  # no target: informative
-    assert not target_gate("g", None, 70).passed
-
-
-@pytest.mark.parametrize("cur, prev, mode, ok", [
-    (95.0, 100.0, "relative", True), (94.9, 100.0, "relative", False), (0.0, 0.0, "relative", True),
-    (45.0, 50.0, "points", True), (44.9, 50.0, "points", False), (47.6, 50.0, "relative", True),
-])
-def test_regression_gate(cur, prev, mode, ok):
-    g = regression_gate("g", S(cur), S(prev), tolerance=0.05, mode=mode, previous_checkpoint="stage1_checkpoint")
-    assert g.passed is ok and g.blocking
-
-
-def test_regression_needs_comparable_reports():
-    assert regression_gate("g", S(50.0), None, tolerance=0.05, mode="relative", previous_checkpoint=None).passed
-    missing = regression_gate("g", S(50.0), None, tolerance=0.05, mode="relative", previous_checkpoint="stage1")
-    assert not missing.passed and "cannot be ruled out" in missing.description
-    other = S(99.0, n_items=20)
-    assert comparable(S(50.0), other) == (False, "n_items differs (20 before, 10 now)")
-    assert not regression_gate("g", S(50.0), other, tolerance=0.05, mode="relative", previous_checkpoint="s").passed
-
-
-def test_currency_and_decide():
-    assert currency_gate("c", S(1.0, checkpoint={"revision": "abc"}), "abc").passed
-    assert not currency_gate("c", S(1.0, checkpoint={"revision": "abc"}), "def").passed
-    gates = [target_gate("a", S(90.0), 84), target_gate("b", S(10.0), 84)]
-    promote, failed = decide(gates)
-    assert not promote and [g.name for g in failed] == ["b"]
 
 
 def test_profiles_validate_and_production_keeps_the_runbook_targets():
@@ -83,7 +42,7 @@ def env(tmp_path_factory):
     res = {"object_store": ObjectStoreResource(kind="local", root=str(tmp / "store")),
            "hub": HubResource(mode="offline", mirror_dir=str(tmp / "mirror"), push_dir=str(tmp / "pushes"),
                               org="axentx"),
-           "evals": EvalSettings(section_json=json.dumps(section), model_dirs={c: str(model) for c in A.CATALOG.checkpoints})}
+           "evals": EvalSettings(**section, model_dirs={c: str(model) for c in A.CATALOG.checkpoints})}
     return tmp, model, res
 
 
