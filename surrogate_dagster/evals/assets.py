@@ -29,16 +29,11 @@ from dagster import (
     AssetDep,
     AssetExecutionContext,
     AssetKey,
-    AssetSelection,
     DataVersion,
     MaterializeResult,
     MetadataValue,
-    RunRequest,
-    ScheduleEvaluationContext,
     StaticPartitionsDefinition,
     asset,
-    define_asset_job,
-    schedule,
 )
 
 from ..canary import CANARY_KEY

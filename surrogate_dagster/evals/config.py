@@ -15,21 +15,19 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 from ..catalog.loader import load_yaml_model
-from ..catalog.models import Profile
+from ..catalog.models import Profile, Strict
 from ..paths import ASSETS_DIR, resolve_repo_path
 
 TIER1 = ("humaneval_plus", "mbpp_plus", "livecodebench", "bfcl", "ruler_32k", "ruler_128k")
 TIER2 = ("swebench_lite", "devsecops", "gaia_level1", "noleak")
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class Variant(_Strict):
+class Variant(Strict):
     """What this project runs instead of the runbook's definition, and the bar it is held to."""
 
     name: str = Field(min_length=1, description="short id of the variant, e.g. bfcl-ast-11-single-turn-v4")
@@ -39,7 +37,7 @@ class Variant(_Strict):
     reason: str = Field(min_length=1, description="why this threshold for this variant")
 
 
-class Bench(_Strict):
+class Bench(Strict):
     threshold: float | None = Field(default=None, description="the runbook's figure: score >= threshold (percent), "
                                                               "for the benchmark as the runbook runs it")
     variant: Variant | None = None
@@ -101,7 +99,7 @@ def runbook_mismatch(name: str, bench: Bench) -> str | None:
     return None
 
 
-class Tier1(_Strict):
+class Tier1(Strict):
     humaneval_plus: Bench
     mbpp_plus: MbppBench
     livecodebench: LcbBench
@@ -121,31 +119,31 @@ class Tier1(_Strict):
         return self
 
 
-class Tier2(_Strict):
+class Tier2(Strict):
     swebench_lite: Bench
     devsecops: DevsecopsBench
     gaia_level1: Bench
     noleak: NoleakBench
 
 
-class Release(_Strict):
+class Release(Strict):
     checkpoint: str
     hub_repo: str
 
 
-class Regression(_Strict):
+class Regression(Strict):
     tolerance: float = Field(gt=0, lt=1)
     mode: Literal["relative", "points"] = "relative"
 
 
-class SmokeGate(_Strict):
+class SmokeGate(Strict):
     """Runbook Day 14: "If smoke tests pass -> proceed to Stage 2"."""
 
     checkpoint: str = Field(description="the checkpoint whose Tier-1 smoke tests gate what follows")
     asset: str = Field(description="the gate asset; the assets it gates list it in their deps")
 
 
-class EvalCatalog(_Strict):
+class EvalCatalog(Strict):
     baseline: str = Field(default="base_model", description="the untrained base model asset: checkpoint 0 of "
                                                               "every Tier-1 benchmark (\"don't regress base\")")
     checkpoints: list[str]
@@ -188,7 +186,7 @@ class EvalCatalog(_Strict):
 
 # ---------------------------------------------------------------- the profile's phases.evals
 
-class InferenceSection(_Strict):
+class InferenceSection(Strict):
     backend: Literal["transformers", "vllm_server", "vllm_offline"] = "transformers"
     device: str = "cpu"
     dtype: str = "float32"
@@ -202,7 +200,7 @@ class InferenceSection(_Strict):
     # phases.serving runs one per step (evals/resources.py checks that one of them is set)
 
 
-class BenchOverride(_Strict):
+class BenchOverride(Strict):
     """Smaller runs for a small machine; each one is named in the report's notes."""
 
     max_items: int | None = Field(default=None, gt=0)
@@ -215,7 +213,7 @@ class BenchOverride(_Strict):
     target_total: int | None = Field(default=None, gt=0)
 
 
-class EvalsProfile(_Strict):
+class EvalsProfile(Strict):
     """``phases.evals`` of a deployment profile."""
 
     offline: bool = Field(description="offline variants: shared benchmark copies, LCB stand-in, no GAIA/SWE-bench")

@@ -29,6 +29,8 @@ from dagster import (
 )
 
 from ..resources import HubResource, ObjectStoreResource
+from ..storage.checkpoints import read_checkpoint
+from ..storage.layout import MIXTURES, child_pointers, raw_revisions
 from .config import TIER1, TIER2, EvalCatalog, threshold
 from .gates import Gate, currency_gate, decide, regression_gate, target_gate
 from .reports import collect
@@ -63,24 +65,18 @@ def _lineage(store: Any, catalog: EvalCatalog) -> dict[str, Any]:
     out: dict[str, Any] = {"stages": {}, "mixtures": {}, "sources": {}}
     try:
         from ..training.config import load_training_catalog
-        from ..training.refs import stage_pointer
 
         for s in load_training_catalog().stages:
-            if store.exists(stage_pointer(s.name)):
-                p = json.loads(store.get_bytes(stage_pointer(s.name)))
-                out["stages"][s.asset] = {"run": p.get("data_version"), "prefix": p.get("output_prefix"),
+            ckpt = read_checkpoint(store, s.name)
+            if ckpt is not None:
+                out["stages"][s.asset] = {"run": ckpt.data_version, "prefix": ckpt.output_prefix,
                                           "hub_repo": s.hub_repo}
     except FileNotFoundError:
         pass
-    for k in store.list("mixtures/"):
-        if k.endswith("/_latest.json"):
-            p = json.loads(store.get_bytes(k))
-            out["mixtures"][k.split("/")[1]] = {"data_version": p.get("data_version"), "rows": p.get("rows")}
-    for k in store.list("raw/"):
-        parts = k.split("/")
-        if len(parts) > 3:
-            out["sources"].setdefault(parts[1], set()).add(parts[2])
-    out["sources"] = {s: sorted(v) for s, v in out["sources"].items()}
+    for name, key in child_pointers(store, MIXTURES).items():
+        p = json.loads(store.get_bytes(key))
+        out["mixtures"][name] = {"data_version": p.get("data_version"), "rows": p.get("rows")}
+    out["sources"] = raw_revisions(store)
     return out
 
 
@@ -124,16 +120,16 @@ def release_policy_files(ref: Any, client: Any, store: Any, base_source: str) ->
     return adapter_files(Path(ref.adapter_dir), repo, revision)
 
 
-def build_release_asset(catalog: EvalCatalog, report_assets: list[str]):
+def build_release_asset(catalog: EvalCatalog, report_assets: list[str], tier2_report: AssetKey):
     rel_report = report_assets[catalog.checkpoints.index(catalog.release.checkpoint)]
     deps = [AssetDep(AssetKey(a), partition_mapping=AllPartitionMapping()) for a in report_assets]
-    deps.append(AssetDep(AssetKey("tier2_eval_report"), partition_mapping=AllPartitionMapping()))
+    deps.append(AssetDep(tier2_report, partition_mapping=AllPartitionMapping()))
 
     @asset(name="mvp_release", group_name="evals", deps=deps, kinds={"huggingface"},
            check_specs=[AssetCheckSpec("all_gates_passed", asset="mvp_release",
                                        description="the release checkpoint passed every gate and was promoted")],
            description=f"Promotes {catalog.release.checkpoint} to {catalog.release.hub_repo} when every gate passed "
-                       f"(depends on {rel_report} and tier2_eval_report)")
+                       f"(depends on {rel_report} and {tier2_report.to_user_string()})")
     def mvp_release(context: AssetExecutionContext, object_store: ObjectStoreResource, hub: HubResource,
                     evals: EvalSettings) -> MaterializeResult:
         from .checkpoints import checkpoint_revision

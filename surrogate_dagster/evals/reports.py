@@ -1,6 +1,6 @@
 """Eval reports in the object store, and the views a person reads (Dagster-free).
 
-Layout:
+Layout (the folder: storage/layout.py):
     evals/reports/<checkpoint>/<benchmark>/summary.json                 latest summary (commit point)
     evals/reports/<checkpoint>/<benchmark>/<revision>/summary.json      the same, per checkpoint revision
     evals/reports/<checkpoint>/<benchmark>/<revision>/samples.jsonl.gz  one row per sample
@@ -15,20 +15,19 @@ from typing import Any, Sequence
 
 from ..metadata import png_markdown
 from ..storage import ObjectStore
+from ..storage.layout import EVAL_REPORTS
 from .harness.common import EvalReport
-
-PREFIX = "evals/reports"
 
 
 def summary_key(checkpoint: str, bench: str) -> str:
-    return f"{PREFIX}/{checkpoint}/{bench}/summary.json"
+    return f"{EVAL_REPORTS}/{checkpoint}/{bench}/summary.json"
 
 
 def write_report(store: ObjectStore, checkpoint: str, bench: str, report: EvalReport,
                  checkpoint_info: dict[str, Any]) -> dict[str, Any]:
     """Store samples then summary (the latest pointer last); returns the summary."""
     rev = checkpoint_info.get("revision") or "unversioned"
-    base = f"{PREFIX}/{checkpoint}/{bench}/{rev}"
+    base = f"{EVAL_REPORTS}/{checkpoint}/{bench}/{rev}"
     samples = gzip.compress(report.samples_jsonl(), mtime=0)
     info = store.put_bytes(f"{base}/samples.jsonl.gz", samples, "application/gzip")
     summary = {**report.summary(), "checkpoint": checkpoint_info, "samples_key": info.key,

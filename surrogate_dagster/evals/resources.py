@@ -13,6 +13,7 @@ from ..catalog.models import Profile
 from ..inference import InferenceClient, InferenceSettings, ModelRef, VLLMServerInference, make_inference
 from ..inference.config import serving_section
 from ..inference.resource import ServedResource
+from ..settings import profile_resource
 from .config import EvalsProfile, evals_profile
 
 
@@ -25,20 +26,16 @@ def dir_revision(path: str | Path) -> str:
     return h.hexdigest()[:16]
 
 
-class EvalSettings(ServedResource):
-    """``phases.evals`` (JSON, validated by config.EvalsProfile), ``phases.serving`` (``serving_json``,
+class EvalSettings(profile_resource(EvalsProfile, base=ServedResource, as_dict=("inference", "overrides"))):
+    """``phases.evals`` (the fields of config.EvalsProfile), ``phases.serving`` (``serving_json``,
     see inference.resource.ServedResource), where bases come from, and optional local model dirs
     per checkpoint (they replace the object-store lookup).
 
     With ``inference.backend: vllm_server`` and a managed serving section, :meth:`client` starts
     the checkpoint's server (one at a time) and the step's resource teardown stops it."""
 
-    section_json: str = '{"offline": true}'
     base_source: str = "tiny"
     model_dirs: dict[str, str] = {}
-
-    def profile(self) -> EvalsProfile:
-        return EvalsProfile.model_validate_json(self.section_json)
 
     def model_ref(self, store: Any, checkpoint: str) -> ModelRef:
         """The checkpoint's policy as a local dir (or a Hub id for a pinned base + adapter), with
@@ -72,5 +69,5 @@ def eval_resources(profile: Profile) -> dict[str, Any]:
         raise ValueError(f"profile {profile.name}: phases.evals.inference.backend vllm_server needs base_url, "
                          "or phases.serving.backend: vllm_server to run the server")
     base_source = ((profile.phases.get("training") or {}).get("base_model")) or "tiny"
-    return {"evals": EvalSettings(section_json=json.dumps(prof.model_dump(mode="json")),
+    return {"evals": EvalSettings(**prof.model_dump(mode="json"),
                                   serving_json=json.dumps(serving.model_dump(mode="json")), base_source=base_source)}

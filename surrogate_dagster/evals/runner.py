@@ -14,6 +14,7 @@ from functools import cached_property
 from typing import Any, Callable, Sequence
 
 from ..storage import ObjectStore
+from ..storage.layout import EVAL_GROUNDTRUTH
 from .config import TIER1, EvalCatalog, EvalsProfile
 from .harness import bfcl, humaneval_plus, livecodebench, mbpp_plus, ruler
 from .harness.common import EvalReport, safe_loads
@@ -51,7 +52,7 @@ class EvalEnv:
         """Expected outputs cached in the object store by dataset hash (computed once, in the sandbox)."""
 
         def get(problems: dict, key: str) -> dict[str, bytes]:
-            okey = f"evals/groundtruth/{dataset}/{key[:32]}-evalplus{EVALPLUS_VERSION}.pkl"
+            okey = f"{EVAL_GROUNDTRUTH}/{dataset}/{key[:32]}-evalplus{EVALPLUS_VERSION}.pkl"
             cached = safe_loads(self.store.get_bytes(okey)) if self.store.exists(okey) else {}
             missing = {t: p for t, p in problems.items() if t not in cached}
             if missing:  # only the tasks not computed before; the cache grows to the whole dataset

@@ -11,16 +11,16 @@ from __future__ import annotations
 import shlex
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
+
+from ..catalog.models import Strict
 
 from .server import DEFAULT_MAX_LORA_RANK, ServerSpec
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class VLLMSection(_Strict):
+class VLLMSection(Strict):
     """``phases.serving.vllm``: the ``vllm serve`` command line and how long to wait for it."""
 
     command: list[str] = Field(default_factory=lambda: ["vllm", "serve"],
@@ -61,7 +61,7 @@ class VLLMSection(_Strict):
                           stop_timeout_s=self.stop_timeout_s, log_dir=str(resolve_repo_path(self.log_dir)))
 
 
-class ServingSection(_Strict):
+class ServingSection(Strict):
     """``phases.serving``."""
 
     backend: Literal["transformers", "vllm_server"] = "transformers"

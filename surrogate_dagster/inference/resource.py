@@ -15,15 +15,16 @@ import json
 from dataclasses import replace
 from typing import Any, Callable
 
-from dagster import ConfigurableResource, InitResourceContext
+from dagster import InitResourceContext
 from pydantic import PrivateAttr
 
+from ..settings import ProfileResource
 from .client import ModelRef
 from .config import ServingSection, serving_section
 from .server import ManagedServer, ServerSlot
 
 
-class ServedResource(ConfigurableResource):
+class ServedResource(ProfileResource):
     """``phases.serving`` (JSON, validated by config.ServingSection) and the one server a step runs."""
 
     serving_json: str = "{}"

@@ -8,6 +8,7 @@ from dagster import ConfigurableResource
 
 from ..catalog.models import HubConfig, Profile
 from ..hub import HubClient, make_hub
+from ..settings import profile_resource
 from ..storage import ObjectStore
 from ..storage.factory import store_from_profile_section
 
@@ -29,17 +30,12 @@ class ObjectStoreResource(ConfigurableResource):
         return store_from_profile_section(self.model_dump())
 
 
-class HubResource(ConfigurableResource):
-    """The HF Hub: online (datasets streaming + HfApi) or an offline mirror directory."""
-
-    mode: str = "offline"
-    mirror_dir: str | None = None
-    push_dir: str | None = None
-    org: str = "axentx"
-    token_env: str = "HF_TOKEN"
+class HubResource(profile_resource(HubConfig)):
+    """The HF Hub: online (datasets streaming + HfApi) or an offline mirror directory; the fields
+    are the profile's `hub` section (catalog.models.HubConfig)."""
 
     def get_client(self) -> HubClient:
-        return make_hub(HubConfig(**self.model_dump()))
+        return make_hub(self.profile())
 
 
 def resources_for_profile(profile: Profile) -> dict[str, Any]:

@@ -18,19 +18,19 @@ import sys
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from ..catalog.models import Strict
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class SecretRef(_Strict):
+class SecretRef(Strict):
     name: str = Field(description="Kubernetes Secret name")
     key: str
 
 
-class PipesPodSpec(_Strict):
+class PipesPodSpec(Strict):
     """The pod a Pipes step launches on the GPU node pool (the profile's `phases.training.k8s`)."""
 
     image: str = Field(description="trainer image: axolotl's CUDA image + this repo's trainer/")
@@ -70,7 +70,7 @@ def pipes_pod_spec(spec: PipesPodSpec, gpu_count: int, container: str = "trainer
     return out
 
 
-class K8sSettings(_Strict):
+class K8sSettings(Strict):
     namespace: str
     image: str = Field(description="the code-location image (this package + its pinned deps)")
     gpu_image: str = Field(description="the trainer/inference image Pipes launches for GPU work")

@@ -1,4 +1,5 @@
-"""Mirror one catalog source into the object store: raw/<source>/<revision>/ as Parquet.
+"""Mirror one catalog source into the object store: raw/<source>/<revision>/ as Parquet (keys:
+storage/layout.py).
 
 Pure logic (no Dagster): the `source_rows` asset calls `mirror_source`. Under a cap, a source
 with `group_by` (the column naming the problem) is sampled over problems (sampling.py); any
@@ -20,6 +21,7 @@ from typing import Any
 from ..catalog.loader import config_hash
 from ..catalog.models import SourceSpec
 from ..hub import HubClient
+from ..storage.layout import raw_pointer, raw_revision_prefix, success_marker
 from ..storage.object_store import ObjectStore
 from ..storage.parquet_io import parquet_schema_summary, rows_to_parquet_bytes
 from .filters import Uncoercible, passes
@@ -69,17 +71,9 @@ def mirror_fingerprint(spec: SourceSpec) -> str:
     return config_hash(data)
 
 
-def raw_prefix(source: str, revision: str) -> str:
-    return f"raw/{source}/{revision}/"
-
-
-def latest_pointer_key(source: str) -> str:
-    return f"raw/{source}/_latest.json"
-
-
 def read_latest(store: ObjectStore, source: str) -> dict:
     """The latest mirrored revision of a source, as recorded by `mirror_source`."""
-    key = latest_pointer_key(source)
+    key = raw_pointer(source)
     if not store.exists(key):
         raise FileNotFoundError(f"source {source!r} has not been mirrored yet (no {key})")
     return json.loads(store.get_bytes(key))
@@ -221,9 +215,9 @@ def mirror_source(spec: SourceSpec, hub: HubClient, store: ObjectStore,
     """Stream `spec` from the hub up to its cap with its filters, into the object store."""
     t0 = time.monotonic()
     revision = hub.current_revision(spec.hf_id, spec.revision)
-    prefix = raw_prefix(spec.name, revision)
+    prefix = raw_revision_prefix(spec.name, revision)
     fingerprint = mirror_fingerprint(spec)
-    marker = prefix + "_SUCCESS.json"
+    marker = success_marker(prefix)
     if store.exists(marker):
         done = json.loads(store.get_bytes(marker))
         if done.get("fingerprint") == fingerprint:
@@ -296,7 +290,7 @@ def mirror_source(spec: SourceSpec, hub: HubClient, store: ObjectStore,
 
 
 def _write_latest(store: ObjectStore, source: str, revision: str) -> None:
-    key = latest_pointer_key(source)
-    body = json.dumps({"source": source, "revision": revision, "prefix": raw_prefix(source, revision)})
+    key = raw_pointer(source)
+    body = json.dumps({"source": source, "revision": revision, "prefix": raw_revision_prefix(source, revision)})
     if not store.exists(key) or store.get_bytes(key).decode() != body:
         store.put_bytes(key, body.encode())

@@ -1,10 +1,10 @@
 """Convert a mirrored source to normalized rows with its adapter; quarantine what won't convert.
 
 Pure logic (no Dagster): the `normalized_rows` asset calls `normalize_source`. Output goes to
-normalized/<source>/<revision>/{rows,quarantine}.parquet; the quarantine table keeps the native
-row (as JSON) and the reason, so nothing is lost. Each row goes through adapters/guard.py, so a
-row that crashes, hangs or nests too deep is one quarantine row, never a failed partition; only a
-catalog mistake (`CatalogError`) fails it.
+normalized/<source>/<revision>/{rows,quarantine}.parquet (keys: storage/layout.py); the
+quarantine table keeps the native row (as JSON) and the reason, so nothing is lost. Each row goes
+through adapters/guard.py, so a row that crashes, hangs or nests too deep is one quarantine row,
+never a failed partition; only a catalog mistake (`CatalogError`) fails it.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from typing import Any
 
 from ..catalog.models import SourceSpec
 from ..metadata import attach_table_metadata
-from ..storage.markers import SUCCESS_MARKER, iter_marker_rows
+from ..storage.layout import normalized_pointer, normalized_table, success_marker
+from ..storage.markers import iter_marker_rows
 from ..storage.object_store import ObjectStore
 from ..storage.parquet_io import parquet_bytes_to_rows, rows_to_parquet_bytes
 from .adapters import AdapterContext, Quarantine, registry
@@ -42,16 +43,12 @@ class NormalizeReport:
     seconds: float = 0.0
 
 
-def normalized_key(source: str, revision: str) -> str:
-    return f"normalized/{source}/{revision}/rows.parquet"
-
-
 def iter_raw_rows(store: ObjectStore, source: str) -> tuple[str, Iterator[dict]]:
     """The latest mirrored revision of `source` and an iterator over its rows, checked against
     the mirror's `_SUCCESS.json` (every listed part present, the marker's row count; a short or
     missing part raises IncompleteData naming the marker after the last row)."""
     latest = read_latest(store, source)
-    return latest["revision"], iter_marker_rows(store, latest["prefix"] + SUCCESS_MARKER)
+    return latest["revision"], iter_marker_rows(store, success_marker(latest["prefix"]))
 
 
 def load_helper_questions(store: ObjectStore, helpers: list[SourceSpec]) -> Callable[[str, str, int], str | None]:
@@ -108,17 +105,17 @@ def normalize_source(spec: SourceSpec, store: ObjectStore, ctx_options: dict | N
             norm["id"] = f"{norm['id']}#{index}"
         seen_ids.add(norm["id"])
         out.append(norm)
-    key = normalized_key(spec.name, revision)
+    key = normalized_table(spec.name, revision, "rows")
     store.put_bytes(key, rows_to_parquet_bytes(out) if out else _empty_table())
     attach_table_metadata(out)
     qkey = None
     if quarantine:
-        qkey = f"normalized/{spec.name}/{revision}/quarantine.parquet"
+        qkey = normalized_table(spec.name, revision, "quarantine")
         store.put_bytes(qkey, rows_to_parquet_bytes(quarantine))
     report = NormalizeReport(source=spec.name, revision=revision, rows_in=n_in, rows_out=len(out),
                              quarantined=dict(reasons), duplicate_ids=dup_ids, key=key,
                              quarantine_key=qkey, seconds=round(time.monotonic() - t0, 3))
-    store.put_bytes(f"normalized/{spec.name}/_latest.json", json.dumps(asdict(report)).encode())
+    store.put_bytes(normalized_pointer(spec.name), json.dumps(asdict(report)).encode())
     log(f"{spec.name}: {n_in} rows in, {len(out)} out, {sum(reasons.values())} quarantined {dict(reasons)}")
     errors = {r: n for r, n in reasons.items() if r.startswith("adapter_")}
     if errors:  # each is an adapter bug or an input nobody foresaw: worth a look in the table
@@ -206,7 +203,7 @@ def _empty_table() -> bytes:
 
 def read_normalized(store: ObjectStore, source: str) -> tuple[str, list[dict]]:
     """Latest normalized rows of a source (revision, rows)."""
-    key = f"normalized/{source}/_latest.json"
+    key = normalized_pointer(source)
     if not store.exists(key):
         raise FileNotFoundError(f"source {source!r} has not been normalized yet (no {key})")
     latest = json.loads(store.get_bytes(key))

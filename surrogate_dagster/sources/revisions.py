@@ -30,10 +30,9 @@ from dagster import (
 from ..catalog.models import SourceSpec
 from ..hub import HubClient
 from ..resources import HubResource
-from .assets import CATALOG, source_partitions
+from .assets import CATALOG, HF_REVISIONS, source_partitions, source_rows
 
-HF_REVISIONS = AssetKey("hf_revisions")
-SOURCE_ROWS = AssetKey("source_rows")
+SOURCE_ROWS = source_rows.key
 # The tag under which an observation carries its data version (what Dagster's own
 # DataVersionsByPartition observations set, and what staleness and `observed_revisions` read).
 DATA_VERSION_TAG = "dagster/data_version"

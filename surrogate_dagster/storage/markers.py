@@ -4,7 +4,7 @@ A table written in parts is committed by a marker (``<prefix>_SUCCESS.json`` = {
 "rows": total, ...}) written after its parts; a pointer (``_latest.json``) names an object
 written before it. Readers here verify what the marker promises (every listed part present, the
 row count equal to the marker's), and ``uri_key`` / ``missing_outputs`` answer whether what a
-recorded URI names is still in the store.
+recorded URI names is still in the store. Both file names come from layout.py.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from .layout import is_pointer, success_marker
 from .object_store import IntegrityError, MissingObject, ObjectStore
 from .parquet_io import parquet_bytes_to_rows
 
-from .layout import POINTER_NAME, SUCCESS_MARKER  # noqa: F401  (re-exported)
 _POINTER_FIELDS = ("key", "dropped_key")  # fields of a pointer that name stored objects
 
 
@@ -79,7 +79,7 @@ def missing_outputs(store: ObjectStore, keys: Iterable[str]) -> list[str]:
     for key in keys:
         try:
             if key.endswith("/"):
-                marker = key + SUCCESS_MARKER
+                marker = success_marker(key)
                 if store.exists(marker):
                     absent += [k for k in marker_keys(store, marker) if not store.exists(k)]
                 elif not store.list(key):
@@ -89,7 +89,7 @@ def missing_outputs(store: ObjectStore, keys: Iterable[str]) -> list[str]:
                 # adapter/ or merged/ tree): present when something is committed under it.
                 if not store.list(key + "/"):
                     absent.append(key)
-            elif key.rsplit("/", 1)[-1] == POINTER_NAME:
+            elif is_pointer(key):
                 doc = json.loads(store.get_bytes(key))
                 named = [doc[f] for f in _POINTER_FIELDS if isinstance(doc, dict) and isinstance(doc.get(f), str)]
                 absent += [k for k in named if not store.exists(k)]

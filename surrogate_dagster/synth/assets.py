@@ -33,16 +33,18 @@ from dagster import (
     asset,
 )
 
+from ..catalog.keys import AGENT_CHECKPOINT, SMOKE_GATE
+from ..curation.assets import curated_rows
 from ..llm.ledger import BudgetExceeded, record_batch_spend, spent_in_store
 from ..metadata import counts_table
 from ..resources import ObjectStoreResource
 from ..retries import LLM_RETRY
+from ..storage.layout import pointer, trace_batch_folder
 from ..catalog.code_version import function_code_version
 from .config import (
     PAIRS_PREFIX,
     SCENARIOS_LEDGER_KEY,
     SCENARIOS_PREFIX,
-    TRACES_PREFIX,
     content_version,
     ledger_keys,
     load_exec_graded_pairs,
@@ -61,7 +63,7 @@ SYNTH_CONFIG = content_version(CATALOG)
 BATCH_KEYS = trace_batch_keys(CATALOG)
 BATCH_SIZE = int(CATALOG["batch_size"])
 batch_partitions = StaticPartitionsDefinition(BATCH_KEYS)
-CHECKPOINT_KEY = AssetKey("stage1_6_checkpoint")  # runbook: pairs are sampled from the agent checkpoint
+CHECKPOINT_KEY = AssetKey(AGENT_CHECKPOINT)  # runbook: pairs are sampled from the agent checkpoint
 LLM_POOL = "llm"
 
 
@@ -139,7 +141,7 @@ def synth_scenarios(context: AssetExecutionContext, object_store: ObjectStoreRes
             "batches_filled": f"{n_batches} of {len(BATCH_KEYS)} ({', '.join(BATCH_KEYS[:n_batches])}"
                               f"{'' if n_batches == len(BATCH_KEYS) else '; the rest materialize empty'})",
             "sample": MetadataValue.md("\n".join(lines)), "backend": _backend(llm),
-            "uri": store.uri(f"{SCENARIOS_PREFIX}/_latest.json"), **_ledger_metadata(summary["ledger"]),
+            "uri": store.uri(pointer(SCENARIOS_PREFIX)), **_ledger_metadata(summary["ledger"]),
         },
     )
 
@@ -214,7 +216,7 @@ def orchestrator_traces(context: AssetExecutionContext, object_store: ObjectStor
     sptr, scenarios = load_scenarios(store)
     index = BATCH_KEYS.index(batch)
     part = scenarios[index * BATCH_SIZE:(index + 1) * BATCH_SIZE]
-    prefix = f"{TRACES_PREFIX}/{batch}"
+    prefix = trace_batch_folder(batch)
     if not part:
         last = BATCH_KEYS[max(0, -(-len(scenarios) // BATCH_SIZE) - 1)]
         note = (f"EMPTY BATCH: the scenario set has {len(scenarios)} scenarios (this profile's target is "
@@ -296,7 +298,7 @@ def orchestrator_traces(context: AssetExecutionContext, object_store: ObjectStor
             "sample_traces": MetadataValue.md(_samples_markdown(kept, _latest_rejections(rejected), traces,
                                                                 cfg.sample_traces)),
             "budget_stop": stop or "none", "how_far": vol["how_far"], "backend": _backend(llm),
-            "uri": store.uri(f"{prefix}/_latest.json"), **_ledger_metadata(ledger),
+            "uri": store.uri(pointer(prefix)), **_ledger_metadata(ledger),
         },
     )
 
@@ -356,8 +358,8 @@ def _model_ref(store, synth: SynthSettings, cfg):
 
 @asset(group_name="synth", code_version=function_code_version(__name__, "exec_graded_pairs", config=SYNTH_CONFIG), kinds={"pytorch", "parquet"},
        # stage1_6_smoke_gate: sampled only after stage 1.6's smoke tests pass (evals' blocking check)
-       deps=[AssetDep("curated_rows", partition_mapping=AllPartitionMapping()), CHECKPOINT_KEY,
-             AssetKey("stage1_6_smoke_gate")])
+       deps=[AssetDep(curated_rows, partition_mapping=AllPartitionMapping()), CHECKPOINT_KEY,
+             AssetKey(SMOKE_GATE)])
 def exec_graded_pairs(context: AssetExecutionContext, object_store: ObjectStoreResource,
                       synth: SynthSettings) -> MaterializeResult:
     """DPO pairs from execution: the hardest prompts with tests (up to exec_pairs.max_prompts), k
@@ -438,7 +440,7 @@ def exec_graded_pairs(context: AssetExecutionContext, object_store: ObjectStoreR
                                          "adapter_dir": ref.adapter_dir or "", "revision": ref.revision,
                                          "backend": cfg.backend}),
             "seconds": round(time.monotonic() - t0, 1), "sample_s": s["sample_s"], "grade_s": s["grade_s"],
-            "uri": store.uri(f"{PAIRS_PREFIX}/_latest.json"),
+            "uri": store.uri(pointer(PAIRS_PREFIX)),
         },
     )
 

@@ -22,10 +22,13 @@ import json
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
+
+from ..catalog.models import Strict
 
 from ..metadata import attach_table_metadata
 from ..paths import ASSETS_DIR
+from ..storage import layout
 from ..storage.parquet_io import parquet_bytes_to_rows, rows_to_parquet_bytes
 
 # Every role the synthesis code asks for (scenarios.py, orchestrator.py, validate_traces.py).
@@ -42,18 +45,16 @@ def synth_catalog() -> dict[str, Any]:
     return load_synth_config(ASSETS_DIR / "synth.yaml")
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class PriceCfg(_Strict):
+class PriceCfg(Strict):
     """US dollars per million tokens."""
 
     input: float = Field(ge=0)
     output: float = Field(ge=0)
 
 
-class LLMProfile(_Strict):
+class LLMProfile(Strict):
     """The profile's ``phases.llm`` section (see the module docstring)."""
 
     base_url: str | None = None
@@ -103,7 +104,7 @@ class LLMProfile(_Strict):
         return v
 
 
-class ResolvedLLM(_Strict):
+class ResolvedLLM(Strict):
     """``phases.llm`` merged over the catalog: what the LLM resource is built from."""
 
     base_url: str | None
@@ -145,7 +146,7 @@ def resolve_llm(section: dict[str, Any] | None, catalog: dict[str, Any]) -> Reso
     return ResolvedLLM(models=models, max_tokens=max_tokens, prices_per_mtok=prices, budget_usd=budget, **data)
 
 
-class SynthProfile(_Strict):
+class SynthProfile(Strict):
     """The profile's ``phases.synth`` section."""
 
     # Scenarios to build; at most the catalog's target_count, whose batches are the partitions.
@@ -204,11 +205,10 @@ def resolve_synth(section: dict[str, Any] | None, catalog: dict[str, Any]) -> Sy
 
 
 # ---------------------------------------------------------------------------- object-store layout
-# synth/scenarios/<version>/scenarios.parquet             + synth/scenarios/_latest.json
-# synth/orchestrator_traces/<batch>/<version>/{rows,rejected}.parquet + .../<batch>/_latest.json
-# synth/exec_graded_pairs/<version>/{rows,grades}.parquet + synth/exec_graded_pairs/_latest.json
-# (the LLM response cache and the cost ledger live under llm-cache/ and llm-ledger/, see llm/)
-SYNTH_PREFIX = "synth"
+# Table sets, each <folder>/<version>/<table>.parquet + <folder>/_latest.json (the folders are
+# named in storage/layout.py): synth/scenarios (scenarios), synth/orchestrator_traces/<batch>
+# (rows, rejected), synth/exec_graded_pairs (rows, grades). The LLM response cache and the cost
+# ledger live under llm-cache/ and llm-ledger/ (llm/).
 
 
 def content_version(*parts: Any) -> str:
@@ -230,14 +230,14 @@ def write_table_set(store: Any, prefix: str, version: str, tables: dict[str, lis
         else:
             keys[name] = None
     doc = {**pointer, "version": version, "keys": keys, "counts": {n: len(r) for n, r in tables.items()}}
-    store.put_bytes(f"{prefix}/_latest.json", json.dumps(doc, sort_keys=True, default=str).encode())
+    store.put_bytes(layout.pointer(prefix), json.dumps(doc, sort_keys=True, default=str).encode())
     attach_table_metadata(next(iter(tables.values()), []))  # the first table is the set's rows
     return doc
 
 
 def read_pointer(store: Any, prefix: str) -> dict[str, Any] | None:
     """The ``_latest.json`` of a table set, or None when it was never written."""
-    key = f"{prefix}/_latest.json"
+    key = layout.pointer(prefix)
     return json.loads(store.get_bytes(key)) if store.exists(key) else None
 
 
@@ -247,9 +247,9 @@ def read_table(store: Any, pointer: dict[str, Any], name: str) -> list[dict]:
     return parquet_bytes_to_rows(store.get_bytes(key)) if key else []
 
 
-SCENARIOS_PREFIX = f"{SYNTH_PREFIX}/scenarios"
-TRACES_PREFIX = f"{SYNTH_PREFIX}/orchestrator_traces"
-PAIRS_PREFIX = f"{SYNTH_PREFIX}/exec_graded_pairs"
+SCENARIOS_PREFIX = layout.SYNTH_SCENARIOS
+TRACES_PREFIX = layout.SYNTH_TRACES
+PAIRS_PREFIX = layout.SYNTH_PAIRS
 SCENARIOS_LEDGER_KEY = "scenarios"  # the scenario writer's spend, beside the batches' in llm-ledger/
 
 
@@ -270,7 +270,7 @@ def load_scenarios(store: Any) -> tuple[dict[str, Any], list[dict]]:
     """(pointer, scenarios) of the latest ``synth_scenarios``; FileNotFoundError when never built."""
     ptr = read_pointer(store, SCENARIOS_PREFIX)
     if ptr is None:
-        raise FileNotFoundError(f"synth_scenarios has not been materialized (no {SCENARIOS_PREFIX}/_latest.json)")
+        raise FileNotFoundError(f"synth_scenarios has not been materialized (no {layout.pointer(SCENARIOS_PREFIX)})")
     return ptr, read_table(store, ptr, "scenarios")
 
 
@@ -298,7 +298,7 @@ def _collect_traces(store: Any, read_rows: bool) -> tuple[list[dict], dict[str, 
     rows: list[dict] = []
     report: dict[str, list[str]] = {"used": [], "stale": [], "missing": []}
     for batch in trace_batch_keys():
-        ptr = read_pointer(store, f"{TRACES_PREFIX}/{batch}")
+        ptr = read_pointer(store, layout.trace_batch_folder(batch))
         if ptr is None:
             report["missing"].append(batch)
         elif ptr.get("scenarios_version") != sptr["version"]:
@@ -315,6 +315,6 @@ def load_exec_graded_pairs(store: Any, *, required: bool = True) -> list[dict]:
     ptr = read_pointer(store, PAIRS_PREFIX)
     if ptr is None:
         if required:
-            raise FileNotFoundError(f"exec_graded_pairs has not been materialized (no {PAIRS_PREFIX}/_latest.json)")
+            raise FileNotFoundError(f"exec_graded_pairs has not been materialized (no {layout.pointer(PAIRS_PREFIX)})")
         return []
     return read_table(store, ptr, "rows")

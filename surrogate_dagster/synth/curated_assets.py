@@ -17,7 +17,6 @@ from dagster import (
     AllPartitionMapping,
     AssetDep,
     AssetExecutionContext,
-    AssetKey,
     DataVersion,
     MaterializeResult,
     MetadataValue,
@@ -25,12 +24,14 @@ from dagster import (
 )
 
 from ..catalog.code_version import function_code_version
-from ..curation.assets import CURATION, CURATION_VERSION, curation_sanitizer, minhash_spec, signature_dir
+from ..curation.assets import (CURATION, benchmark_ngram_index, curation_sanitizer, filtered_rows,
+                               minhash_signatures, minhash_spec, signature_dir)
 from ..curation.resource import CurationSettings
 from ..curation.stage_io import SYNTH_STEP, curated_synth_asset, read_pointer, read_step, version_of, write_step
 from ..metadata import counts_table
 from ..resources import ObjectStoreResource
 from ..sources.assets import CATALOG as SOURCES
+from ..storage.layout import BENCHMARK_INDEX, pointer, step_pointer
 from .config import load_exec_graded_pairs, load_orchestrator_traces
 
 _LOADERS = {"orchestrator_traces": load_orchestrator_traces, "exec_graded_pairs": load_exec_graded_pairs}
@@ -42,8 +43,8 @@ def _curated_synth(name: str):
 
     @asset(name=curated_synth_asset(name), group_name="synth",
            code_version=function_code_version(__name__, "_curated_synth", sections_of="CURATION"),
-           deps=[upstream, AssetDep("filtered_rows", partition_mapping=_ALL),
-                 AssetDep("minhash_signatures", partition_mapping=_ALL), AssetKey("benchmark_ngram_index")],
+           deps=[upstream, AssetDep(filtered_rows, partition_mapping=_ALL),
+                 AssetDep(minhash_signatures, partition_mapping=_ALL), benchmark_ngram_index],
            kinds={"parquet"},
            description=f"{name.replace('_', ' ').capitalize()} after sanitize, exact and near dedup "
                        f"against every source, and benchmark decontamination.")
@@ -54,7 +55,7 @@ def _curated_synth(name: str):
 
         store = object_store.get_store()
         rows = _LOADERS[name](store)
-        idx_ptr = json.loads(store.get_bytes("curation/benchmark_index/_latest.json"))
+        idx_ptr = json.loads(store.get_bytes(pointer(BENCHMARK_INDEX)))
         decont = Decontaminator(BenchmarkIndex.from_bytes(store.get_bytes(idx_ptr["key"])),
                                 min_matches=CURATION.decontamination.min_matches)
         t0 = time.monotonic()
@@ -83,7 +84,7 @@ def _curated_synth(name: str):
                       "dropped_by_reason": MetadataValue.md(counts_table(res.reasons)),
                       "counts": MetadataValue.json(dict(res.reasons)),
                       "findings_by_category": MetadataValue.md(counts_table(res.findings, "category", "findings")),
-                      "uri": store.uri(f"curation/{SYNTH_STEP}/{name}/_latest.json")},
+                      "uri": store.uri(step_pointer(SYNTH_STEP, name))},
         )
 
     return _asset

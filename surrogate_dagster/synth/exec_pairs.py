@@ -32,10 +32,13 @@ from itertools import zip_longest
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+from pydantic import Field
+
+from ..catalog.keys import AGENT_CHECKPOINT
+from ..catalog.models import Strict
 from ..inference import GenRequest, ModelRef, render_prompt
 from ..inference.client import server_error
-from pydantic import BaseModel, ConfigDict, Field
-
+from ..storage.checkpoints import download_tree, latest_checkpoint
 from .graders import (GradingTask, extract_code, load_devsecops_tasks, task_from_opc_educational,
                       task_from_opencodeinstruct)
 from .pairs import (TIERS, margin_histogram, normalized_text, pair_row, pass_rate_summary, scored_from_grades,
@@ -47,11 +50,9 @@ MODEL, INJECTED = "model", "injected_reference"  # a graded completion's origin
 
 
 # ------------------------------------------------------------------------------------- catalog
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class DifficultyCfg(_Strict):
+class DifficultyCfg(Strict):
     """How prompts are ranked (assets/synth.yaml ``exec_pairs.difficulty`` states the rule)."""
 
     tests_for_max: int = Field(10, ge=1)
@@ -59,12 +60,12 @@ class DifficultyCfg(_Strict):
     never_passed: float = Field(0.5, ge=0, le=1)
 
 
-class IacScannerCfg(_Strict):
+class IacScannerCfg(Strict):
     tool: str = "checkov"
     checks: dict[str, list[str]] = Field(default_factory=dict)
 
 
-class ExecPairsCatalog(_Strict):
+class ExecPairsCatalog(Strict):
     """The ``exec_pairs`` section of assets/synth.yaml."""
 
     max_prompts: int = Field(ge=1)
@@ -420,46 +421,23 @@ def make_sampler(ref: ModelRef, settings: Any) -> Generate:
 
 
 # --------------------------------------------------------------------- checkpoint -> model dir
-def download_tree(store: Any, prefix: str, dest: Path) -> str:
-    """Copy every object under ``prefix/`` to ``dest`` (verified); returns the tree's content hash.
-    A copy whose recorded hash matches is reused, so a re-run downloads nothing."""
-    keys = store.list(prefix.rstrip("/") + "/")
-    if not keys:
-        raise FileNotFoundError(f"no objects under {prefix!r} in the object store")
-    infos = [store.info(k) for k in keys]
-    tree = hashlib.sha256("".join(f"{i.key}\0{i.sha256}\n" for i in infos).encode()).hexdigest()[:16]
-    marker = dest / ".tree_sha"
-    if marker.is_file() and marker.read_text() == tree:
-        return tree
-    for k in keys:
-        store.get_file(k, dest / k[len(prefix.rstrip("/")) + 1:])
-    marker.write_text(tree)
-    return tree
-
-
-def checkpoint_model_ref(store: Any, dest: Path, *, asset: str = "stage1_6_checkpoint", stage: str | None = None,
-                         base_model_dir: str | None = None) -> ModelRef:
+def checkpoint_model_ref(store: Any, dest: Path, *, asset: str = AGENT_CHECKPOINT,
+                         stage: str | None = None, base_model_dir: str | None = None) -> ModelRef:
     """A checkpoint asset's latest artifact as a local model dir (downloaded, verified, reused).
 
-    Reads the pointer a training stage leaves in the object store, ``training/<stage>/_latest.json``
-    (``output_prefix``, ``data_version``, ``merged``) -> ``<output_prefix>/merged`` or ``/adapter``,
-    so neither a Dagster instance nor the training phase's code is needed. ``stage`` defaults to the
-    asset's name without ``_checkpoint`` (assets/training.yaml names them so). The merged policy is
-    preferred (self-contained; stage 1.6 merges); an adapter-only checkpoint needs
-    ``base_model_dir`` for its base. FileNotFoundError when the checkpoint was never materialized.
+    Resolves the pointer a training stage leaves in the object store (storage/checkpoints.py) ->
+    ``<output_prefix>/merged`` or ``/adapter``, so neither a Dagster instance nor the training
+    phase's code is needed. ``stage`` defaults to the asset's name without ``_checkpoint``
+    (assets/training.yaml names them so). The merged policy is preferred (self-contained; stage
+    1.6 merges); an adapter-only checkpoint needs ``base_model_dir`` for its base.
+    FileNotFoundError when the checkpoint was never materialized.
     """
-    key = f"training/{stage or asset.removesuffix('_checkpoint')}/_latest.json"
-    if not store.exists(key):
-        raise FileNotFoundError(f"{asset} has not been materialized yet (no {key})")
-    pointer = json.loads(store.get_bytes(key))
-    missing = [k for k in ("output_prefix", "data_version") if not pointer.get(k)]
-    if missing:
-        raise ValueError(f"{key}: pointer without {missing}")
-    part = "merged" if pointer.get("merged") else "adapter"
+    ckpt = latest_checkpoint(store, stage or asset.removesuffix("_checkpoint"), asset)
+    part = ckpt.served_part
     if part == "adapter" and not base_model_dir:
         raise ValueError(f"{asset} has only an adapter (merge: false); set phases.synth.base_model_dir to its base")
-    download_tree(store, f"{pointer['output_prefix']}/{part}", dest / part)
+    download_tree(store, ckpt.part_prefix(part), dest / part)
     if part == "merged":
-        return ModelRef(name=asset, model_dir=str(dest / "merged"), revision=pointer["data_version"])
+        return ModelRef(name=asset, model_dir=str(dest / "merged"), revision=ckpt.data_version)
     return ModelRef(name=asset, model_dir=base_model_dir, adapter_dir=str(dest / "adapter"),
-                    revision=pointer["data_version"])
+                    revision=ckpt.data_version)

@@ -13,42 +13,24 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Iterator
 
-from dagster import ConfigurableResource, InitResourceContext
+from dagster import InitResourceContext
 from pydantic import PrivateAttr
 
 from ..catalog.models import Profile
 from ..inference.resource import ServedResource, serving_json
 from ..paths import resolve_repo_path
+from ..settings import profile_resource
 if TYPE_CHECKING:  # the anthropic SDK takes seconds to import: only when a client is built
     from ..llm.client import LLMClient
 
-from .config import LOCAL_BASE_URL, SynthProfile, resolve_llm, resolve_synth, synth_catalog
+from .config import LOCAL_BASE_URL, ResolvedLLM, SynthProfile, resolve_llm, resolve_synth, synth_catalog
 
 
-class LLMResource(ConfigurableResource):
-    """Models, output caps, prices and budget of a deployment, and where its Messages API is."""
-
-    models: dict[str, str]
-    max_tokens: dict[str, int]
-    prices_per_mtok: dict[str, dict[str, float]]
-    budget_usd: float = 200.0
-    base_url: Optional[str] = None  # None: Anthropic; "local": the stand-in; else that URL
-    api_key_env: str = "ANTHROPIC_API_KEY"
-    temperature: Optional[float] = None
-    timeout_s: float = 600.0
-    max_attempts: int = 6
-    backoff_base_s: float = 1.0
-    backoff_max_s: float = 60.0
-    retry_after_cap_s: float = 120.0
-    breaker_threshold: int = 5
-    breaker_reset_s: float = 60.0
-    prompt_caching: bool = True
-    message_batches: bool = True
-    batch_poll_s: float = 1.0
-    batch_poll_max_s: float = 300.0
-    batch_max_resubmits: int = 1
+class LLMResource(profile_resource(ResolvedLLM)):
+    """Models, output caps, prices and budget of a deployment, and where its Messages API is: the
+    profile's ``phases.llm`` merged over assets/synth.yaml (config.ResolvedLLM)."""
 
     _server: Any = PrivateAttr(default=None)
 
@@ -127,42 +109,9 @@ class LLMResource(ConfigurableResource):
                                   max_resubmits=self.batch_max_resubmits)
 
 
-class SynthSettings(ServedResource):
-    """The profile's ``phases.synth`` section (fields documented on config.SynthProfile), and
-    ``phases.serving`` (the managed server exec_graded_pairs samples from)."""
-
-    target_count: int = 500
-    sample_rows: int = 20
-    sample_traces: int = 3
-    pair_sources: list[str] = ["opencodeinstruct", "opc_sft_stage2"]
-    max_prompts_per_source: Optional[int] = None
-    devsecops: bool = True
-    max_devsecops_prompts: Optional[int] = None
-    max_prompt_chars: int = 6000
-    samples_per_prompt: int = 4
-    temperature: float = 1.0
-    max_new_tokens: int = 1024
-    seed: int = 0
-    max_prompts: Optional[int] = None
-    min_margin: Optional[float] = None
-    max_pairs_per_prompt: Optional[int] = None
-    inject_pool: bool = False
-    grader_workers: int = 2
-    backend: str = "transformers"
-    device: str = "cpu"
-    dtype: str = "float32"
-    batch_size: int = 8
-    base_url: Optional[str] = None
-    api_key_env: Optional[str] = None
-    served_name: Optional[str] = None
-    concurrency: int = 16
-    model_dir: Optional[str] = None
-    base_model_dir: Optional[str] = None
-    work_dir: str = "var/work/synth"
-
-    def profile(self) -> SynthProfile:
-        """The settings as the validated, Dagster-free model."""
-        return SynthProfile.model_validate({f: getattr(self, f) for f in SynthProfile.model_fields})
+class SynthSettings(profile_resource(SynthProfile, base=ServedResource)):
+    """The profile's ``phases.synth`` section (config.SynthProfile, resolved over the catalog by
+    `resolve_synth`), and ``phases.serving`` (the managed server exec_graded_pairs samples from)."""
 
     def work_path(self, *parts: str) -> Path:
         p = resolve_repo_path(self.work_dir).joinpath(*parts)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..storage import ObjectStore
+from ..storage.layout import base_model_folder
 from .config import BaseModelSpec, TrainingCatalog
 from .refs import BASE_POINTER, mixture_resolution
 from .render import stable_hash
@@ -41,7 +42,7 @@ def build_tiny_base(store: ObjectStore, catalog: TrainingCatalog) -> BuiltBase:
     mixtures = {name: mixture_resolution(store, name) for name in tiny.tokenizer_mixtures}
     versions = {name: r.data_version for name, r in mixtures.items()}
     version = stable_hash({"builder": TINY_BUILDER_VERSION, "spec": tiny.model_dump(), "mixtures": versions})
-    prefix = f"models/base_model/{version}"
+    prefix = base_model_folder(version)
     if store.exists(f"{prefix}/build.json"):
         info = json.loads(store.get_bytes(f"{prefix}/build.json"))
         reused = True

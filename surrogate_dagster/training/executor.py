@@ -15,28 +15,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from dagster import ConfigurableResource, PipesClientCompletedInvocation
+from dagster import PipesClientCompletedInvocation
 
 from ..paths import resolve_repo_path
 from ..runtime.k8s import pipes_pod_spec
+from ..settings import profile_resource
 from .config import K8sSpec, TrainingProfile
 
 TRAINER_MODULE = "surrogate_trainer.run"
 
 
-class TrainerExecutorResource(ConfigurableResource):
-    """Launches one trainer run under Dagster Pipes; chosen by the profile's phases.training."""
+class TrainerExecutorResource(profile_resource(TrainingProfile, as_dict=("k8s",), exclude=("base_model",))):
+    """Launches one trainer run under Dagster Pipes; the fields are the profile's phases.training
+    (training.config.TrainingProfile; the base model is the base_model asset's business)."""
 
-    executor: str = "local"
-    python: str = ".venv-trainer/bin/python"
     command: list[str] | None = None  # replaces `<python> -m surrogate_trainer.run` (tests use fakes)
-    work_dir: str = "var/training"
-    gpu_type: str = "cpu"
-    gpu_count: int = 0
-    env: dict[str, str] = {}
-    push_to_hub: bool = True
-    reuse_finished_runs: bool = True
-    k8s: dict[str, Any] | None = None
 
     @classmethod
     def from_profile(cls, section: TrainingProfile) -> "TrainerExecutorResource":

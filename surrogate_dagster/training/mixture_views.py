@@ -35,9 +35,12 @@ from dagster import (
     asset,
 )
 
+from ..catalog.keys import MIXTURE_VIEWS
 from ..catalog.models import Profile
 from ..resources import HubResource, ObjectStoreResource
 from ..storage import ObjectStore
+from ..storage.layout import mixture_view_folder
+from .assets import BASE_MODEL
 from .config import TrainingCatalog, load_training_catalog, training_profile
 from .render import Resolution, apply_overrides, ref_name, stable_hash
 
@@ -103,10 +106,6 @@ def mixture_rows(store: ObjectStore, key: str):
                     yield json.loads(line)
 
 
-def view_prefix(mixture: str, version: str) -> str:
-    return f"views/mixtures/{mixture}/{version}"
-
-
 def png_markdown(png: bytes, alt: str) -> str:
     return f"![{alt}](data:image/png;base64,{base64.b64encode(png).decode()})"
 
@@ -116,9 +115,9 @@ def build_mixture_views_asset(executor: str, base_source: str, catalog: Training
     catalog = catalog or load_training_catalog()
     mixtures = trained_mixtures(catalog, executor)
 
-    @asset(name="mixture_views", group_name="training", kinds={"huggingface"},
-           deps=[AssetKey("base_model"), *(AssetKey(m.asset) for m in mixtures)],
-           check_specs=[AssetCheckSpec(LENGTH_CHECK, asset="mixture_views", blocking=True,
+    @asset(name=MIXTURE_VIEWS, group_name="training", kinds={"huggingface"},
+           deps=[BASE_MODEL, *(AssetKey(m.asset) for m in mixtures)],
+           check_specs=[AssetCheckSpec(LENGTH_CHECK, asset=MIXTURE_VIEWS, blocking=True,
                                        description="In every mixture, at most its max_over_sequence_len "
                                                    "share of rows is longer than the stage's sequence_len.")],
            code_version=stable_hash({"builder": VIEW_BUILDER_VERSION, "executor": executor,
@@ -149,7 +148,7 @@ def build_mixture_views_asset(executor: str, base_source: str, catalog: Training
             version = stable_hash({"builder": VIEW_BUILDER_VERSION, "mixture": res.data_version,
                                    "tokenizer": base.data_version, "sequence_len": m.sequence_len})
             versions[m.asset] = version
-            prefix = view_prefix(m.asset, version)
+            prefix = mixture_view_folder(m.asset, version)
             if store.exists(f"{prefix}/view.json"):
                 view = MixtureView.from_json(json.loads(store.get_bytes(f"{prefix}/view.json")))
                 png = store.get_bytes(f"{prefix}/lengths.png")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..storage import ObjectStore
+from ..storage.checkpoints import download_tree
 from .config import StageSpec, TrainingCatalog
 from .render import Resolution, ref_name
 
@@ -28,9 +29,7 @@ SKIP_NAMES = ("README.md", "debug.log")
 
 
 def download(store: ObjectStore, prefix: str, dest: Path) -> Path:
-    from ..synth.exec_pairs import download_tree  # verified copy, reused when unchanged
-
-    download_tree(store, prefix, dest)
+    download_tree(store, prefix, dest)  # verified copy, reused when unchanged
     return dest
 
 

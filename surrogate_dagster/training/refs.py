@@ -1,10 +1,11 @@
 """Resolve a stage file's ``asset://`` references to what is in the object store now (or the Hub pin).
 
-Each upstream asset leaves a small pointer in the store when it materializes:
+Each upstream asset leaves a small pointer in the store when it materializes (keys:
+storage/layout.py):
 
     mixtures/<name>/_latest.json         {"key": ".../train.jsonl", "data_version": ...}   (curation)
     models/base_model/_latest.json       {"prefix": ..., "data_version": ...}     (local tiny base)
-    training/<stage>/_latest.json        {"output_prefix": ..., "data_version": ..., "merged": bool}
+    training/<stage>/_latest.json        a stage's checkpoint (storage/checkpoints.py)
 
 so a stage run needs no Dagster instance to find its inputs, and records their data versions.
 An unfinished run keeps the mixtures it started from (run_inputs.py), whatever `_latest` says now.
@@ -15,14 +16,12 @@ from __future__ import annotations
 import json
 
 from ..storage import ObjectStore
+from ..storage.checkpoints import latest_checkpoint
+from ..storage.layout import BASE_MODEL, mixture_pointer, pointer
 from .config import StageSpec, TrainingCatalog
 from .render import Resolution, stage_refs
 
-BASE_POINTER = "models/base_model/_latest.json"
-
-
-def stage_pointer(stage_name: str) -> str:
-    return f"training/{stage_name}/_latest.json"
+BASE_POINTER = pointer(BASE_MODEL)
 
 
 def _pointer(store: ObjectStore, key: str, what: str) -> dict:
@@ -39,7 +38,7 @@ def mixture_resolution(store: ObjectStore, asset: str) -> Resolution:
     name = asset.removesuffix("_mixture")
     # One read of the pointer: a push between two reads would pair one version's key with
     # another's data version.
-    latest = _pointer(store, f"mixtures/{name}/_latest.json", f"mixture {asset}")
+    latest = _pointer(store, mixture_pointer(name), f"mixture {asset}")
     key = latest["key"]
     return Resolution("key", key, str(latest.get("data_version") or store.info(key).sha256[:16]))
 
@@ -55,13 +54,12 @@ def base_model_resolution(store: ObjectStore, catalog: TrainingCatalog, source: 
 
 def stage_resolution(store: ObjectStore, catalog: TrainingCatalog, asset: str, part: str) -> Resolution:
     """A previous stage's ``adapter`` or ``merged`` policy, at its latest run."""
-    stage = catalog.stage(asset)
-    latest = _pointer(store, stage_pointer(stage.name), asset)
-    if part not in ("adapter", "merged"):
-        raise ValueError(f"asset://{asset}/{part}: a checkpoint has an 'adapter' and maybe a 'merged' part")
-    if part == "merged" and not latest.get("merged"):
-        raise ValueError(f"asset://{asset}/merged: {stage.name} is not merged (set merge: true in training.yaml)")
-    return Resolution("prefix", f"{latest['output_prefix']}/{part}", latest["data_version"])
+    ckpt = latest_checkpoint(store, catalog.stage(asset).name, asset)
+    try:
+        prefix = ckpt.part_prefix(part)
+    except ValueError as e:
+        raise ValueError(f"asset://{asset}/{part}: {e}") from None
+    return Resolution("prefix", prefix, ckpt.data_version)
 
 
 def resolve_stage(store: ObjectStore, catalog: TrainingCatalog, stage: StageSpec,

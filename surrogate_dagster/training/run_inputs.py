@@ -1,10 +1,11 @@
 """The dataset versions a stage run started from, kept until the run finishes.
 
-A stage resolves its mixtures through `mixtures/<name>/_latest.json`, which curation rewrites
-whenever it pushes a new version. A run that was killed and is materialized again (a resume, a
-retry) must train on the data it started with, not on whatever was pushed meanwhile: otherwise the
-fingerprint changes, the checkpoints of the first attempt are orphaned and the "resumed" stage
-mixes two datasets. So before launching the trainer the stage writes
+A stage resolves its mixtures through their pointers (`mixtures/<name>/_latest.json`, keys in
+storage/layout.py), which curation rewrites whenever it pushes a new version. A run that was
+killed and is materialized again (a resume, a retry) must train on the data it started with, not
+on whatever was pushed meanwhile: otherwise the fingerprint changes, the checkpoints of the first
+attempt are orphaned and the "resumed" stage mixes two datasets. So before launching the trainer
+the stage writes
 
     training/<stage>/_started.json   {"fingerprint", "config_hash", "inputs": {ref: Resolution},
                                       "finished": false}
@@ -22,11 +23,12 @@ from dataclasses import asdict
 from typing import Callable
 
 from ..storage import ObjectStore
+from ..storage.layout import stage_started
 from .render import Resolution
 
 
 def started_key(stage_name: str) -> str:
-    return f"training/{stage_name}/_started.json"
+    return stage_started(stage_name)
 
 
 def _is_dataset(res: Resolution) -> bool:

@@ -16,9 +16,11 @@ from typing import Any
 import yaml
 
 from ..storage import ObjectStore
+from ..storage.checkpoints import write_checkpoint
+from ..storage.layout import stage_run_prefix
 from .card import model_card
 from .config import StageSpec, TrainingCatalog
-from .refs import resolve_stage, stage_pointer
+from .refs import resolve_stage
 from .render import LORA_SHAPE, RenderedStage, config_hash, ref_name, render_stage, stores_merged
 from .run_inputs import inputs_at_start, mark_finished, record_start
 from .runs import TrainerReport, loss_curve_png, read_run
@@ -40,7 +42,7 @@ class StageOutcome:
 def run_spec(stage: StageSpec, catalog: TrainingCatalog, rendered: RenderedStage, trainer,
              store_config: dict[str, Any], offline: bool) -> dict[str, Any]:
     """The Pipes extras of one run (surrogate_trainer.protocol.RunSpec)."""
-    prefix = f"training/{stage.name}/{rendered.fingerprint}"
+    prefix = stage_run_prefix(stage.name, rendered.fingerprint)
     return {
         "stage": stage.name,
         "fingerprint": rendered.fingerprint,
@@ -166,9 +168,7 @@ def materialize_stage(context, stage: StageSpec, catalog: TrainingCatalog, store
                                   f"{stage.title}: run {rendered.fingerprint}")
             store.put_bytes(hub_key, json.dumps({"uri": hub_uri}).encode())
 
-    store.put_bytes(stage_pointer(stage.name), json.dumps({
-        "output_prefix": prefix, "data_version": rendered.fingerprint, "merged": bool(summary.get("merged_prefix")),
-    }).encode())
+    write_checkpoint(store, stage.name, prefix, rendered.fingerprint, bool(summary.get("merged_prefix")))
     mark_finished(store, stage.name, rendered.fingerprint)
 
     metadata: dict[str, Any] = {

@@ -120,6 +120,7 @@ def test_cycle_finder_finds_a_planted_cycle():
 LAYERS = (
     "paths", "metadata", "retries", "memo", "canary",   # small shared modules
     "catalog",                                          # typed YAML catalog and profiles
+    "settings",                                         # profile models as Dagster resources
     "storage", "hub", "sandbox", "sanitize", "llm", "inference",
     "runtime",                                          # executors, planning, run recovery, k8s
     "resources",                                        # object store and hub resources
