@@ -3,7 +3,7 @@
 Each cost is booked once, in its category:
 
 - GPU: the hours a materialization reports, priced here at the profile's
-  `phases.operations.costs.gpu_usd_per_hour` (the price of the profile's executor GPU). A dollar figure
+  `phases.ops.costs.gpu_usd_per_hour` (the price of the profile's executor GPU). A dollar figure
   the producer puts beside its hours (`cost_usd`, `gpu_usd`) is its own estimate of the same hours
   and is not booked. A materialization that reused an earlier finished run
   (`reused_finished_run: true`) reports that run's hours again; they are not booked a second time.
@@ -49,7 +49,7 @@ SUBSCRIPTIONS = "(subscriptions)"
 
 @dataclass(frozen=True)
 class CostConfig:
-    """Prices and budget (profile `phases.operations.costs` and `phases.ops.budget`)."""
+    """Prices and budget (profile `phases.ops.costs` and `phases.ops.budget`)."""
 
     gpu_usd_per_hour: float = 0.0
     storage_usd_per_gb_month: float = 0.0

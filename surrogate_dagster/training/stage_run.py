@@ -191,7 +191,7 @@ def materialize_stage(context, stage: StageSpec, catalog: TrainingCatalog, store
         "wall_s": summary.get("wall_s"),
         "train_s": summary.get("train_s"),
         "gpu_hours": gpu_hours,
-        "gpu_type": trainer.gpu_type,  # priced once, by the cost ledger (profile phases.operations.costs)
+        "gpu_type": trainer.gpu_type,  # priced once, by the cost ledger (profile phases.ops.costs)
         "device": summary.get("device"),
         "artifact_uri": artifact_uri,
         "merged_policy_uri": merged_uri or "none",
