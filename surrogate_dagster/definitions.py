@@ -14,7 +14,7 @@ from .catalog import load_profile
 from .curation.assets import CURATION_ASSETS, CURATION_CHECKS
 from .curation.resource import curation_resources
 from .evals import EVAL_ASSETS, EVAL_CHECKS, eval_resources
-from .operations import OPS_ASSETS, OPS_CHECKS, OPS_JOBS, ops_schedules, ops_sensors
+from .operations import OPS_ASSETS, OPS_CHECKS, OPS_JOBS, ops_resources, ops_schedules, ops_sensors
 from .operations.sensors import with_recuration_condition
 from .resources import resources_for_profile
 from .sources.assets import helper_rows, normalized_rows, source_rows
@@ -34,5 +34,5 @@ defs = Definitions(
     schedules=ops_schedules(PROFILE),
     sensors=ops_sensors(PROFILE),
     resources={**resources_for_profile(PROFILE), **curation_resources(PROFILE), **synth_resources(PROFILE),
-               **training_resources(PROFILE), **eval_resources(PROFILE)},
+               **training_resources(PROFILE), **eval_resources(PROFILE), **ops_resources(PROFILE)},
 )

@@ -13,7 +13,7 @@ OPS_SCHEDULES / OPS_SENSORS are the same objects with scheduled re-curation STOP
 
 from __future__ import annotations
 
-from .cost_ledger import cost_budget_check, cost_ledger
+from .cost_ledger import cost_budget_check, cost_ledger, cost_resources
 from .lineage_report import regression_lineage_report, regression_report_job
 from ..sources.revisions import hf_revisions
 from .schedules import (
@@ -33,6 +33,11 @@ OPS_SCHEDULES = [weekly_recuration_schedule, monthly_tier2_schedule]
 OPS_SENSORS = [recuration_sensor, regression_report_sensor]
 
 
+def ops_resources(profile) -> dict:
+    """Resources the operations add for a profile (prices and budget of the cost ledger)."""
+    return cost_resources(profile)
+
+
 def ops_schedules(profile) -> list:
     """OPS_SCHEDULES with weekly re-curation RUNNING only where the profile turns it on."""
     return [build_weekly_recuration_schedule(recuration_enabled(profile)), monthly_tier2_schedule]
@@ -43,5 +48,5 @@ def ops_sensors(profile) -> list:
     return [build_recuration_sensor(recuration_enabled(profile)), regression_report_sensor]
 
 
-__all__ = ["OPS_ASSETS", "OPS_CHECKS", "OPS_JOBS", "OPS_SCHEDULES", "OPS_SENSORS",
+__all__ = ["OPS_ASSETS", "OPS_CHECKS", "OPS_JOBS", "OPS_SCHEDULES", "OPS_SENSORS", "ops_resources",
            "ops_schedules", "ops_sensors"]

@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from dagster import (
+    ConfigurableResource,
     AssetCheckExecutionContext,
     AssetCheckResult,
     AssetCheckSeverity,
@@ -23,7 +24,8 @@ from dagster import (
     asset_check,
 )
 
-from ..catalog import load_profile
+from pydantic import model_validator
+
 from ..resources import ObjectStoreResource
 from .costs import CostConfig, budget_status, build_ledger, ledger_markdown, llm_ledger_usd
 from .lineage_report import metadata_to_plain
@@ -31,9 +33,28 @@ from .lineage_report import metadata_to_plain
 COST_LEDGER = AssetKey("cost_ledger")
 
 
-def profile_cost_config() -> CostConfig:
-    """Prices and budget of the active profile (SURROGATE_PROFILE)."""
-    return CostConfig.from_profile_section(load_profile().phases.get("ops"))
+class CostsResource(ConfigurableResource):
+    """The profile's prices (`phases.ops.costs`) and budget (`phases.ops.budget`), checked by
+    `CostConfig.from_profile_section` when the resource is built."""
+
+    costs: dict[str, Any] = {}
+    budget: dict[str, Any] = {}
+
+    @model_validator(mode="after")
+    def _valid(self) -> "CostsResource":
+        self.config()
+        return self
+
+    def config(self) -> CostConfig:
+        return CostConfig.from_profile_section({"costs": self.costs, "budget": self.budget})
+
+
+def cost_resources(profile) -> dict[str, Any]:
+    """``{"costs": CostsResource}`` from a profile's `phases.ops` (unset members left out)."""
+    ops = profile.phases.get("ops") or {}
+    section = {k: {n: v for n, v in (ops.get(k) or {}).items() if v is not None} for k in ("costs", "budget")}
+    return {"costs": CostsResource(**{k: {n: str(v) if hasattr(v, "isoformat") else v for n, v in s.items()}
+                                      for k, s in section.items()})}
 
 
 def materialization_events(instance: DagsterInstance, exclude: set[AssetKey] = frozenset(), page: int = 1000):
@@ -55,8 +76,9 @@ def materialization_events(instance: DagsterInstance, exclude: set[AssetKey] = f
 
 @asset(key=COST_LEDGER, group_name="ops", kinds={"python"},
        description="API dollars, GPU hours x price and storage per asset and in total, vs the budget")
-def cost_ledger(context: AssetExecutionContext, object_store: ObjectStoreResource) -> MaterializeResult:
-    cfg = profile_cost_config()
+def cost_ledger(context: AssetExecutionContext, object_store: ObjectStoreResource,
+                costs: CostsResource) -> MaterializeResult:
+    cfg = costs.config()
     events = list(materialization_events(context.instance, exclude={COST_LEDGER}))
     ledger = build_ledger(events, cfg, store_llm_usd=llm_ledger_usd(object_store.get_store()))
     level, message = budget_status(ledger, cfg)
@@ -72,8 +94,8 @@ def cost_ledger(context: AssetExecutionContext, object_store: ObjectStoreResourc
 
 
 @asset_check(asset=cost_ledger, name="budget", description="Warn at 80%, fail at 100% of the cash or monthly budget")
-def cost_budget_check(context: AssetCheckExecutionContext) -> AssetCheckResult:
-    cfg = profile_cost_config()
+def cost_budget_check(context: AssetCheckExecutionContext, costs: CostsResource) -> AssetCheckResult:
+    cfg = costs.config()
     ev = context.instance.get_latest_materialization_event(COST_LEDGER)
     if ev is None:
         return AssetCheckResult(passed=False, severity=AssetCheckSeverity.ERROR,

@@ -16,7 +16,7 @@ from dagster import (
 )
 
 from surrogate_dagster.catalog import load_profile
-from surrogate_dagster.operations.cost_ledger import cost_budget_check, cost_ledger
+from surrogate_dagster.operations.cost_ledger import cost_budget_check, cost_ledger, cost_resources
 from surrogate_dagster.resources import ObjectStoreResource
 from surrogate_dagster.storage import LocalObjectStore
 
@@ -52,8 +52,9 @@ def test_ledger_asset_and_budget_check(tmp_path, monkeypatch):
     materialize([stage1_checkpoint], instance=instance)
     outcomes = {}
     for cash in (1000, 120, 100):  # spend is 60 API + 12 failed attempt + 30 GPU = $102
-        monkeypatch.setenv("SURROGATE_PROFILE", str(_profile(tmp_path, cash)))
-        res = materialize([cost_ledger, cost_budget_check], instance=instance, resources=resources,
+        profile = load_profile(str(_profile(tmp_path, cash)))
+        res = materialize([cost_ledger, cost_budget_check], instance=instance,
+                          resources={**resources, **cost_resources(profile)},
                           raise_on_error=False)
         meta = res.asset_materializations_for_node("cost_ledger")[-1].metadata
         assert meta["cash_usd"].value == pytest.approx(102.0) and meta["gpu_usd"].value == 30.0
