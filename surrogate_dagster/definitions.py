@@ -24,6 +24,14 @@ from .training.mixture_views import mixture_views_asset
 
 PROFILE = load_profile()
 
+
+def build_resources(profile) -> dict:
+    """Every resource of a profile, keyed as the assets' parameters name them: the shared ones
+    (object store, hub) and each phase's, each built from its validated profile section."""
+    return {**resources_for_profile(profile), **curation_resources(profile), **synth_resources(profile),
+            **training_resources(profile), **eval_resources(profile), **ops_resources(profile)}
+
+
 defs = Definitions(
     # the sources and curation assets re-run declaratively when a source's revision changes
     assets=with_recuration_condition([
@@ -33,6 +41,5 @@ defs = Definitions(
     jobs=OPS_JOBS,
     schedules=ops_schedules(PROFILE),
     sensors=ops_sensors(PROFILE),
-    resources={**resources_for_profile(PROFILE), **curation_resources(PROFILE), **synth_resources(PROFILE),
-               **training_resources(PROFILE), **eval_resources(PROFILE), **ops_resources(PROFILE)},
+    resources=build_resources(PROFILE),
 )
