@@ -1,6 +1,8 @@
 # The two commands of the README. Both do all set-up on a fresh machine.
 #   make run   create the environment, then materialize the whole asset graph (local profile)
-#   make test  create the environment, then run the test suite
+#   make test  create the environment, then run the test suite (every tier: tests/unit, tests/integration,
+#              tests/env) in TEST_WORKERS pytest-xdist workers, each test file whole on one worker
+# For maintainers: make test-unit runs the unit tier alone (pure logic, no other environment).
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -23,7 +25,9 @@ FIND_LINKS := $(or $(PIP_FIND_LINKS),$(shell $(PY) -m pip config get global.find
 INSTALL = $(UV) pip install -q $(foreach d,$(FIND_LINKS),--find-links $(d)) --python
 NEW_VENV = $(UV) venv -q --seed --allow-existing
 
-.PHONY: setup run test ui validate bench clean
+TEST_WORKERS ?= 3
+
+.PHONY: setup run test test-unit ui validate bench clean
 
 $(UV):
 	test -x $(UVVENV)/bin/python || $(PY) -m venv $(UVVENV)
@@ -75,7 +79,10 @@ run: setup
 
 test: setup
 	bash scripts/install_ui_deps.sh   # Debian chromium + chromedriver for the UI test
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+
+test-unit: $(STAMP)
+	$(BIN)/python -m pytest -q tests/unit
 
 validate: setup
 	$(BIN)/dagster definitions validate -w workspace.yaml

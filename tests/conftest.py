@@ -1,10 +1,13 @@
 """Shared fixtures: a temp-dir local profile (object store, hub pushes, work dir), the regex sanitizer.
 
 Every test is marked with its tier, the first folder under tests/ (unit, integration, env), so
-``-m unit`` selects the same tests as ``tests/unit``."""
+``-m unit`` selects the same tests as ``tests/unit``. Under pytest-xdist (the Makefile's ``test``:
+``--dist loadfile``, each file whole on one worker, its module fixtures built once) the tests of the
+files in MACHINE_LOCKS hold a lock file while they run, so two of them never overlap."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 from pathlib import Path
 
@@ -16,14 +19,36 @@ os.environ.setdefault("SURROGATE_RETRY_DELAY_SCALE", "0")  # step retries withou
 
 TESTS = Path(__file__).resolve().parent
 TIERS = ("unit", "integration", "env")
+# Files whose tests must not overlap with each other's, by the lock they share: each starts a local
+# Ray cluster of 2 CPUs.
+MACHINE_LOCKS = {
+    "integration/test_executor_seam.py": "ray",
+    "integration/test_ops_executors.py": "ray",
+}
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark each test with the tier folder it lies in."""
+    """Mark each test with the tier folder it lies in, and with its machine lock if its file has one."""
     for item in items:
         rel = Path(str(item.path)).resolve().relative_to(TESTS)
         if rel.parts[0] in TIERS:
             item.add_marker(rel.parts[0])
+        if rel.as_posix() in MACHINE_LOCKS:
+            item.add_marker(pytest.mark.machine_lock(MACHINE_LOCKS[rel.as_posix()]))
+
+
+@pytest.fixture(autouse=True)
+def _machine_lock(request, tmp_path_factory):
+    """Hold the test's machine lock (``machine_lock`` mark) while it runs: a POSIX lock (lockf) on a
+    file in the folder above this run's basetemp, which every xdist worker of the run shares. Unlike
+    an flock, a fork of the holder (a worker pool the test starts and leaves running) does not keep it."""
+    mark = request.node.get_closest_marker("machine_lock")
+    if mark is None:
+        yield
+        return
+    with open(tmp_path_factory.getbasetemp().parent / f"{mark.args[0]}.lock", "w") as f:
+        fcntl.lockf(f, fcntl.LOCK_EX)
+        yield
 
 
 @pytest.fixture
