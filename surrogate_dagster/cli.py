@@ -348,6 +348,19 @@ def pin_revisions(names: list[str] | None, ref: str, catalog: str | None) -> int
     return 0
 
 
+def preflight(profile: str | None, skip: list[str], catalog: str | None) -> int:
+    """Print the pre-flight table for a profile (operations/preflight.py); 1 when any check fails."""
+    from .catalog import load_profile
+    from .operations.preflight import exit_code, render_table, run_preflight
+
+    prof = load_profile(profile)
+    groups = [g.strip() for item in skip for g in item.split(",") if g.strip()]
+    rows = run_preflight(prof, skip=groups, sources_path=catalog)
+    print(f"pre-flight, profile {prof.name}")
+    print(render_table(rows))
+    return exit_code(rows)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="surrogate_dagster")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -361,7 +374,14 @@ def main(argv: list[str] | None = None) -> int:
                    help="entry to (re)pin; repeatable (default: every unpinned entry)")
     p.add_argument("--ref", default="main", help="branch or refs/... to resolve (default: main)")
     p.add_argument("--catalog", help="the sources file (default: assets/sources.yaml)")
+    f = sub.add_parser("preflight", help="read-only checks of a profile's accounts, pins, bucket, models and GPU host")
+    f.add_argument("--profile", help="profile name or YAML path (default: SURROGATE_PROFILE or local)")
+    f.add_argument("--skip", action="append", default=[], metavar="GROUP",
+                   help="skip a check group: hf, pins, s3, anthropic, gpu (repeatable or comma-separated)")
+    f.add_argument("--catalog", help="the sources file (default: assets/sources.yaml)")
     args = ap.parse_args(argv)
+    if args.cmd == "preflight":
+        return preflight(args.profile, args.skip, args.catalog)
     if args.cmd == "run":
         try:
             return run_all(args.select, args.fail_fast, args.log_level, args.all)

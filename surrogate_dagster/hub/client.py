@@ -147,13 +147,18 @@ class OnlineHub(HubClient):
     def _token(self) -> str | None:
         return os.environ.get(self.token_env) or None  # public datasets read without a token
 
+    @staticmethod
+    def endpoint() -> str | None:
+        """``HF_ENDPOINT`` read now (huggingface_hub reads it once, at import); None: the Hub."""
+        return os.environ.get("HF_ENDPOINT") or None
+
     def current_revision(self, hf_id, revision="main"):
         from huggingface_hub import HfApi
         from huggingface_hub.errors import RevisionNotFoundError
 
         try:
             # Only the sha: without `expand` the reply also lists every file of the repo.
-            return HfApi(token=self._token()).dataset_info(hf_id, revision=revision, expand=["sha"]).sha
+            return HfApi(token=self._token(), endpoint=self.endpoint()).dataset_info(hf_id, revision=revision, expand=["sha"]).sha
         except RevisionNotFoundError as e:
             raise RevisionNotFound(f"{hf_id}@{revision}: {e}") from e
 
@@ -172,7 +177,7 @@ class OnlineHub(HubClient):
         token = os.environ.get(self.token_env)
         if not token:
             raise RuntimeError(f"pushing to the HF Hub needs a token in ${self.token_env}")
-        api = HfApi(token=token)
+        api = HfApi(token=token, endpoint=self.endpoint())
         repo_id = f"{self.org}/{repo_name}"
         api.create_repo(repo_id, repo_type=repo_type, private=True, exist_ok=True)
         ops = [CommitOperationAdd(path_in_repo=k, path_or_fileobj=v if isinstance(v, bytes) else str(v))

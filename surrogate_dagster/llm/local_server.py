@@ -27,6 +27,13 @@ retrievals have happened, then ``ended`` with ``request_counts`` and a ``results
 type ``succeeded`` with the message, ``errored``, ``canceled`` or ``expired``). ``batch_outcome``
 (custom_id, params -> result type) lets tests make some requests fail or expire.
 
+The Models API: ``GET /v1/models`` and ``GET /v1/models/{id}`` (200 with a model object for a
+model the server serves, 404 ``not_found_error`` otherwise). ``models`` names the served model ids;
+None serves every id (the stand-in answers any model name).
+
+Keys: every request needs an ``x-api-key`` (or ``Authorization``) header; with ``api_key`` set,
+a request whose key differs gets 401 ``authentication_error``.
+
 Run it by hand: ``python -m surrogate_dagster.llm.local_server --port 8765``.
 """
 
@@ -34,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import hmac
 import json
 import math
 import re
@@ -41,7 +49,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
+from urllib.parse import unquote
 
 from .cache import canonical_json
 
@@ -102,6 +111,8 @@ class _State:
     batch_outcome: Callable[[str, dict], str] | None = None
     batch_items: list[RequestRecord] = field(default_factory=list)  # requests processed inside batches
     base_url: str = ""
+    api_key: str | None = None
+    models: frozenset[str] | None = None
 
 
 _CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -213,6 +224,13 @@ class _Handler(BaseHTTPRequestHandler):
             if not (self.headers.get("x-api-key") or self.headers.get("authorization")):
                 self._error(401, "missing x-api-key header")
                 rec.status = 401
+            elif self.state.api_key is not None and not self._key_matches(self.state.api_key):
+                self._error(401, "invalid x-api-key")
+                rec.status = 401
+            elif method == "GET" and path == "/v1/models":
+                rec.status = self._list_models()
+            elif method == "GET" and re.fullmatch(r"/v1/models/[^/]+", path):
+                rec.status = self._retrieve_model(path.rsplit("/", 1)[1])
             elif method == "POST" and path == "/v1/messages":
                 rec.status = self._handle(rec, raw)
             elif method == "POST" and path == "/v1/messages/batches":
@@ -226,6 +244,35 @@ class _Handler(BaseHTTPRequestHandler):
                 rec.status = 404
         finally:
             rec.t_end = time.monotonic()
+
+    def _key_matches(self, key: str) -> bool:
+        given = self.headers.get("x-api-key")
+        if given is None:
+            scheme, _, given = (self.headers.get("authorization") or "").partition(" ")
+            if scheme.lower() != "bearer":
+                return False
+        return hmac.compare_digest(given.encode(), key.encode())
+
+    # ----------------------------------------------------------------------------- models
+    @staticmethod
+    def _model_object(model_id: str) -> dict:
+        return {"type": "model", "id": model_id, "display_name": f"{model_id} (local stand-in, not Claude)",
+                "created_at": "2025-01-01T00:00:00Z", "lifecycle": "active"}
+
+    def _list_models(self) -> int:
+        ids = sorted(self.state.models) if self.state.models is not None else [STANDIN_MODEL_ID]
+        data = [self._model_object(m) for m in ids]
+        self._send(200, json.dumps({"data": data, "has_more": False, "first_id": ids[0] if ids else None,
+                                    "last_id": ids[-1] if ids else None}).encode())
+        return 200
+
+    def _retrieve_model(self, model_id: str) -> int:
+        model_id = unquote(model_id)
+        if self.state.models is not None and model_id not in self.state.models:
+            self._error(404, f"model: {model_id}")
+            return 404
+        self._send(200, json.dumps(self._model_object(model_id)).encode())
+        return 200
 
     # ----------------------------------------------------------------------- message batches
     def _create_batch(self, raw: bytes) -> int:
@@ -410,7 +457,8 @@ class MessagesServer:
     def __init__(self, responder: Responder | None = None, host: str = "127.0.0.1", port: int = 0,
                  latency: Callable[[dict, str], float] | None = None, *, min_cache_tokens: int = 1024,
                  cache_ttl_s: float = 300.0, polls_to_end: int = 0,
-                 batch_outcome: Callable[[str, dict], str] | None = None) -> None:
+                 batch_outcome: Callable[[str, dict], str] | None = None, api_key: str | None = None,
+                 models: Iterable[str] | None = None) -> None:
         if responder is None:
             from .standin import StandInModel
             responder = StandInModel().respond
@@ -418,7 +466,8 @@ class MessagesServer:
         self._httpd.daemon_threads = True
         self._httpd.state = _State(responder=responder, latency=latency,  # type: ignore[attr-defined]
                                    min_cache_tokens=min_cache_tokens, cache_ttl_s=cache_ttl_s,
-                                   polls_to_end=polls_to_end, batch_outcome=batch_outcome)
+                                   polls_to_end=polls_to_end, batch_outcome=batch_outcome,
+                                   api_key=api_key, models=None if models is None else frozenset(models))
         self.state.base_url = self.url
         self._thread: threading.Thread | None = None
 

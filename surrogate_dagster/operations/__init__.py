@@ -1,4 +1,5 @@
-"""Operations: re-curation schedule and sensor, the regression lineage report, the cost ledger, and
+"""Operations: re-curation schedule and sensor, the regression lineage report, the cost ledger, the
+`preflight` job (`preflight.py`: the runbook's read-only pre-flight checks), and
 the resources a deployment adds (the Pipes k8s client, built by `runtime.k8s`). `OPS_ASSETS` also
 carries `hf_revisions` (`sources/revisions.py`), which the schedules observe. `definitions.py` adds
 them as:
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from .cost_ledger import cost_budget_check, cost_ledger, cost_resources
 from .lineage_report import regression_lineage_report, regression_report_job
+from .preflight_job import preflight_job
 from ..sources.revisions import hf_revisions
 from .schedules import (
     build_weekly_recuration_schedule,
@@ -28,7 +30,7 @@ from .sensors import build_recuration_sensor, recuration_sensor, regression_repo
 
 OPS_ASSETS = [hf_revisions, regression_lineage_report, cost_ledger]
 OPS_CHECKS = [cost_budget_check]
-OPS_JOBS = [observe_hf_revisions_job, tier2_eval_job, regression_report_job]
+OPS_JOBS = [observe_hf_revisions_job, tier2_eval_job, regression_report_job, preflight_job]
 OPS_SCHEDULES = [weekly_recuration_schedule, monthly_tier2_schedule]
 OPS_SENSORS = [recuration_sensor, regression_report_sensor]
 
