@@ -2,7 +2,8 @@
 
 A canonical solution passes, a wrong one fails, an endless loop fails (and is killed), for a
 handful of tasks; the whole wrapper (prompt -> model text -> evalplus sanitize -> sandbox check ->
-pass@1) runs with a scripted model whose answers are known.
+pass@1) runs with a scripted model whose answers are known. The prompt and sanitize steps alone:
+tests/unit/evals/test_evalplus_prompts.py.
 """
 
 from __future__ import annotations
@@ -13,15 +14,7 @@ from pathlib import Path
 import pytest
 
 from surrogate_dagster.evals.harness import humaneval_plus, mbpp_plus
-from surrogate_dagster.evals.harness.evalplus_core import (
-    EvalPlusConfig,
-    chat_request,
-    check_solutions,
-    compute_groundtruth,
-    evaluate,
-    load_problems,
-    sanitize_solution,
-)
+from surrogate_dagster.evals.harness.evalplus_core import EvalPlusConfig, check_solutions, compute_groundtruth, evaluate, load_problems
 from surrogate_dagster.paths import shared_dir
 from surrogate_dagster.sandbox import Sandbox
 from tests.support.scripted_model import ScriptedModel
@@ -81,16 +74,6 @@ def test_wrapper_end_to_end_with_known_answers(sandbox, humaneval):
     assert [s["passed_base"] for s in rep.samples] == [True, False, True, True, True]
     assert "Please provide a self-contained Python script" in model.seen[0].messages[0]["content"]
     assert model.seen[0].assistant_prefix.endswith("```python\n")
-
-
-def test_sanitize_keeps_the_entry_point_and_drops_chatter():
-    code = sanitize_solution("import math\n\ndef f(x):\n    return math.floor(x)\n\nprint(f(2.5))\n```\nThat's it.", "f")
-    assert "def f(x)" in code and "print(" not in code and "That's it" not in code
-
-
-def test_chat_request_matches_evalplus_prompt():
-    req = chat_request("def f():\n    pass\n", 100)
-    assert req.messages[0]["content"].endswith("```\ndef f():\n    pass\n```\n")
 
 
 def test_mbpp_plus_known_answers(sandbox, tmp_path):

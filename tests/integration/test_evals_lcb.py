@@ -1,6 +1,6 @@
 """LiveCodeBench wrapper: dated problems, cutoff filter, and known answers in the sandbox, for the
 offline stand-in (assert tests) and for LCB's own row format (functional + stdin, encoded private
-tests)."""
+tests). The stand-in's parsing and the encoded tests' refusals: tests/unit/evals/test_lcb_standin.py."""
 
 from __future__ import annotations
 
@@ -13,11 +13,10 @@ from datetime import date
 import pytest
 
 from surrogate_dagster.evals.harness import livecodebench as L
-from surrogate_dagster.paths import shared_dir
 from surrogate_dagster.sandbox import Sandbox
 from tests.support.scripted_model import ScriptedModel
+from tests.unit.evals.test_lcb_standin import problems
 
-STANDIN = shared_dir() / "data/benchmarks/leetcode_contests_20240121-Jul.OpenCoder.jsonl"
 GOOD = {
     "minimumPushes": "class Solution:\n    def minimumPushes(self, word: str) -> int:\n"
                      "        return sum(i // 8 + 1 for i in range(len(word)))\n",
@@ -34,11 +33,6 @@ def sandbox() -> Sandbox:
     return Sandbox()
 
 
-@pytest.fixture(scope="module")
-def problems():
-    return L.load_standin(STANDIN)
-
-
 def _lcb_row(qid: str, tests: list[dict], private_encoded: bool, starter: str = "", func: str = "") -> dict:
     public, private = tests[:1], tests[1:]
     priv = json.dumps(private)
@@ -48,14 +42,6 @@ def _lcb_row(qid: str, tests: list[dict], private_encoded: bool, starter: str = 
             "contest_id": "c", "contest_date": "2025-02-01T00:00:00", "starter_code": starter, "difficulty": "easy",
             "public_test_cases": json.dumps(public), "private_test_cases": priv,
             "metadata": json.dumps({"func_name": func} if func else {})}
-
-
-def test_standin_is_dated_and_parsed(problems):
-    assert len(problems) == 180
-    assert min(p.date for p in problems) == date(2023, 7, 2) and max(p.date for p in problems) == date(2024, 1, 21)
-    p = problems[0]
-    assert p.starter_code.startswith("class Solution:") and "Telephone keypads" in p.question
-    assert p.mode == "asserts" and "my_solution" in p.tests[0]
 
 
 def test_known_answers_standin(sandbox, problems):
@@ -111,9 +97,3 @@ def test_lcb_rows_functional_and_stdin(sandbox, tmp_path):
     assert res[2]["passed_tests"] == 1 and res[3]["passed_tests"] == 1
     req = L.build_request(ps[1], 64)
     assert "Read the inputs from stdin" in req.messages[1]["content"]
-
-
-def test_encoded_tests_refuse_code_objects():
-    evil = base64.b64encode(zlib.compress(pickle.dumps(OSError("x")))).decode()
-    with pytest.raises(pickle.UnpicklingError):
-        L._decode_tests(evil)

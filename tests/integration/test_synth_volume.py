@@ -6,28 +6,23 @@ Batches, and the cost projection prices a measured token profile."""
 from __future__ import annotations
 
 import json
-import math
 import re
 
-import pytest
-import yaml
 from dagster import materialize
 
 from surrogate_dagster.llm.batches import MessageBatchRunner
 from surrogate_dagster.llm.client import LLMClient
-from surrogate_dagster.llm.ledger import Price
 from surrogate_dagster.llm.local_server import MessagesServer
 from surrogate_dagster.llm.standin import StandInModel
-from surrogate_dagster.paths import ASSETS_DIR
 from surrogate_dagster.resources import ObjectStoreResource
 from surrogate_dagster.synth.assets import orchestrator_traces, synth_scenarios
-from surrogate_dagster.synth.config import resolve_llm, resolve_synth, synth_catalog
-from surrogate_dagster.synth.projection import CALL_KINDS, measure_profile, project
+from surrogate_dagster.synth.config import resolve_llm, resolve_synth
+from surrogate_dagster.synth.projection import project
 from surrogate_dagster.synth.resource import LLMResource, SynthSettings
-from surrogate_dagster.synth.scenarios import expand_scenarios, load_synth_config, make_scenario
+from surrogate_dagster.synth.scenarios import expand_scenarios, make_scenario
 from surrogate_dagster.synth.volume import synthesize_until_accepted
+from tests.unit.synth.test_synth_volume_config import CAT
 
-CAT = synth_catalog()
 SEEDS = {s["task"]: make_scenario(s, "seed") for s in CAT["seeds"]}
 PARALLEL = SEEDS["For our FastAPI billing API: add rate limiting per API key, structured JSON logging and a /healthz endpoint"]
 SOLO = SEEDS["Migrate this Dockerfile for the Flask API to a multi-stage build and get the final image under 200 MB"]
@@ -131,45 +126,6 @@ def test_scenario_writer_runs_as_message_batches(tmp_path):
     assert len(scen) == 70 and summary["shortfall"] == 0 and summary["rounds"] >= 3
     assert {r.label for r in srv.batch_items} == {"scenario_writer"}
     assert c.usage_by_role()["scenario_writer"]["batched_calls"] == len(srv.batch_items)
-
-
-def test_projection_prices_a_token_profile():
-    profile = {"planner": {"calls": 2, "batched_calls": 0, "input_tokens": 1000, "output_tokens": 500,
-                           "cache_creation_input_tokens": 100, "cache_read_input_tokens": 4000},
-               "judge": {"calls": 1, "batched_calls": 1, "input_tokens": 2000, "output_tokens": 50,
-                         "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}
-    models = {"planner": "claude-opus-4-1", "judge": "claude-opus-4-1"}
-    p = project(profile, models=models, prices=CAT["prices_per_mtok"], budget_usd=200, spent_usd=20)
-    opus = Price(15.0, 75.0)
-    planner = (1000 * 15 + 100 * 15 * 1.25 + 4000 * 15 * 0.1 + 500 * 75) / 1e6
-    judge = 0.5 * opus.cost(2000, 50)
-    assert p["by_kind"]["planner"]["usd_per_trace"] == pytest.approx(planner, abs=1e-6)
-    assert p["by_kind"]["judge"]["usd_per_trace"] == pytest.approx(judge, abs=1e-6)
-    assert p["projected_cost_per_trace_usd"] == pytest.approx(planner + judge, abs=1e-6)
-    assert p["traces_the_budget_buys"] == math.floor(180 / (planner + judge))
-    assert measure_profile({"judge": {"calls": 10, "batched_calls": 10, "input_tokens": 500}}, 5)["judge"] == {
-        "calls": 2.0, "batched_calls": 2.0, "input_tokens": 100.0, "output_tokens": 0.0,
-        "cache_creation_input_tokens": 0.0, "cache_read_input_tokens": 0.0}
-    with pytest.raises(ValueError, match="no accepted trace"):
-        measure_profile({}, 0)
-    # the catalog's measured profile covers every call kind and prices to a positive projection
-    cat = project(CAT["traces"]["measured_tokens_per_trace"], models=CAT["models"], prices=CAT["prices_per_mtok"],
-                  budget_usd=CAT["budget_usd"])
-    assert set(cat["by_kind"]) == set(CALL_KINDS) and cat["traces_the_budget_buys"] >= 500
-
-
-def test_traces_section_is_validated(tmp_path):
-    raw = yaml.safe_load((ASSETS_DIR / "synth.yaml").read_text())
-    raw["traces"]["measured_tokens_per_trace"].pop("judge_2")
-    bad = tmp_path / "synth.yaml"
-    bad.write_text(yaml.safe_dump(raw))
-    with pytest.raises(ValueError, match="every call kind"):
-        load_synth_config(bad)
-    raw = yaml.safe_load((ASSETS_DIR / "synth.yaml").read_text())
-    raw["traces"]["max_attempts_per_scenario"] = 0
-    bad.write_text(yaml.safe_dump(raw))
-    with pytest.raises(ValueError, match="max_attempts_per_scenario"):
-        load_synth_config(bad)
 
 
 def test_traces_asset_records_target_attempts_stop_reason_and_projection(tmp_path):
