@@ -1,7 +1,8 @@
 """Serving rules (training/serving.py) and loadable pushes (training/publish.py), on a tiny Qwen2.
 
-- the rules: DoRA, modules_to_save, a rank over the server's limit, LoRA bias, modules vLLM has no
-  LoRA for -> merged; a plain LoRA within limits -> adapter; the stage files decide as planned;
+- the rules (tests/unit/training/test_serving_form.py): DoRA, modules_to_save, a rank over the
+  server's limit, LoRA bias, modules vLLM has no LoRA for -> merged; a plain LoRA within limits ->
+  adapter; the stage files decide as planned;
 - the served form computes what the PEFT adapter model computes: a DoRA adapter merged
   (merge_and_unload, as the trainer's merge-lora), a plain LoRA served as the adapter;
 - every pushed repo loads the way a user loads it: merged repos with AutoModelForCausalLM, adapters

@@ -2,7 +2,8 @@
 exactly the changed source's partitions after its pin moves, the cross-source step once those
 have run, and nothing while every observed revision is unchanged. Evaluated with Dagster's own
 `evaluate_automation_conditions` against an ephemeral instance, the requested runs executed with
-`materialize` as the daemon would."""
+`materialize` as the daemon would (which assets carry conditions:
+tests/unit/operations/test_automation_conditions.py)."""
 
 import pytest
 from dagster import AssetKey, AssetMaterialization, DagsterInstance, Definitions, evaluate_automation_conditions, materialize

@@ -1,4 +1,5 @@
-"""Readers check what markers and pointers promise; the planner re-plans outputs that are gone."""
+"""The planner re-plans outputs that are gone (the readers' checks of what markers and pointers promise:
+tests/unit/storage/test_step_outputs.py)."""
 
 from __future__ import annotations
 

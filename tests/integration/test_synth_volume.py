@@ -1,7 +1,7 @@
 """Synthesis at volume against the local Messages server (stand-in model, real SDK): rejected
 traces are sampled again until the target is accepted, the budget guard and the attempt limit
 stop the loop with their stop_reason, the judges and the scenario writer go through Message
-Batches, and the cost projection prices a measured token profile."""
+Batches (the cost projection of a token profile: tests/unit/synth/test_synth_volume_config.py)."""
 
 from __future__ import annotations
 

@@ -2,6 +2,7 @@
 (killed, retried) does not change what the resumed run reads; the next run after it finished does.
 
 The trainer is tests/support/training_fake_trainer.py (test_training_pipes.py), so this runs in seconds.
+The record-and-read rules alone: tests/unit/training/test_run_inputs_rules.py.
 """
 
 from __future__ import annotations
