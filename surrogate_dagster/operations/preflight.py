@@ -21,7 +21,8 @@ so one run shows every problem at once. Groups (names for ``skip``):
 - ``gpu``: CUDA is visible (``nvidia-smi -L``, else torch in the trainer's interpreter), vLLM imports
   in the interpreter of ``phases.serving.vllm.command[0]``, axolotl imports in the trainer's
   interpreter (``phases.training.python``, else this process's interpreter: the image's when run
-  inside it), and the training work dir has ``phases.preflight.min_free_disk_gb`` free
+  inside it), and the training work dir (``phases.training.work_dir``, else its ``k8s.work_dir``) has
+  ``phases.preflight.min_free_disk_gb`` free
   (default 400 GB on a GPU profile, 5 GB on a CPU one).
 
 The Hub endpoint is ``HF_ENDPOINT`` read at call time (default https://huggingface.co). Nothing
@@ -505,7 +506,8 @@ def gpu_rows(profile: Profile, skip: bool = False) -> list[Row]:
     rc, out = _import_probe(trainer_py, "axolotl", cfg.command_timeout_s)
     rows.append(Row("gpu.axolotl", trainer_py, OK if rc == 0 else FAIL,
                     out if rc == 0 else f"import axolotl failed: {out}"))
-    work = resolve_repo_path(str(training.get("work_dir") or "var/training"))
+    work_dir = training.get("work_dir") or (training.get("k8s") or {}).get("work_dir") or "var/training"
+    work = resolve_repo_path(str(work_dir))
     probe = work
     while not probe.exists() and probe != probe.parent:
         probe = probe.parent
