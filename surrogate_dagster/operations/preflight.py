@@ -316,6 +316,15 @@ def _gated_row(repo: str, sha: str, token: str | None, user: str | None, scrub: 
 
 # --------------------------------------------------------------------------------------- S3
 
+
+def refuses_abort_rule(endpoint_url: str | None) -> bool:
+    """Whether the S3 provider at ``endpoint_url`` refuses AbortIncompleteMultipartUpload rules
+    (Wasabi, by its host name)."""
+    from urllib.parse import urlparse
+
+    host = urlparse(endpoint_url or "").hostname or ""
+    return host == "wasabisys.com" or host.endswith(".wasabisys.com")
+
 def s3_rows(profile: Profile, scrub: Callable | None = None) -> list[Row]:
     """head_bucket with the profile's keys; the abort-incomplete-multipart rule on the bucket."""
     scrub = scrub or _scrubber(profile)
@@ -359,7 +368,12 @@ def s3_rows(profile: Profile, scrub: Callable | None = None) -> list[Row]:
     except BotoCoreError as exc:
         return rows + [Row("s3.lifecycle", cfg.bucket, FAIL, scrub(exc))]
     rule = next((r for r in rules if r.get("ID") == RULE_ID), None)
-    if rule is None or rule.get("Status") != "Enabled" or "AbortIncompleteMultipartUpload" not in rule:
+    if rule is None and refuses_abort_rule(cfg.endpoint_url):
+        # Wasabi refuses the AbortIncompleteMultipartUpload action (storage/s3_maintenance.py): the
+        # stale-upload sweep every store set-up runs is what bounds the parts billed there.
+        rows.append(Row("s3.lifecycle", cfg.bucket, OK, "no rule: the provider refuses it; stale multipart "
+                                                        "uploads are swept at store set-up"))
+    elif rule is None or rule.get("Status") != "Enabled" or "AbortIncompleteMultipartUpload" not in rule:
         state = "absent" if rule is None else "present but not an enabled AbortIncompleteMultipartUpload rule"
         rows.append(Row("s3.lifecycle", cfg.bucket, FAIL, f"rule {RULE_ID} {state}; {fix}"))
     else:

@@ -54,3 +54,11 @@ def test_plan_pro_user_or_paid_org():
     assert _plan_row(free, "axentx", "alice", "free").status == OK
     team = {"isPro": False, "orgs": [{"name": "axentx", "plan": "team"}]}
     assert _plan_row(team, "axentx", "alice", "pro").status == OK
+
+
+def test_wasabi_is_known_to_refuse_the_abort_rule():
+    from surrogate_dagster.operations.preflight import refuses_abort_rule
+
+    assert refuses_abort_rule("https://s3.eu-central-1.wasabisys.com")
+    assert not refuses_abort_rule("http://127.0.0.1:9000") and not refuses_abort_rule(None)
+    assert not refuses_abort_rule("https://wasabisys.com.evil.example")
