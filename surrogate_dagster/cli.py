@@ -331,15 +331,25 @@ def _run_all(instance, guard, select: list[str] | None, fail_fast: bool, log_lev
     return 1 if n_failed else 0
 
 
-def pin_revisions(names: list[str] | None, ref: str, catalog: str | None) -> int:
+def pin_revisions(names: list[str] | None, ref: str, catalog: str | None, offline_pins: bool = False,
+                  profile_name: str | None = None) -> int:
     """Pin catalog entries to the commit `ref` resolves to on the active profile's hub."""
     from .catalog import load_profile
-    from .catalog.pins import pin_sources
+    from .catalog.pins import offline_mirror_pins, pin_sources
     from .hub import make_hub
     from .paths import ASSETS_DIR
 
-    profile = load_profile()
+    profile = load_profile(profile_name)
     path = Path(catalog) if catalog else ASSETS_DIR / "sources.yaml"
+    if offline_pins:  # every offline-mirror pin, re-resolved on the profile's hub in one go
+        names = sorted(set(names or []) | set(offline_mirror_pins(path.read_text(encoding="utf-8"))))
+        if not names:
+            print(f"{path}: no offline-mirror pin left")
+            return 0
+        if profile.hub.mode == "offline":
+            print(f"profile {profile.name!r} reads an offline mirror: its shas are not Hub commits; "
+                  "pass --profile with an online hub", file=sys.stderr)
+            return 2
     changes = pin_sources(path, make_hub(profile.hub), names, ref, offline=profile.hub.mode == "offline")
     for c in changes:
         print(f"{c.name}: {c.hf_id} {c.ref} -> {c.new} (was {c.old or 'unset'})")
@@ -374,6 +384,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="entry to (re)pin; repeatable (default: every unpinned entry)")
     p.add_argument("--ref", default="main", help="branch or refs/... to resolve (default: main)")
     p.add_argument("--catalog", help="the sources file (default: assets/sources.yaml)")
+    p.add_argument("--all", action="store_true", dest="offline_pins",
+                   help="every entry still marked 'offline-mirror pin' (needs a profile with an online hub)")
+    p.add_argument("--profile", help="profile whose hub resolves the refs (default: SURROGATE_PROFILE or local)")
     f = sub.add_parser("preflight", help="read-only checks of a profile's accounts, pins, bucket, models and GPU host")
     f.add_argument("--profile", help="profile name or YAML path (default: SURROGATE_PROFILE or local)")
     f.add_argument("--skip", action="append", default=[], metavar="GROUP",
@@ -389,7 +402,7 @@ def main(argv: list[str] | None = None) -> int:
             print("\ninterrupted", file=sys.stderr)
             return 130
     if args.cmd == "pin-revisions":
-        return pin_revisions(args.sources, args.ref, args.catalog)
+        return pin_revisions(args.sources, args.ref, args.catalog, args.offline_pins, args.profile)
     return 2
 
 

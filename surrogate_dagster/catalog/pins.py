@@ -41,6 +41,17 @@ def catalog_entries(text: str) -> dict[str, dict]:
             if isinstance(e, dict) and "name" in e}
 
 
+def offline_mirror_pins(text: str) -> list[str]:
+    """The entries of a sources.yaml text whose revision line carries OFFLINE_NOTE, in file order."""
+    lines = text.splitlines()
+    out = []
+    for name in catalog_entries(text):
+        start, end = _entry_span(lines, name)
+        if any(OFFLINE_NOTE in line and line.lstrip().startswith("revision:") for line in lines[start:end]):
+            out.append(name)
+    return out
+
+
 def _entry_span(lines: list[str], name: str) -> tuple[int, int]:
     """[start, end) line range of the list entry `- name: <name>`."""
     start = None

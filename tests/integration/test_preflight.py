@@ -235,3 +235,25 @@ def test_preflight_job_fails_listing_every_problem(green, env, monkeypatch):
     assert GATED in failure.description and "claude-unknown-1" in failure.description
     assert BOB not in failure.description
 
+
+
+def test_pin_revisions_all_re_pins_every_offline_mirror_pin_on_the_hub(env, tmp_path, capsys):
+    """`pin-revisions --all` against the local Hub: every entry marked offline-mirror gets the
+    Hub's commit in one command, and the pins preflight then checks all resolve."""
+    from surrogate_dagster.catalog.pins import offline_mirror_pins
+
+    path = tmp_path / "sources.yaml"
+    shutil.copyfile(ASSETS_DIR / "sources.yaml", path)
+    marked = offline_mirror_pins(path.read_text())
+    assert marked
+    profile = write_profile(env, tmp_path)
+    assert cli_main(["pin-revisions", "--all", "--catalog", str(path), "--profile", str(profile)]) == 0
+    out = capsys.readouterr().out
+    assert all(f"{name}: " in out for name in marked)
+    assert offline_mirror_pins(path.read_text()) == []
+    from surrogate_dagster.catalog import load_profile
+
+    rows = [r for r in run_preflight(load_profile(str(profile)), skip={"gpu", "s3", "anthropic", "hf"},
+                                     sources_path=path)
+            if r.check == "hub.pin" and any(r.target.startswith(n + " ") for n in marked)]
+    assert len(rows) == len(marked) and {r.status for r in rows} == {OK}, [r for r in rows if r.status != OK]

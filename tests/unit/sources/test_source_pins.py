@@ -184,3 +184,25 @@ def test_recuration_is_stopped_unless_the_profile_turns_it_on():
     bad = prod.model_copy(update={"phases": {"ops": {"scheduled_recuration": "yes"}}})
     with pytest.raises(ValueError, match="scheduled_recuration must be true or false"):
         recuration_enabled(bad)
+
+
+def test_offline_mirror_pins_are_found_and_all_re_pinned_at_once(tmp_path):
+    from surrogate_dagster.catalog.pins import offline_mirror_pins
+
+    p = _write(tmp_path, YAML)
+    pin_sources(p, _Hub(), ["alpha", "gamma"], offline=True)  # two offline-mirror pins
+    pin_sources(p, _Hub(), ["beta"])                          # one online pin
+    assert offline_mirror_pins(p.read_text()) == ["alpha", "gamma"]
+    hub = _Hub()
+    changes = pin_sources(p, hub, offline_mirror_pins(p.read_text()))
+    assert [c.name for c in changes] == ["alpha", "gamma"] and [h for h, _ in hub.calls] == ["org/alpha", "org/gamma"]
+    assert offline_mirror_pins(p.read_text()) == [] and OFFLINE_NOTE not in p.read_text()
+    # the shipped catalog: every entry marked offline-mirror is found
+    shipped = (ASSETS_DIR / "sources.yaml").read_text()
+    assert len(offline_mirror_pins(shipped)) == sum(OFFLINE_NOTE in line for line in shipped.splitlines()) > 0
+
+
+def test_cli_all_refuses_an_offline_hub(tmp_path, capsys):
+    p = _write(tmp_path, (ASSETS_DIR / "sources.yaml").read_text())
+    assert cli_main(["pin-revisions", "--all", "--catalog", str(p), "--profile", "local"]) == 2
+    assert "offline mirror" in capsys.readouterr().err
