@@ -58,4 +58,19 @@ def test_bad_metadata_and_config_are_errors():
 
 def test_production_profile_prices():
     cfg = CostConfig.from_profile_section(load_profile("production").phases["ops"])
-    assert cfg.cash_usd == 400 and cfg.monthly_usd == 15 and cfg.gpu_usd_per_hour > 0
+    assert cfg.cash_usd == 400 and cfg.monthly_usd == 20 and cfg.gpu_usd_per_hour > 0
+
+
+def test_production_budget_holds_the_runbooks_monthly_items_from_day_one():
+    """Nothing spent yet: Wasabi's minimum charge and HF PRO alone must not warn or fail; a TB
+    stored beyond the minimum does warn."""
+    from datetime import date
+
+    from surrogate_dagster.operations.costs import budget_status, build_ledger
+
+    cfg = CostConfig.from_profile_section(load_profile("production").phases["ops"])
+    day_one = build_ledger([], cfg, today=cfg.start or date(2026, 1, 5))
+    assert day_one["totals"]["monthly_usd"] == pytest.approx(15.99)
+    assert budget_status(day_one, cfg)[0] == "ok"
+    two_tb = [{"asset": "raw", "partition": None, "storage_id": 1, "metadata": {"bytes": 2_000_000_000_000}}]
+    assert budget_status(build_ledger(two_tb, cfg, today=cfg.start), cfg)[0] in ("warn", "fail")
