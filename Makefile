@@ -1,7 +1,8 @@
 # The two commands of the README. Both do all set-up on a fresh machine.
 #   make run   create the environment, then materialize the whole asset graph (local profile)
 #   make test  create the environment, then run the test suite (every tier: tests/unit, tests/integration,
-#              tests/env) in TEST_WORKERS pytest-xdist workers, each test file whole on one worker
+#              tests/env) in TEST_WORKERS pytest-xdist workers, each test file whole on one worker; then,
+#              alone, the tests marked timing (they assert on wall-clock time)
 # For maintainers: make test-unit runs the unit tier alone (pure logic, no other environment).
 PY ?= python3
 VENV := .venv
@@ -79,7 +80,8 @@ run: setup
 
 test: setup
 	bash scripts/install_ui_deps.sh   # Debian chromium + chromedriver for the UI test
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not timing"
+	$(BIN)/python -m pytest -q -m timing   # wall-clock bounds, on an otherwise idle machine
 
 test-unit: $(STAMP)
 	$(BIN)/python -m pytest -q tests/unit

@@ -183,6 +183,7 @@ HOSTILE_TEXT = {
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.timing
 @pytest.mark.parametrize("name", list(HOSTILE_TEXT))
 def test_adversarial_text_parses_in_linear_time(name):
     fn, piece = HOSTILE_TEXT[name]
@@ -195,6 +196,7 @@ def test_adversarial_text_parses_in_linear_time(name):
     assert t_big < 8 * t_small + 0.02, f"{name}: {t_small:.4f}s on 50 KB vs {t_big:.4f}s on 200 KB"
 
 
+@pytest.mark.timing
 def test_many_duplicate_tool_names_are_reported_in_linear_time():
     many = [{"name": f"t{i % 20_000}"} for i in range(40_000)]
     t0 = time.perf_counter()
@@ -259,6 +261,7 @@ def _busy(seconds: float) -> None:
         pass
 
 
+@pytest.mark.timing
 def test_slow_adapter_is_cut_off_at_the_row_budget(tmp_path, monkeypatch):
     real = code_sft.adapt_codefeedback_filtered
 
@@ -276,6 +279,7 @@ def test_slow_adapter_is_cut_off_at_the_row_budget(tmp_path, monkeypatch):
     assert time.monotonic() - t0 < 3.5  # interrupted near the 1 s budget, not run to the end
 
 
+@pytest.mark.timing
 def test_budget_is_measured_where_no_alarm_can_be_used():
     from surrogate_dagster.sources.adapters.guard import convert_row
 

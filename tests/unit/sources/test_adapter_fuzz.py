@@ -27,6 +27,9 @@ from surrogate_dagster.sources.adapters.base import ROLES, AdapterContext, Quara
 from surrogate_dagster.sources.hermes import parse_tool_calls, parse_tool_responses
 from surrogate_dagster.storage.parquet_io import rows_to_parquet_bytes
 
+# each example has a wall-clock deadline (hypothesis): run alone, after the parallel run
+pytestmark = pytest.mark.timing
+
 HUB = Path(__file__).resolve().parents[3] / "fixtures" / "hub" / "datasets"
 ADAPTERS = registry()
 # Sources whose rows carry Hermes tool calls: every call must parse and name a declared tool.
