@@ -38,28 +38,37 @@ class Price:
 
     input_per_mtok: float
     output_per_mtok: float
+    cache_write_per_mtok: float | None = None  # None: CACHE_WRITE_MULTIPLIER x input
+    cache_read_per_mtok: float | None = None   # None: CACHE_READ_MULTIPLIER x input
 
     def cost(self, input_tokens: int, output_tokens: int, cache_write_tokens: int = 0, cache_read_tokens: int = 0,
              batch: bool = False) -> float:
         """Dollars for the given token counts. ``input_tokens`` are the uncached input tokens (the
-        API's ``usage.input_tokens``); cache writes and reads are priced with their multipliers;
-        ``batch`` applies the Message Batches discount to all of it."""
+        API's ``usage.input_tokens``); cache writes and reads at the model's own cache prices where
+        the price list gives them, else with the standard multipliers; ``batch`` applies the
+        Message Batches discount to all of it."""
+        write = self.cache_write_per_mtok if self.cache_write_per_mtok is not None \
+            else self.input_per_mtok * CACHE_WRITE_MULTIPLIER
+        read = self.cache_read_per_mtok if self.cache_read_per_mtok is not None \
+            else self.input_per_mtok * CACHE_READ_MULTIPLIER
         usd = (input_tokens * self.input_per_mtok
-               + cache_write_tokens * self.input_per_mtok * CACHE_WRITE_MULTIPLIER
-               + cache_read_tokens * self.input_per_mtok * CACHE_READ_MULTIPLIER
+               + cache_write_tokens * write
+               + cache_read_tokens * read
                + output_tokens * self.output_per_mtok) / 1e6
         return usd * BATCH_DISCOUNT if batch else usd
 
     @classmethod
     def parse(cls, model: str, value: Any) -> "Price":
-        """From ``{"input": 15, "output": 75}`` (per MTok) or a Price; clear error otherwise."""
+        """From ``{"input": 4, "output": 20}`` (per MTok; optional ``cache_write``, ``cache_read``)
+        or a Price; clear error otherwise."""
         if isinstance(value, Price):
             return value
         if isinstance(value, dict) and {"input", "output"} <= set(value):
             inp, out = float(value["input"]), float(value["output"])
-            if inp < 0 or out < 0:
+            cw, cr = (None if value.get(k) is None else float(value[k]) for k in ("cache_write", "cache_read"))
+            if min(inp, out, *(x for x in (cw, cr) if x is not None)) < 0:
                 raise ValueError(f"price for {model!r} is negative: {value}")
-            return cls(inp, out)
+            return cls(inp, out, cw, cr)
         raise ValueError(f"price for {model!r} must be {{'input': $/MTok, 'output': $/MTok}}, got {value!r}")
 
 

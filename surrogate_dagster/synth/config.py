@@ -52,6 +52,8 @@ class PriceCfg(Strict):
 
     input: float = Field(ge=0)
     output: float = Field(ge=0)
+    cache_write: float | None = Field(default=None, ge=0, description="5-minute cache write; null: 1.25x input")
+    cache_read: float | None = Field(default=None, ge=0, description="cache hit; null: 0.1x input")
 
 
 class LLMProfile(Strict):
@@ -134,8 +136,8 @@ def resolve_llm(section: dict[str, Any] | None, catalog: dict[str, Any]) -> Reso
     prof = LLMProfile(**(section or {}))
     models = {**catalog.get("models", {}), **prof.models}
     max_tokens = {**catalog.get("max_tokens", {}), **prof.max_tokens}
-    prices = {m: PriceCfg(**p).model_dump() for m, p in catalog.get("prices_per_mtok", {}).items()}
-    prices.update({m: p.model_dump() for m, p in prof.prices_per_mtok.items()})
+    prices = {m: PriceCfg(**p).model_dump(exclude_none=True) for m, p in catalog.get("prices_per_mtok", {}).items()}
+    prices.update({m: p.model_dump(exclude_none=True) for m, p in prof.prices_per_mtok.items()})
     problems = [f"no model for role {r!r}" for r in ROLES if r not in models]
     problems += [f"no max_tokens for role {r!r}" for r in ROLES if r not in max_tokens]
     problems += [f"no price for model {m!r} (role {r})" for r, m in models.items() if m not in prices]

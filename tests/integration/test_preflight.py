@@ -28,7 +28,7 @@ ALICE = "hf_alice_rehearsal_token_0123456789abcdef"    # accepted the gated repo
 BOB = "hf_bob_rehearsal_token_0123456789abcdef"        # has not
 LLM_KEY = "sk-ant-rehearsal-key-0123456789abcdef0123"
 GATED = "Salesforce/xlam-function-calling-60k"
-MODELS = ["claude-opus-4-1", "claude-sonnet-4-5"]
+MODELS = ["claude-opus-5-5", "claude-sonnet-5-5"]
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,6 @@ import math
 import pytest
 import yaml
 
-from surrogate_dagster.llm.ledger import Price
 from surrogate_dagster.paths import ASSETS_DIR
 from surrogate_dagster.synth.config import synth_catalog
 from surrogate_dagster.synth.projection import CALL_KINDS, measure_profile, project
@@ -23,11 +22,11 @@ def test_projection_prices_a_token_profile():
                            "cache_creation_input_tokens": 100, "cache_read_input_tokens": 4000},
                "judge": {"calls": 1, "batched_calls": 1, "input_tokens": 2000, "output_tokens": 50,
                          "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}
-    models = {"planner": "claude-opus-4-1", "judge": "claude-opus-4-1"}
+    models = {"planner": "claude-opus-5-5", "judge": "claude-opus-5-5"}
     p = project(profile, models=models, prices=CAT["prices_per_mtok"], budget_usd=200, spent_usd=20)
-    opus = Price(15.0, 75.0)
-    planner = (1000 * 15 + 100 * 15 * 1.25 + 4000 * 15 * 0.1 + 500 * 75) / 1e6
-    judge = 0.5 * opus.cost(2000, 50)
+    # Opus 5.5's list prices: $4 in, $20 out, its own cache prices $5 (write) and $0.20 (read)
+    planner = (1000 * 4 + 100 * 5.0 + 4000 * 0.2 + 500 * 20) / 1e6
+    judge = 0.5 * (2000 * 4 + 50 * 20) / 1e6
     assert p["by_kind"]["planner"]["usd_per_trace"] == pytest.approx(planner, abs=1e-6)
     assert p["by_kind"]["judge"]["usd_per_trace"] == pytest.approx(judge, abs=1e-6)
     assert p["projected_cost_per_trace_usd"] == pytest.approx(planner + judge, abs=1e-6)
