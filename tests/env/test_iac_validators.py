@@ -3,7 +3,6 @@ checks, good ones pass, and the grader scores the bad ones lower."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 import yaml
@@ -11,7 +10,6 @@ import yaml
 from surrogate_dagster.sandbox.iac import IacScanner, checkov_python
 from surrogate_dagster.synth.graders import Grader, GradingTask, iac_checks, load_devsecops_tasks
 
-SYNTH_YAML = Path(__file__).resolve().parents[2] / "assets" / "synth.yaml"
 
 needs_checkov = pytest.mark.skipif(checkov_python() is None, reason="checkov venv absent (.venv-checkov): make setup")
 
@@ -73,23 +71,6 @@ spec:
 BAD_DOCKERFILE = "FROM ubuntu:latest\nADD app.tar.gz /app\nEXPOSE 22\nCMD [\"/app/run\"]\n"
 GOOD_DOCKERFILE = ("FROM python:3.12-slim\nCOPY app /app\nRUN useradd --uid 10001 app\nUSER 10001\n"
                    "EXPOSE 8000\nCMD [\"python\", \"/app/main.py\"]\n")
-
-
-def test_synth_yaml_says_what_checkov_stands_for_and_what_it_does_not_cover():
-    text = SYNTH_YAML.read_text()
-    section = text[text.index("iac_scanner") - 1500:]
-    for word in ("tflint", "prowler", "NOT covered", "LIVE cloud account"):
-        assert word in section, word
-    cfg = yaml.safe_load(text)["exec_pairs"]["iac_scanner"]
-    assert cfg["tool"] == "checkov" and set(cfg["checks"]) == {"terraform", "kubernetes", "dockerfile"}
-    assert iac_checks() == cfg["checks"]
-
-
-def test_scanner_refuses_unknown_frameworks_and_file_names():
-    with pytest.raises(ValueError, match="unknown frameworks"):
-        IacScanner({"helm": ["CKV_K8S_1"]})
-    with pytest.raises(ValueError, match="no framework"):
-        IacScanner({"terraform": ["CKV_AWS_20"]}).scan({"0/x.tf.json": "{}"})
 
 
 @needs_checkov

@@ -3,7 +3,6 @@ tests/unit/sources/test_cap_sampling.py)."""
 
 from __future__ import annotations
 
-
 from dagster import materialize
 
 from surrogate_dagster.paths import FIXTURES_DIR

@@ -11,14 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from surrogate_dagster.inference import (
-    GenRequest,
-    ModelRef,
-    TransformersInference,
-    VLLMServerInference,
-    cut_at_stop,
-    render_prompt,
-)
+from surrogate_dagster.inference import GenRequest, ModelRef, TransformersInference, VLLMServerInference, render_prompt
 from surrogate_dagster.evals.tiny_model import build_tiny_qwen2
 from surrogate_dagster.inference.server import ServerSpec, serve_command
 
@@ -76,11 +69,6 @@ def test_lora_adapter_is_applied_without_merging(tiny, client, tmp_path):
     req = [GenRequest(messages=MSG, max_new_tokens=16)]
     assert with_adapter.generate(req)[0].text != client.generate(req)[0].text
     assert with_adapter.describe()["adapter_dir"].endswith("adapter")
-
-
-def test_cut_at_stop():
-    assert cut_at_stop("abc\nSTOP def", ["STOP", "\nX"]) == ("abc\n", True)
-    assert cut_at_stop("abc", ["Z"]) == ("abc", False)
 
 
 class _Completions(BaseHTTPRequestHandler):

@@ -11,7 +11,7 @@ from surrogate_dagster.evals.config import EvalsProfile, load_eval_catalog
 from surrogate_dagster.evals.harness import humaneval_plus
 from surrogate_dagster.evals.harness.evalplus_core import load_problems
 from surrogate_dagster.evals.reports import read_samples, read_summary, write_report
-from surrogate_dagster.evals.runner import EvalEnv, run_tier1, sample_prompts
+from surrogate_dagster.evals.runner import EvalEnv, run_tier1
 from surrogate_dagster.storage import LocalObjectStore
 from tests.support.scripted_model import ScriptedModel
 
@@ -53,13 +53,3 @@ def test_reports_round_trip(env):
     s = write_report(e.store, "stage1_checkpoint", "bfcl", rep, {"revision": "abc"})
     assert read_summary(e.store, "stage1_checkpoint", "bfcl") == json.loads(json.dumps(s, default=str))
     assert len(read_samples(e.store, s)) == rep.n_items and "samples" not in s
-
-
-def test_sample_prompts_stop_before_the_first_answer():
-    rows = [{"id": i, "source": "s", "messages": [{"role": "system", "content": "sys"},
-                                                  {"role": "user", "content": f"q{i}"},
-                                                  {"role": "assistant", "content": "secret answer"}]}
-            for i in range(10)] + [{"id": "dpo", "source": "d", "prompt": [{"role": "user", "content": "p"}]}]
-    out = sample_prompts(rows, 5, seed=1)
-    assert len(out) == 5 and all(m["role"] != "assistant" for p in out for m in p["messages"])
-    assert sample_prompts(rows, 5, seed=1) == out and len(sample_prompts(rows, 100, 0)) == 11

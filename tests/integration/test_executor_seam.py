@@ -8,11 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from surrogate_dagster.catalog import load_profile
 from surrogate_dagster.curation.ast_validity import check_row_code
 from surrogate_dagster.curation.blocks import BlockStats, run_blocks
 from surrogate_dagster.curation.executor import apply_blocks, as_block
-from surrogate_dagster.runtime.executors import executor_settings, make_executor, validate_settings
 
 GOOD = "def f(x):\n    return x + 1"
 BAD = "def f(x)\n    return x +"
@@ -42,26 +40,6 @@ def _rows(n: int = 24) -> list[dict]:
 
 
 BLOCKS = (check_row_code, TooLong(150))
-
-
-def test_settings_kinds_and_profiles() -> None:
-    validate_settings({"kind": "in_process"})
-    validate_settings({"kind": "pool", "workers": 2, "chunk_rows": 8})
-    with pytest.raises(ValueError, match="unknown keys"):
-        validate_settings({"kind": "in_process", "workers": 2})
-    with pytest.raises(ValueError, match="runs without datatrove"):
-        make_executor([], {"kind": "pool"}, "/tmp/unused")
-    assert executor_settings(load_profile("local"))["kind"] in ("in_process", "pool", "local")
-    prod = executor_settings(load_profile("production"))
-    assert prod["kind"] == "ray" and prod["io_root"].startswith("s3://")
-
-
-def test_profile_setting_reaches_the_curation_resource() -> None:
-    from surrogate_dagster.curation.resource import curation_resources
-
-    for name in ("local", "production"):
-        profile = load_profile(name)
-        assert curation_resources(profile)["curation"].datatrove_executor == executor_settings(profile)
 
 
 def test_same_decisions_on_every_executor(tmp_path) -> None:

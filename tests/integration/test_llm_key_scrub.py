@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-import secrets
-import string
 import threading
 import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -19,19 +17,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from surrogate_dagster.llm.breaker import CircuitOpenError
-from surrogate_dagster.llm.client import KEY_WINDOW, LLMClient, LLMError, MalformedReply, RetriesExhausted, scrub
+from surrogate_dagster.llm.client import LLMClient, LLMError, MalformedReply, RetriesExhausted
+from tests.unit.llm.test_key_scrub_rules import GATEWAY_TOKEN, KEY, leaked
 
 MODELS = {"planner": "claude-opus-4-1"}
 PRICES = {"claude-opus-4-1": {"input": 15.0, "output": 75.0}}
-ALPHABET = string.ascii_letters + string.digits + "-_"
-KEY = "sk-ant-api03-" + "".join(secrets.choice(ALPHABET) for _ in range(93)) + "AA"
-GATEWAY_TOKEN = "gw_" + "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(40))
-
-
-def leaked(text: str, secret: str = KEY) -> list[str]:
-    """The 16-character windows of ``secret`` found in ``text``."""
-    return [secret[i:i + KEY_WINDOW] for i in range(len(secret) - KEY_WINDOW + 1)
-            if secret[i:i + KEY_WINDOW] in text]
 
 
 class EchoGateway:
@@ -150,13 +140,3 @@ def test_failed_asset_event_log_holds_no_key(monkeypatch):
             logs = "\n".join(serialize_value(e) for e in instance.all_logs(result.run_id))
     assert "HTTP 401" in logs
     assert not leaked(logs), "the key reached Dagster's event log"
-
-
-def test_scrub_rules():
-    body = (f'{{"x-api-key": "{KEY}", "authorization": "Bearer {GATEWAY_TOKEN}"}} '
-            f"Authorization: Basic dXNlcjpwYXNzd29yZA== key cut: {KEY[20:60]} "
-            "aws AKIA7QX2M4RT9LPZ3KVW")
-    out = scrub(body, (KEY,))
-    assert not leaked(out) and GATEWAY_TOKEN not in out and "dXNlcjpwYXNzd29yZA" not in out
-    assert "AKIA7QX2M4RT9LPZ3KVW" not in out  # the sanitizer's secret rules run too
-    assert scrub("HTTP 500: overloaded, try later") == "HTTP 500: overloaded, try later"

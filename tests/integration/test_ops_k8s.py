@@ -9,25 +9,13 @@ from pathlib import Path
 
 import kubernetes
 import yaml
-from dagster._config import process_config
-from dagster._core.instance.config import dagster_instance_config
 from dagster_k8s import K8sRunLauncher
 from dagster_k8s.models import k8s_model_from_dict
 
 from surrogate_dagster.catalog import load_profile
-from surrogate_dagster.runtime.k8s import helm_values, instance_yaml, k8s_settings, main, training_pod_spec
+from surrogate_dagster.runtime.k8s import helm_values, k8s_settings, main, training_pod_spec
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def test_instance_yaml_is_a_valid_dagster_instance(tmp_path):
-    s = k8s_settings(load_profile("production"))
-    (tmp_path / "dagster.yaml").write_text(instance_yaml(s))
-    cfg, _ = dagster_instance_config(str(tmp_path))
-    assert cfg["run_launcher"]["class"] == "K8sRunLauncher" and cfg["run_retries"]["max_retries"] == 2
-    res = process_config(K8sRunLauncher.config_type(), cfg["run_launcher"]["config"])
-    assert res.success, res.errors
-    assert k8s_settings(load_profile("local")) is None and training_pod_spec(load_profile("local")) is None
 
 
 def test_the_one_gpu_pod_spec_is_a_kubernetes_pod_spec_and_the_trainers():

@@ -5,29 +5,13 @@ Also the weekly / monthly schedules and the gate-failure sensor."""
 import json
 
 import pytest
-from dagster import (
-    AssetCheckResult,
-    AssetExecutionContext,
-    AssetKey,
-    AssetRecordsFilter,
-    DagsterInstance,
-    Definitions,
-    MaterializeResult,
-    SensorResult,
-    SkipReason,
-    asset,
-    asset_check,
-    build_schedule_context,
-    build_sensor_context,
-    materialize,
-)
+from dagster import AssetCheckResult, AssetExecutionContext, AssetKey, AssetRecordsFilter, DagsterInstance, Definitions, MaterializeResult, SensorResult, SkipReason, asset, asset_check, build_sensor_context, materialize
 
 from surrogate_dagster.operations import OPS_JOBS
 from surrogate_dagster.operations.lineage_report import report_link_metadata
 from surrogate_dagster.runtime.planning import describe, execute_plan, stale_plan
 from surrogate_dagster.sources.revisions import hf_revisions, mirrored_revisions, observed_revisions
 from surrogate_dagster.operations.lineage_report import regression_report_job
-from surrogate_dagster.operations.schedules import weekly_recuration_schedule
 from surrogate_dagster.operations.sensors import regression_report_sensor
 from surrogate_dagster.operations.sensors import revision_backfill_sensor as recuration_sensor
 from surrogate_dagster.sources.assets import helper_rows, normalized_rows, source_rows
@@ -133,20 +117,6 @@ def _recurate_moved_pin(defs, instance, new_rev):
     # the checkpoint (training group) is now stale, and is left for a person or its own schedule
     stale = describe(stale_plan(graph, instance, [AssetKey("toy_checkpoint"), AssetKey("toy_mixture")]))
     assert stale == {"toy_checkpoint": "unpartitioned"}
-
-
-def test_schedules():
-    ctx = build_schedule_context(scheduled_execution_time=__import__("datetime").datetime(2026, 3, 2, 3))
-    req = weekly_recuration_schedule(ctx)
-    assert req.run_key == "observe-2026-03-02"
-
-    # one Tier-2 schedule, and it selects a real asset: the code location's job holds tier2_eval_report
-    from surrogate_dagster.definitions import defs as code_location
-
-    names = [s.name for s in code_location.schedules if "tier2" in s.name]
-    assert names == ["monthly_tier2_evals"]
-    job = code_location.resolve_job_def("tier2_evals")
-    assert {k.to_user_string() for k in job.asset_layer.executable_asset_keys} == {"tier2_eval_report"}
 
 
 def test_failed_gate_launches_the_lineage_report(tmp_path):

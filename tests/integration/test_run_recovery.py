@@ -220,18 +220,6 @@ def test_instance_config_has_pools_and_run_monitoring(tmp_path):
     assert (home / "dagster.yaml").read_text() == "telemetry:\n  enabled: false\n"
 
 
-def test_k8s_instance_frees_slots_of_ended_runs():
-    import yaml
-
-    from surrogate_dagster.catalog import load_profile
-    from surrogate_dagster.runtime.k8s import instance_yaml, k8s_settings
-
-    settings = k8s_settings(load_profile("production"))
-    doc = yaml.safe_load(instance_yaml(settings))
-    assert doc["run_monitoring"]["enabled"] is True
-    assert doc["run_monitoring"]["free_slots_after_run_end_seconds"] > 0
-
-
 def test_a_forked_workers_sigterm_does_not_stop_the_cli():
     import multiprocessing
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from surrogate_dagster.sandbox import Sandbox, SandboxLimits
-from surrogate_dagster.sandbox.plain import decode, typed_eq
 from surrogate_dagster.sandbox.runners import run_python_asserts
 from surrogate_dagster.sandbox.sealed import plan_test
 
@@ -24,16 +23,6 @@ def test_expected_values_stay_on_the_host() -> None:
                                  "try:\n    g(-1)\n    assert False\nexcept ValueError:\n    pass"])
 def test_verdicts_the_sandbox_could_fake_are_unsealed(src: str) -> None:
     assert not plan_test(src).sealed
-
-
-def test_typed_equality() -> None:
-    assert typed_eq([1, (2, "a")], [1, (2, "a")]) and typed_eq(2, 2.0)
-    assert not typed_eq(True, 1) and not typed_eq([1], (1,)) and not typed_eq({1: True}, {1: 1})
-    assert not typed_eq({True}, {1}) and typed_eq({"a": [1]}, {"a": [1]})
-    assert decode(["tuple", [["int", "1"], ["str", "x"]]]) == (1, "x")
-    for bad in (["object"], ["int", 1], ["set", [["list", []]]], "x"):
-        with pytest.raises(ValueError):
-            decode(bad)
 
 
 @pytest.fixture(scope="module")

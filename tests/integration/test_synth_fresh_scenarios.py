@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-import yaml
 from dagster import materialize
 
 from surrogate_dagster.llm.batches import MessageBatchRunner
@@ -16,16 +15,15 @@ from surrogate_dagster.llm.cache import request_key
 from surrogate_dagster.llm.client import LLMClient
 from surrogate_dagster.llm.local_server import Fault, MessagesServer
 from surrogate_dagster.llm.standin import StandInModel
-from surrogate_dagster.paths import ASSETS_DIR
 from surrogate_dagster.resources import ObjectStoreResource
 from surrogate_dagster.synth.assets import orchestrator_traces, synth_scenarios
-from surrogate_dagster.synth.config import resolve_llm, resolve_synth, synth_catalog
+from surrogate_dagster.synth.config import resolve_llm, resolve_synth
 from surrogate_dagster.synth.resource import LLMResource, SynthSettings
 from surrogate_dagster.synth.orchestrator import BatchFailed
-from surrogate_dagster.synth.scenarios import FreshScenarios, load_synth_config, make_scenario
+from surrogate_dagster.synth.scenarios import FreshScenarios, make_scenario
 from surrogate_dagster.synth.volume import synthesize_until_accepted
+from tests.unit.synth.test_fresh_cap import CAT
 
-CAT = synth_catalog()
 SEEDS = [make_scenario(s, "seed") for s in CAT["seeds"]]
 BY_TASK = {s["task"]: s for s in SEEDS}
 PARALLEL = BY_TASK["For our FastAPI billing API: add rate limiting per API key, structured JSON logging and a /healthz endpoint"]
@@ -190,17 +188,6 @@ def test_no_fresh_source_or_zero_cap_keeps_attempts_exhausted(tmp_path):
     assert res["summary"]["stop_reason"] == "attempts_exhausted" and fresh.draws == 0
     with pytest.raises(ValueError, match="max_fresh_scenarios"):
         synthesize_until_accepted(None, BATCH, target=3, batch_key="b", max_fresh_scenarios=-1)
-
-
-def test_fresh_cap_is_validated_in_the_catalog(tmp_path):
-    assert CAT["traces"]["max_fresh_scenarios_per_batch"] == 25
-    raw = yaml.safe_load((ASSETS_DIR / "synth.yaml").read_text())
-    bad = tmp_path / "synth.yaml"
-    for value in (-1, "25", None):
-        raw["traces"]["max_fresh_scenarios_per_batch"] = value
-        bad.write_text(yaml.safe_dump(raw))
-        with pytest.raises(ValueError, match="max_fresh_scenarios_per_batch"):
-            load_synth_config(bad)
 
 
 def test_traces_asset_draws_fresh_scenarios_and_reruns_free(tmp_path):

@@ -8,7 +8,6 @@ from dagster import AssetExecutionContext, DagsterInstance, MaterializeResult, a
 from surrogate_dagster.curation.assets import filtered_rows, sanitized_rows
 from surrogate_dagster.curation.resource import CurationSettings
 from surrogate_dagster.curation.stage_io import read_step
-from surrogate_dagster.metadata import attach_table_metadata, column_types, table_metadata
 from surrogate_dagster.resources import ObjectStoreResource
 from surrogate_dagster.sources.assets import CATALOG, helper_rows, normalized_rows, source_rows
 from surrogate_dagster.sources.normalize import read_normalized
@@ -76,12 +75,3 @@ def test_a_table_set_records_its_first_table(tmp_path):
     assert cols["score"].type == "float|int" and cols["tags"].type == "list"
     assert cols["note"].type == "null" and cols["note"].constraints.nullable
     assert not cols["id"].constraints.nullable
-
-
-def test_column_types_and_outside_an_asset():
-    assert column_types([]) == {}
-    assert column_types([{"a": True}, {"a": {"k": 1}, "b": b"x"}]) == {"a": ("bool|struct", False),
-                                                                       "b": ("binary", True)}
-    meta = table_metadata([{"a": 1}])
-    assert meta["dagster/row_count"].value == 1
-    assert attach_table_metadata([{"a": 1}]) is False  # no asset executing: nothing to attach to

@@ -4,7 +4,6 @@ tests/integration/test_mixture_checks_materialize.py)."""
 
 from __future__ import annotations
 
-
 import pytest
 
 from surrogate_dagster.curation import checks

@@ -3,7 +3,6 @@ chat request as evalplus builds it (the sandboxed checks: tests/integration/test
 
 from __future__ import annotations
 
-
 from surrogate_dagster.evals.harness.evalplus_core import chat_request, sanitize_solution
 
 

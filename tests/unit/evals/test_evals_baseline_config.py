@@ -4,7 +4,6 @@ variants gate on their own thresholds (the gate materialized: tests/integration/
 
 from __future__ import annotations
 
-
 import pytest
 import yaml
 from dagster import AssetKey

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-
 import pytest
 
 from surrogate_dagster.evals.gates import comparable, currency_gate, decide, regression_gate, target_gate

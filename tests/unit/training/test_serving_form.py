@@ -4,7 +4,6 @@ PEFT's: tests/env/test_training_serving.py)."""
 
 from __future__ import annotations
 
-
 import pytest
 
 from surrogate_dagster.training.config import load_training_catalog
