@@ -1,13 +1,12 @@
 """Shared fixtures: a temp-dir local profile (object store, hub pushes, work dir), the regex sanitizer.
 
 Every test is marked with its tier, the first folder under tests/ (unit, integration, env), so
-``-m unit`` selects the same tests as ``tests/unit``. Under pytest-xdist (the Makefile's ``test``:
-``--dist loadfile``, each file whole on one worker, its module fixtures built once) the tests of the
-files in MACHINE_LOCKS hold a lock file while they run, so two of them never overlap."""
+``-m unit`` selects the same tests as ``tests/unit``. Under pytest-xdist's ``--dist loadfile`` (the
+Makefile's ``test``) each file runs whole on one worker, its module fixtures built once, and the
+files of one SHARED_GROUPS group run on one worker, one after the other."""
 
 from __future__ import annotations
 
-import fcntl
 import os
 from pathlib import Path
 
@@ -19,36 +18,37 @@ os.environ.setdefault("SURROGATE_RETRY_DELAY_SCALE", "0")  # step retries withou
 
 TESTS = Path(__file__).resolve().parent
 TIERS = ("unit", "integration", "env")
-# Files whose tests must not overlap with each other's, by the lock they share: each starts a local
-# Ray cluster of 2 CPUs.
-MACHINE_LOCKS = {
+# Files that run on one worker, one after the other: each of the Ray files starts a local cluster of
+# 2 CPUs; the training reference and resume tests share one memoized axolotl run (per process).
+SHARED_GROUPS = {
     "integration/test_executor_seam.py": "ray",
     "integration/test_ops_executors.py": "ray",
+    "env/test_training_reference.py": "dpo_resume_scenario",
+    "env/test_training_resume.py": "dpo_resume_scenario",
 }
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark each test with the tier folder it lies in, and with its machine lock if its file has one."""
+    """Mark each test with the tier folder it lies in."""
     for item in items:
         rel = Path(str(item.path)).resolve().relative_to(TESTS)
         if rel.parts[0] in TIERS:
             item.add_marker(rel.parts[0])
-        if rel.as_posix() in MACHINE_LOCKS:
-            item.add_marker(pytest.mark.machine_lock(MACHINE_LOCKS[rel.as_posix()]))
 
 
-@pytest.fixture(autouse=True)
-def _machine_lock(request, tmp_path_factory):
-    """Hold the test's machine lock (``machine_lock`` mark) while it runs: a POSIX lock (lockf) on a
-    file in the folder above this run's basetemp, which every xdist worker of the run shares. Unlike
-    an flock, a fork of the holder (a worker pool the test starts and leaves running) does not keep it."""
-    mark = request.node.get_closest_marker("machine_lock")
-    if mark is None:
-        yield
-        return
-    with open(tmp_path_factory.getbasetemp().parent / f"{mark.args[0]}.lock", "w") as f:
-        fcntl.lockf(f, fcntl.LOCK_EX)
-        yield
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Under ``--dist loadfile``, xdist's file scheduling with the SHARED_GROUPS files as one work unit."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class FileGroupScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return SHARED_GROUPS.get(path.removeprefix("tests/"), path)
+
+    return FileGroupScheduling(config, log)
 
 
 @pytest.fixture
