@@ -41,6 +41,7 @@ from ..resources import ObjectStoreResource
 from ..retries import LLM_RETRY
 from ..storage.layout import pointer, trace_batch_folder
 from ..catalog.code_version import function_code_version
+from ..runtime.smoke_gate import require_smoke_gate
 from .config import (
     PAIRS_PREFIX,
     SCENARIOS_LEDGER_KEY,
@@ -372,6 +373,8 @@ def exec_graded_pairs(context: AssetExecutionContext, object_store: ObjectStoreR
                              select_tasks, tasks_from_rows)
     from ..sandbox.iac import IacScanner
     from .graders import Grader
+
+    require_smoke_gate(context, "exec_graded_pairs")  # runbook Day 14, re-read in a run of its own
 
     store = object_store.get_store()
     cfg = synth.profile()

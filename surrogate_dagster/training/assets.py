@@ -20,6 +20,7 @@ from dagster import (
 from ..catalog.code_version import function_code_version
 from ..catalog.keys import SMOKE_GATE, SMOKE_GATED_STAGE
 from ..catalog.models import Profile
+from ..runtime.smoke_gate import require_smoke_gate
 from ..resources import HubResource, ObjectStoreResource
 from ..retries import TRAINER_RETRY
 from .config import StageSpec, TrainingCatalog, load_training_catalog, training_profile
@@ -113,6 +114,8 @@ def build_stage_asset(stage: StageSpec, executor: str, base_source: str, catalog
                     trainer: TrainerExecutorResource) -> MaterializeResult:
         from .stage_run import materialize_stage
 
+        if stage.asset == SMOKE_GATED_STAGE:  # a run of its own must not start past a failed Day-14 gate
+            require_smoke_gate(context, stage.asset)
         outcome = materialize_stage(
             context, stage, catalog, object_store.get_store(), _store_config(object_store),
             hub.get_client(), hub.mode == "offline", trainer, base_source)

@@ -16,6 +16,7 @@ from surrogate_dagster.synth.config import PAIRS_PREFIX, read_pointer, read_tabl
 from surrogate_dagster.synth.exec_pairs import INJECTED, MODEL, build_exec_pairs, exec_pairs_catalog, known_pass_rates
 from surrogate_dagster.synth.graders import Grader, GradingTask
 from surrogate_dagster.synth.pairs import margin_histogram
+from tests.support.smoke_gate import gated_instance
 
 from tests.integration.test_synth_assets import llm_resource, md, resources
 
@@ -75,7 +76,7 @@ def test_local_run_on_the_tiny_model_yields_pairs_through_the_injected_pool(tmp_
     write_step(store, "curated", "opc_sft_stage2", "v1", [])
     res = resources(tmp_path, llm_resource("local"), model_dir=str(tiny_model), max_devsecops_prompts=1,
                     max_new_tokens=16, inject_pool=True)
-    m = md(materialize([exec_graded_pairs], resources=res), "exec_graded_pairs")
+    m = md(materialize([exec_graded_pairs], resources=res, instance=gated_instance()), "exec_graded_pairs")
     assert m["prompts"] == 3 and m["pool_injected"] == 3 and m["pairs"] > 0
     assert m["pairs_with_injected"] == m["pairs"]  # the tiny model never passes: every chosen is injected
     assert m["min_margin"] == exec_pairs_catalog().min_margin and m["max_prompts"] == 5000

@@ -28,6 +28,7 @@ from surrogate_dagster.synth.assets import (BATCH_KEYS, SYNTH_ASSETS, exec_grade
 from surrogate_dagster.synth.config import (SCENARIOS_PREFIX, TRACES_PREFIX, load_scenarios, read_pointer,
                                             read_table, resolve_llm, resolve_synth, synth_catalog, write_table_set)
 from surrogate_dagster.synth.resource import LLMResource, SynthSettings, synth_resources
+from tests.support.smoke_gate import gated_instance
 
 CAT = synth_catalog()
 TARGET = 45  # 40 seeds + 5 written by the stand-in: batch-000 (25) and batch-001 (20)
@@ -229,7 +230,10 @@ def test_exec_graded_pairs_asset_pairs_best_vs_worst(tmp_path, monkeypatch):
 
     monkeypatch.setattr(exec_pairs, "make_sampler", sampler)
     res = resources(tmp_path, llm_resource("local"), model_dir=str(tmp_path / "model"), max_devsecops_prompts=1)
-    result = materialize([exec_graded_pairs], resources=res)
+    refused = materialize([exec_graded_pairs], resources=res, instance=gated_instance(passed=False),
+                          raise_on_error=False)
+    assert not refused.success and seen == {}  # a failed Day-14 verdict: nothing sampled
+    result = materialize([exec_graded_pairs], resources=res, instance=gated_instance())
     m = md(result, "exec_graded_pairs")
     assert seen["cfg"].temperature == 1.0 and seen["cfg"].samples_per_prompt == 4
     assert m["prompts"] == 3 and m["pairs"] == 2 and m["samples_per_prompt"] == 4
@@ -253,7 +257,7 @@ def test_exec_graded_pairs_asset_pairs_best_vs_worst(tmp_path, monkeypatch):
 def test_exec_graded_pairs_needs_the_checkpoint(tmp_path):
     _curated(tmp_path)
     res = resources(tmp_path, llm_resource("local"), max_devsecops_prompts=1)
-    result = materialize([exec_graded_pairs], resources=res, raise_on_error=False)
+    result = materialize([exec_graded_pairs], resources=res, raise_on_error=False, instance=gated_instance())
     msg = [e for e in result.all_events if e.is_step_failure][0].event_specific_data.error.message
     assert not result.success and "stage1_6_checkpoint has not been materialized" in msg
 

@@ -25,6 +25,7 @@ from surrogate_dagster.inference import GenRequest, ModelRef, TransformersInfere
 from surrogate_dagster.inference.config import ServingSection
 from surrogate_dagster.inference.resource import InferenceServerResource, inference_resources
 from surrogate_dagster.inference.server import ManagedServer, ServerSpec, ServerStartError
+from tests.support.smoke_gate import gated_instance
 
 STANDIN = [sys.executable, "-m", "surrogate_dagster.inference.standin_server"]
 MSG = ({"role": "user", "content": "Write def add(a, b)"},)
@@ -239,7 +240,7 @@ def test_exec_graded_pairs_samples_from_the_managed_server(tmp_path, monkeypatch
                     backend="vllm_server", base_url="http://127.0.0.1:9", max_new_tokens=16, samples_per_prompt=2)
     section = _vllm_section(tmp_path, max_context=512)
     res["synth"] = SynthSettings(**{**res["synth"].model_dump(), "serving_json": json.dumps(section)})
-    result = materialize([exec_graded_pairs], resources=res)
+    result = materialize([exec_graded_pairs], resources=res, instance=gated_instance())
     assert result.success
     port = section["vllm"]["port"]
     assert seen["cfg"].base_url == f"http://127.0.0.1:{port}" and seen["cfg"].served_name == str(model)

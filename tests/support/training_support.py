@@ -118,9 +118,12 @@ def dpo_resume_scenario() -> Scenario:
     stop, seen = threading.Event(), {}
     watcher = threading.Thread(target=_kill_at_first_checkpoint, args=(store, root / "work", stop, seen), daemon=True)
     watcher.start()
-    first = materialize([asset_def], resources=resources, raise_on_error=False)
+    from tests.support.smoke_gate import gated_instance
+
+    instance = gated_instance()
+    first = materialize([asset_def], resources=resources, raise_on_error=False, instance=instance)
     stop.set()
-    second = materialize([asset_def], resources=resources, raise_on_error=False)
+    second = materialize([asset_def], resources=resources, raise_on_error=False, instance=instance)
     return Scenario(root=root, store=store, base_dir=base_dir, merged_dir=merged_dir, first=first, second=second,
                     kill_step=seen.get("step"))
 
