@@ -69,11 +69,55 @@ def profile_name() -> str:
     return os.environ.get(PROFILE_ENV, "local")
 
 
+def _profile_path(ref: str, relative_to: Path | None = None) -> Path:
+    if ref.endswith((".yaml", ".yml")):
+        path = Path(ref)
+        return path if path.is_absolute() or relative_to is None else relative_to / path
+    return PROFILES_DIR / f"{ref}.yaml"
+
+
+def merge_overlay(base: dict, overlay: dict) -> dict:
+    """`overlay` over `base`: mappings merge key by key, anything else (lists, scalars) replaces."""
+    out = dict(base)
+    for key, value in overlay.items():
+        out[key] = merge_overlay(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) \
+            else value
+    return out
+
+
+def profile_data(name_or_path: str | Path | None = None, _seen: tuple[Path, ...] = ()) -> dict:
+    """A profile's YAML as a mapping, with ``extends: <profile>`` resolved (the named profile's
+    mapping, this file merged over it)."""
+    path = _profile_path(str(name_or_path or profile_name()))
+    if path.resolve() in _seen:
+        raise CatalogError(f"{path}: profiles extend each other in a loop: {[str(p) for p in _seen]}")
+    if not path.is_file():
+        raise CatalogError(f"{path}: file not found")
+    try:
+        data = parse_yaml(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise CatalogError(f"{path}:{where} is not valid YAML: {getattr(e, 'problem', e)}") from e
+    if not isinstance(data, dict):
+        raise CatalogError(f"{path}: expected a mapping at the top level, got {type(data).__name__}")
+    base = data.pop("extends", None)
+    if base is None:
+        return data
+    parent = profile_data(_profile_path(str(base), path.parent), (*_seen, path.resolve()))
+    return merge_overlay(parent, data)
+
+
 def load_profile(name_or_path: str | Path | None = None) -> Profile:
-    """A deployment profile by name (resources/<name>.yaml) or path; SURROGATE_PROFILE picks it."""
+    """A deployment profile by name (resources/<name>.yaml) or path; SURROGATE_PROFILE picks it. A
+    profile may start from another (``extends: production``) and name only what differs."""
     ref = str(name_or_path or profile_name())
-    path = Path(ref) if ref.endswith((".yaml", ".yml")) else PROFILES_DIR / f"{ref}.yaml"
-    return load_yaml_model(path, Profile)
+    path = _profile_path(ref)
+    data = profile_data(ref)
+    try:
+        return Profile.model_validate(data)
+    except ValidationError as e:
+        raise CatalogError(_format_validation(path, e)) from e
 
 
 def config_hash(obj: BaseModel | dict) -> str:

@@ -155,6 +155,8 @@ class HubConfig(Strict):
     mirror_dir: str | None = None
     token_env: str = "HF_TOKEN"
     org: str = Field(description="where pushed datasets and models go")
+    endpoint: str | None = Field(default=None, description="online: the Hub's URL (null: huggingface.co or "
+                                                           "HF_ENDPOINT); a rehearsal points it at a local server")
     push_dir: str | None = Field(default=None, description="offline: where pushes land")
 
     @model_validator(mode="after")

@@ -140,17 +140,18 @@ class OfflineHub(HubClient):
 class OnlineHub(HubClient):
     """The real Hub: `datasets` streaming for reads, `HfApi` for revisions and pushes."""
 
-    def __init__(self, org: str, token_env: str = "HF_TOKEN") -> None:
+    def __init__(self, org: str, token_env: str = "HF_TOKEN", endpoint_url: str | None = None) -> None:
         self.org = org
         self.token_env = token_env
+        self.endpoint_url = endpoint_url
 
     def _token(self) -> str | None:
         return os.environ.get(self.token_env) or None  # public datasets read without a token
 
-    @staticmethod
-    def endpoint() -> str | None:
-        """``HF_ENDPOINT`` read now (huggingface_hub reads it once, at import); None: the Hub."""
-        return os.environ.get("HF_ENDPOINT") or None
+    def endpoint(self) -> str | None:
+        """The profile's hub endpoint, else ``HF_ENDPOINT`` read now (huggingface_hub reads it once,
+        at import); None: huggingface.co."""
+        return self.endpoint_url or os.environ.get("HF_ENDPOINT") or None
 
     def current_revision(self, hf_id, revision="main"):
         from huggingface_hub import HfApi
@@ -190,4 +191,4 @@ def make_hub(cfg) -> HubClient:
     """Build the hub client for a profile's `hub:` section."""
     if cfg.mode == "offline":
         return OfflineHub(cfg.mirror_dir, cfg.push_dir, cfg.org)
-    return OnlineHub(cfg.org, cfg.token_env)
+    return OnlineHub(cfg.org, cfg.token_env, getattr(cfg, "endpoint", None))

@@ -25,7 +25,7 @@ so one run shows every problem at once. Groups (names for ``skip``):
   ``phases.preflight.min_free_disk_gb`` free
   (default 400 GB on a GPU profile, 5 GB on a CPU one).
 
-The Hub endpoint is ``HF_ENDPOINT`` read at call time (default https://huggingface.co). Nothing
+The Hub endpoint is the profile's ``hub.endpoint``, else ``HF_ENDPOINT`` read at call time (default https://huggingface.co). Nothing
 is created or changed anywhere. Secret values never reach a row: rows name environment variables
 only, and every exception text is scrubbed (``llm.client.scrub``) with the secrets in play.
 No Dagster imports (the job is ``preflight_job.py``).
@@ -142,9 +142,9 @@ def preflight_config(profile: Profile) -> PreflightProfile:
     return PreflightProfile(**(profile.phases.get("preflight") or {}))
 
 
-def hf_endpoint() -> str:
-    """The Hub base URL: ``HF_ENDPOINT`` now, else the public Hub."""
-    return (os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
+def hf_endpoint(hub=None) -> str:
+    """The Hub base URL: the profile's ``hub.endpoint``, else ``HF_ENDPOINT`` now, else the public Hub."""
+    return (getattr(hub, "endpoint", None) or os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
 
 
 # --------------------------------------------------------------------------------------- HF
@@ -167,9 +167,9 @@ def hf_rows(profile: Profile, scrub: Callable | None = None) -> tuple[list[Row],
     from huggingface_hub import HfApi
 
     try:
-        who = HfApi(endpoint=hf_endpoint(), token=token).whoami()
+        who = HfApi(endpoint=hf_endpoint(hub), token=token).whoami()
     except Exception as exc:  # noqa: BLE001 - every failure is a row
-        return [Row("hf.token", env, FAIL, f"whoami at {hf_endpoint()} refused it: {scrub(exc)}"),
+        return [Row("hf.token", env, FAIL, f"whoami at {hf_endpoint(hub)} refused it: {scrub(exc)}"),
                 Row("hf.org_write", org, SKIP, "needs a valid token"),
                 Row("hf.plan", plan, SKIP, "needs a valid token")], None, None
     user = str(who.get("name") or "?")
@@ -243,7 +243,7 @@ def pin_rows(profile: Profile, sources_path: str | Path | None = None, token: st
         return [_offline_pin_row(profile, s, text) for s in entries]
     from huggingface_hub import HfApi
 
-    api = HfApi(endpoint=hf_endpoint(), token=token or False)
+    api = HfApi(endpoint=hf_endpoint(profile.hub), token=token or False)
     cfg = preflight_config(profile)
     with ThreadPoolExecutor(max_workers=cfg.hf_workers) as pool:
         results = list(pool.map(lambda s: _online_pin(api, s, text, scrub), entries))
@@ -253,7 +253,7 @@ def pin_rows(profile: Profile, sources_path: str | Path | None = None, token: st
         if info_gated:
             gated.setdefault(spec.hf_id, spec.revision)
     for repo, sha in gated.items():
-        rows.append(_gated_row(repo, sha, token, token_user, scrub))
+        rows.append(_gated_row(repo, sha, token, token_user, scrub, hf_endpoint(profile.hub)))
     return rows
 
 
@@ -294,13 +294,12 @@ def _online_pin(api, spec: SourceSpec, text: str, scrub: Callable) -> tuple[Row,
     return Row("hub.pin", target, OK, f"resolves at the pinned commit{gate}"), info.gated
 
 
-def _gated_row(repo: str, sha: str, token: str | None, user: str | None, scrub: Callable) -> Row:
+def _gated_row(repo: str, sha: str, token: str | None, user: str | None, scrub: Callable, ep: str) -> Row:
     from huggingface_hub import get_hf_file_metadata, hf_hub_url
     from huggingface_hub.errors import GatedRepoError, RemoteEntryNotFoundError
 
     if not token:
         return Row("hub.gated_terms", repo, SKIP, "needs a valid HF token to check the accepted terms")
-    ep = hf_endpoint()
     url = hf_hub_url(repo, ".gitattributes", repo_type="dataset", revision=sha, endpoint=ep)
     try:
         get_hf_file_metadata(url, token=token, endpoint=ep)
