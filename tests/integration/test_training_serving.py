@@ -4,7 +4,8 @@
   server's limit, LoRA bias, modules vLLM has no LoRA for -> merged; a plain LoRA within limits ->
   adapter; the stage files decide as planned;
 - the served form computes what the PEFT adapter model computes: a DoRA adapter merged
-  (merge_and_unload, as the trainer's merge-lora), a plain LoRA served as the adapter;
+  (merge_and_unload, as the trainer's merge-lora: that merge itself, in .venv-trainer, is
+  tests/env/test_training_serving_trainer_merge.py), a plain LoRA served as the adapter;
 - every pushed repo loads the way a user loads it: merged repos with AutoModelForCausalLM, adapters
   with AutoPeftModelForCausalLM on a base_model_name_or_path that is itself a pushed repo, resolved
   from the offline hub's push dir exactly as a Hub id is.
@@ -157,23 +158,3 @@ def test_every_pushed_repo_loads_as_a_user_loads_it(tiny, tmp_path, monkeypatch)
         assert torch.allclose(_logits(adapter), _logits(loaded[repo]), atol=1e-4)
     assert torch.allclose(_logits(loaded[s2_repo]), _logits(s2_model), atol=1e-4)
     assert not list(Path(s2_repo).rglob("debug.log"))
-
-
-TRAINER_PY = Path(__file__).resolve().parents[2] / ".venv-trainer" / "bin" / "python"
-
-
-@pytest.mark.skipif(not TRAINER_PY.exists(), reason="trainer environment (.venv-trainer) not installed")
-def test_the_trainers_merge_of_a_dora_adapter_equals_the_peft_adapter_model(tiny, tmp_path):
-    """surrogate_trainer.run.merge_stage (axolotl merge-lora) in the trainer env, on a DoRA adapter."""
-    import subprocess
-
-    root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "PYTHONPATH": str(root / "trainer"), "AXOLOTL_DO_NOT_TRACK": "1", "HF_HUB_OFFLINE": "1",
-           "WANDB_MODE": "disabled"}
-    proc = subprocess.run([str(TRAINER_PY), str(root / "tests" / "support" / "trainer_merge_probe.py"), str(tiny),
-                           str(tmp_path / "work"), str(tmp_path / "out.json")],
-                          env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    out = json.loads((tmp_path / "out.json").read_text())
-    assert out["adapter_effect"] > 1e-2 and out["tokenizer_saved"]
-    assert out["max_abs_diff"] < 1e-4, out
