@@ -167,6 +167,8 @@ def build_release_asset(catalog: EvalCatalog, report_assets: list[str], tier2_re
             context.log.warning(f"not promoted: {len(failed)} gate(s) failed")
         return MaterializeResult(metadata=meta, check_results=[AssetCheckResult(
             check_name="all_gates_passed", passed=promote, severity=AssetCheckSeverity.ERROR,
+            # the checkpoint the release judged, for the regression report (not the nearest ancestor)
+            metadata={"checkpoint": catalog.release.checkpoint},
             description="promoted" if promote else f"{len(failed)} gate(s) failed: "
                                                     + "; ".join(g.name for g in failed[:8]))])
 

@@ -193,6 +193,32 @@ def build_report(instance: DagsterInstance, asset_graph, checkpoint_a: str | Non
     return report
 
 
+def _count(instance, asset: str, limit: int = 2) -> int:
+    from dagster import AssetKey, AssetRecordsFilter
+
+    return len(instance.fetch_materializations(AssetRecordsFilter(asset_key=AssetKey(asset)), limit=limit).records)
+
+
+def comparison_for(instance, checkpoint: str, baseline: str | None) -> tuple[str | None, str]:
+    """What a failed gate's checkpoint is compared with, and why: the gate's own baseline, else its
+    previous materialization, else (a first run) the model before it in the eval catalog (the
+    previous stage, or the base model); (None, reason) when nothing to compare with exists yet."""
+    from ..evals.config import load_eval_catalog
+
+    if baseline:
+        name = baseline.split("@", 1)[0]
+        if _count(instance, name, 1):
+            return (baseline if "@" in baseline else f"{baseline}@latest"), f"the gate's baseline {name}"
+        return None, f"the gate's baseline {name} has no materialization"
+    if _count(instance, checkpoint) >= 2:
+        return f"{checkpoint}@previous", f"the previous materialization of {checkpoint}"
+    catalog = load_eval_catalog()
+    prev = catalog.previous(checkpoint) if checkpoint in catalog.checkpoints else None
+    if prev and _count(instance, prev, 1):
+        return f"{prev}@latest", f"{prev}, the model before it ({checkpoint} has one materialization)"
+    return None, f"{checkpoint} has one materialization and no earlier model was materialized"
+
+
 def report_link_metadata(checkpoint: str, baseline: str | None = None) -> dict[str, Any]:
     """Metadata an eval gate attaches to a failed check: a link to the report asset and the CLI line."""
     cmd = f"python -m surrogate_dagster.operations.lineage_report --checkpoint-b {checkpoint}@latest " \
@@ -294,7 +320,18 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["DAGSTER_HOME"] = str(DEFAULT_DAGSTER_HOME)
     with DagsterInstance.get() as instance:
         try:
-            report = build_report(instance, defs.resolve_asset_graph(), args.checkpoint_a, args.checkpoint_b)
+            checkpoint_a = args.checkpoint_a
+            name_b = args.checkpoint_b.partition("@")[0]
+            if name_b and checkpoint_a in ("", f"{name_b}@previous"):
+                # a first run has no previous materialization: compare with the model before it
+                against, why = comparison_for(instance, name_b, None)
+                if against is None:
+                    print(f"nothing to compare {args.checkpoint_b} with yet: {why}", file=sys.stderr)
+                    return 2
+                if against != checkpoint_a:
+                    print(f"comparing with {against}: {why}", file=sys.stderr)
+                checkpoint_a = against
+            report = build_report(instance, defs.resolve_asset_graph(), checkpoint_a, args.checkpoint_b)
         except (CheckpointNotFound, ValueError) as e:
             print(f"error: {e}", file=sys.stderr)
             return 2

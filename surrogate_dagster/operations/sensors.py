@@ -45,7 +45,7 @@ from dagster import (
     sensor,
 )
 
-from .lineage_report import REPORT_ASSET, regression_report_job
+from .lineage_report import REPORT_ASSET, comparison_for, regression_report_job
 from ..runtime.planning import describe, recuration_plan
 from ..sources.revisions import SOURCE_ROWS, mirrored_revisions, observed_revisions
 
@@ -175,8 +175,13 @@ def regression_report_sensor(context: SensorEvaluationContext):
                 context.log.warning(f"{key.to_user_string()} failed but names no checkpoint and has no training ancestor")
                 continue
             ckpt = anc.to_user_string()
-        cfg = {"checkpoint_b": f"{ckpt}@latest", "checkpoint_a": str(meta.get("baseline_checkpoint") or f"{ckpt}@previous")}
+        against, why = comparison_for(context.instance, ckpt, meta.get("baseline_checkpoint"))
+        if against is None:
+            context.log.info(f"{key.to_user_string()} failed; no lineage report: {why}")
+            continue
+        cfg = {"checkpoint_b": f"{ckpt}@latest", "checkpoint_a": against}
         requests.append(RunRequest(run_key=f"{key.to_user_string()}:{rec.id}",
                                    run_config={"ops": {REPORT_ASSET: {"config": cfg}}},
-                                   tags={"surrogate/trigger": "gate_failed", "surrogate/check": key.to_user_string()}))
+                                   tags={"surrogate/trigger": "gate_failed", "surrogate/check": key.to_user_string(),
+                                         "surrogate/compared_with": why[:200]}))
     return SensorResult(run_requests=requests, cursor=json.dumps(seen, sort_keys=True))

@@ -121,6 +121,10 @@ def _recurate_moved_pin(defs, instance, new_rev):
 
 def test_failed_gate_launches_the_lineage_report(tmp_path):
     @asset(group_name="training")
+    def stage1_6_checkpoint(context: AssetExecutionContext):
+        return MaterializeResult(metadata={"gpu_hours": 1.0})
+
+    @asset(group_name="training")
     def stage2_checkpoint(context: AssetExecutionContext):
         return MaterializeResult(metadata={"gpu_hours": 1.0})
 
@@ -137,19 +141,38 @@ def test_failed_gate_launches_the_lineage_report(tmp_path):
         return AssetCheckResult(passed=False, metadata=report_link_metadata("stage2_checkpoint", "stage1_6_checkpoint@latest"))
 
     assets = [stage2_checkpoint, humaneval_plus_report]
-    defs = Definitions(assets=assets, asset_checks=[gate, gate2], sensors=[regression_report_sensor], jobs=[regression_report_job])
+    defs = Definitions(assets=[stage1_6_checkpoint, *assets], asset_checks=[gate, gate2],
+                       sensors=[regression_report_sensor], jobs=[regression_report_job])
     instance = DagsterInstance.ephemeral()
-    ctx = build_sensor_context(instance=instance, definitions=defs, sensor_name="regression_report_sensor")
-    assert isinstance(regression_report_sensor(ctx), SensorResult)  # nothing evaluated yet
+
+    def tick(cursor=None):
+        res = regression_report_sensor(build_sensor_context(instance=instance, definitions=defs, cursor=cursor,
+                                                            sensor_name="regression_report_sensor"))
+        return res, {r.tags["surrogate/check"]: r.run_config["ops"]["regression_lineage_report"]["config"]
+                     for r in res.run_requests}
+
+    assert isinstance(tick()[0], SensorResult)  # nothing evaluated yet
+    # First run: one stage2 materialization and no earlier model: no report, no failing run
     assert materialize([*assets, gate, gate2], instance=instance, raise_on_error=False)
-    ctx = build_sensor_context(instance=instance, definitions=defs, sensor_name="regression_report_sensor")
-    res = regression_report_sensor(ctx)
-    cfgs = {r.tags["surrogate/check"]: r.run_config["ops"]["regression_lineage_report"]["config"] for r in res.run_requests}
+    res, cfgs = tick()
+    assert cfgs == {}
+    # Stage 1.6 exists now: a first-run stage 2 is compared with it (and the tag says so)
+    assert materialize([stage1_6_checkpoint], instance=instance).success
+    assert materialize([*assets, gate, gate2], selection=[humaneval_plus_report], instance=instance,
+                       raise_on_error=False)
+    res, cfgs = tick(res.cursor)
     assert cfgs == {
         "humaneval_plus_report:regression_gate": {"checkpoint_b": "stage2_checkpoint@latest",
-                                                  "checkpoint_a": "stage2_checkpoint@previous"},
+                                                  "checkpoint_a": "stage1_6_checkpoint@latest"},
         "humaneval_plus_report:target_gate_named": {"checkpoint_b": "stage2_checkpoint@latest",
                                                     "checkpoint_a": "stage1_6_checkpoint@latest"}}
-    again = regression_report_sensor(build_sensor_context(instance=instance, definitions=defs, cursor=res.cursor,
-                                                          sensor_name="regression_report_sensor"))
+    assert "one materialization" in next(r for r in res.run_requests
+                                         if r.tags["surrogate/check"].endswith("regression_gate")).tags[
+        "surrogate/compared_with"]
+    # A second stage 2: its own previous materialization
+    assert materialize([*assets, gate, gate2], instance=instance, raise_on_error=False)
+    res, cfgs = tick(res.cursor)
+    assert cfgs["humaneval_plus_report:regression_gate"] == {"checkpoint_b": "stage2_checkpoint@latest",
+                                                             "checkpoint_a": "stage2_checkpoint@previous"}
+    again, _ = tick(res.cursor)
     assert again.run_requests == []  # each failed evaluation is reported once
