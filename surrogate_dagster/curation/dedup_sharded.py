@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import islice
@@ -100,12 +102,27 @@ def exact_from_shards(out_dir: Path, priority: Sequence[str], shards: int = DEFA
     return dropped
 
 
+SCRATCH_PREFIX = "dedup-shards-"
+STALE_SCRATCH_S = 24 * 3600  # a scratch folder this old belongs to a run that was killed
+
+
+def _sweep_stale_scratch(root: Path, now: float | None = None) -> None:
+    now = time.time() if now is None else now
+    for old in root.glob(f"{SCRATCH_PREFIX}*"):
+        try:
+            if old.is_dir() and now - old.stat().st_mtime > STALE_SCRATCH_S:
+                shutil.rmtree(old, ignore_errors=True)
+        except OSError:
+            continue  # removed by its owner meanwhile
+
+
 def cross_source_dedup(sources: Sequence[str], read_texts: ReadTexts, sig_dirs: Mapping[str, Path | str],
                        work_dir: Path | str, threshold: float = THRESHOLD, shards: int = DEFAULT_SHARDS,
                        workers: int = 1, batch_rows: int = DEFAULT_BATCH_ROWS) -> DedupOutcome:
     """Exact and near duplicates across ``sources`` (in priority order: the first source's copy
     is kept), streaming each source through ``read_texts`` (twice: digests, then candidate
-    texts). Scratch files go to a fresh folder under ``work_dir``, removed at the end."""
+    texts). Scratch files go to a folder of this call's own under ``work_dir``, removed at the end
+    (folders of killed runs are swept after a day)."""
     if len(set(sources)) != len(sources):
         raise ValueError(f"sources listed twice: {list(sources)}")
     missing = [s for s in sources if s not in sig_dirs]
@@ -113,8 +130,9 @@ def cross_source_dedup(sources: Sequence[str], read_texts: ReadTexts, sig_dirs: 
         raise ValueError(f"no signature folder for sources {missing}")
     root = Path(work_dir)
     root.mkdir(parents=True, exist_ok=True)
-    scratch = root / "dedup-shards"
-    shutil.rmtree(scratch, ignore_errors=True)
+    _sweep_stale_scratch(root)
+    # A folder of this call's own: two runs deduplicating at once never share (or delete) shards.
+    scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=root))
     try:
         rows = write_digest_shards(sources, read_texts, scratch, shards, workers, batch_rows)
         exact = exact_from_shards(scratch, sources, shards)

@@ -79,7 +79,46 @@ def test_sharded_decisions_equal_in_memory_decisions_on_fixtures(tmp_path: Path)
         # each source is read once for digests, once more only if it holds a candidate doc
         assert reads[:len(priority)] == priority and len(reads) <= 2 * len(priority)
         assert out.stats["near"]["candidate_docs"] < out.stats["docs"]
-    assert not (tmp_path / "work" / "dedup-shards").exists()
+    assert not list((tmp_path / "work").glob("dedup-shards*"))  # scratch removed
+
+
+def test_two_runs_at_once_keep_their_own_scratch(tmp_path: Path) -> None:
+    """A second dedup starting while the first is between writing and reading its shards neither
+    deletes the first one's shards nor changes its decisions."""
+    import os
+    import time
+
+    from surrogate_dagster.curation import dedup_sharded
+
+    corpus = _fixture_corpus()
+    priority = sorted(corpus)
+    sig_dirs = {s: compute_signatures(corpus[s], tmp_path / "sigs" / s).out_dir for s in priority}
+    alone = cross_source_dedup(priority, lambda s: iter(corpus[s]), sig_dirs, tmp_path / "work", shards=3).decisions
+    real_exact = dedup_sharded.exact_from_shards
+    inner = {}
+
+    def exact_with_a_second_run_in_between(scratch, sources, shards):
+        if "out" in inner:  # the second run itself
+            return real_exact(scratch, sources, shards)
+        inner["out"] = {}
+        inner["out"] = cross_source_dedup(priority, lambda s: iter(corpus[s]), sig_dirs, tmp_path / "work",
+                                          shards=3).decisions
+        return real_exact(scratch, sources, shards)
+
+    dedup_sharded.exact_from_shards = exact_with_a_second_run_in_between
+    try:
+        outer = cross_source_dedup(priority, lambda s: iter(corpus[s]), sig_dirs, tmp_path / "work", shards=3).decisions
+    finally:
+        dedup_sharded.exact_from_shards = real_exact
+    assert outer == inner["out"] == alone
+    # a killed run's folder is swept once it is a day old, a fresh one is left alone
+    stale, fresh = tmp_path / "work" / "dedup-shards-killed", tmp_path / "work" / "dedup-shards-running"
+    stale.mkdir()
+    fresh.mkdir()
+    old = time.time() - 2 * dedup_sharded.STALE_SCRATCH_S
+    os.utime(stale, (old, old))
+    dedup_sharded._sweep_stale_scratch(tmp_path / "work")
+    assert not stale.exists() and fresh.exists()
 
 
 def test_digest_shards_hold_each_digest_once_and_reject_repeated_ids(tmp_path: Path) -> None:
