@@ -166,6 +166,10 @@ class HubConfig(Strict):
         return self
 
 
+# The sections a profile's `phases` may hold, each read by its phase (or layer).
+PHASE_SECTIONS = ("curation", "llm", "synth", "ops", "training", "serving", "evals", "k8s", "preflight")
+
+
 class Profile(Strict):
     """A deployment profile. Sections for later phases are free-form until their phase types them."""
 
@@ -173,5 +177,18 @@ class Profile(Strict):
     description: str = ""
     object_store: LocalStoreConfig | S3StoreConfig = Field(discriminator="kind")
     hub: HubConfig
-    # Phase sections (curation, llm, executor, inference, evals, ...) validated by their phases.
+    # Phase sections, each validated by the phase that reads it; the names are checked here, so a
+    # misspelt section (`servng`) is an error, not a silent fall-back to the defaults.
     phases: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+    @field_validator("phases")
+    @classmethod
+    def _known_sections(cls, v: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        import difflib
+
+        unknown = sorted(set(v) - set(PHASE_SECTIONS))
+        if unknown:
+            hints = [f"{u!r} (did you mean {m[0]!r}?)" if (m := difflib.get_close_matches(u, PHASE_SECTIONS, 1))
+                     else repr(u) for u in unknown]
+            raise ValueError(f"unknown phases section(s) {', '.join(hints)}; known: {', '.join(PHASE_SECTIONS)}")
+        return v

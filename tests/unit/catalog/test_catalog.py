@@ -124,3 +124,14 @@ def test_every_catalog_yaml_in_assets_loads():
     for path in sorted(ASSETS_DIR.rglob("*.yaml")):
         assert isinstance(yaml.safe_load(path.read_text()), dict), path
     assert isinstance(load_sources(), SourcesCatalog)
+
+
+def test_a_misspelt_phases_section_is_refused_with_a_hint(tmp_path):
+    import yaml
+
+    prof = yaml.safe_load((PROFILES_DIR / "local.yaml").read_text())
+    prof["phases"]["servng"] = prof["phases"].pop("serving")
+    path = tmp_path / "local.yaml"
+    path.write_text(yaml.safe_dump(prof))
+    with pytest.raises(CatalogError, match=r"'servng' \(did you mean 'serving'\?\)"):
+        load_profile(str(path))
