@@ -81,7 +81,7 @@ run: setup
 test: setup
 	bash scripts/install_ui_deps.sh   # Debian chromium + chromedriver for the UI test
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile -m "not timing"
-	$(BIN)/python -m pytest -q -m timing   # wall-clock bounds, on an otherwise idle machine
+	$(BIN)/python -m pytest -q -m timing tests/unit   # wall-clock bounds, on an otherwise idle machine
 
 test-unit: $(STAMP)
 	$(BIN)/python -m pytest -q tests/unit

@@ -29,11 +29,14 @@ SHARED_GROUPS = {
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark each test with the tier folder it lies in."""
+    """Mark each test with the tier folder it lies in. Tests marked timing must be unit tests: the
+    Makefile runs them alone from tests/unit."""
     for item in items:
         rel = Path(str(item.path)).resolve().relative_to(TESTS)
         if rel.parts[0] in TIERS:
             item.add_marker(rel.parts[0])
+        if item.get_closest_marker("timing") is not None and rel.parts[0] != "unit":
+            raise pytest.UsageError(f"{item.nodeid}: a timing test outside tests/unit is run by no make target")
 
 
 @pytest.hookimpl(optionalhook=True)
