@@ -6,6 +6,12 @@ A failed partition is reported and its downstream partitions are skipped; the re
 Before the first run, runs left STARTED by a process that died are marked failed and their pool
 slots freed (runtime/run_recovery.py); SIGINT/SIGTERM stop the command after the current run, or at
 once when that run waits for a pool slot (runtime/run_interrupts.py).
+
+The terminal gets one line per run (its time and each asset's counts from the materialization
+metadata), the gates that failed, and a failed step's error in full. Everything else the process
+and its subprocesses write (Dagster's console log, the trainer's axolotl output, the servers,
+warnings, progress bars) goes to var/logs/run-<time>.log and to each run's compute logs in the UI
+(runtime/console.py).
 """
 
 from __future__ import annotations
@@ -186,7 +192,7 @@ def owner_tags() -> dict[str, str]:
     return tags()
 
 
-def _observe_revisions(defs, instance, log_level: str) -> set[str]:
+def _observe_revisions(defs, instance, log_level: str, say=print) -> set[str]:
     """Ask the hub for each source's current revision first, so a source whose upstream changed
     shows as stale below (the weekly schedule and the sensor do the same in a deployment)."""
     hub = (defs.resources or {}).get("hub")
@@ -199,16 +205,15 @@ def _observe_revisions(defs, instance, log_level: str) -> set[str]:
     # no-change `make run`), while the lookups themselves take milliseconds.
     rep = record_revision_observations(instance, hub.get_client())
     n = len(rep.observed) + len(rep.failed)
-    print(f"[hf_revisions] observed {len(rep.observed)}/{n} sources in {rep.seconds:.1f}s"
-          + (f"; FAILED: {', '.join(f'{k} ({v})' for k, v in sorted(rep.failed.items()))}" if rep.failed else ""),
-          flush=True)
+    say(f"[hf_revisions] observed {len(rep.observed)}/{n} sources in {rep.seconds:.1f}s"
+        + (f"; FAILED: {', '.join(f'{k} ({v})' for k, v in sorted(rep.failed.items()))}" if rep.failed else ""))
     from .sources.revisions import changed_sources, mirrored_revisions, observed_revisions
 
     # A revision that differs from the one last mirrored re-mirrors that source (the sensor's rule).
     changed = set(changed_sources({p: rev for p, (rev, _) in observed_revisions(instance).items()},
                                   mirrored_revisions(instance)))
     if changed:
-        print(f"  upstream revision changed: {', '.join(sorted(changed))}", flush=True)
+        say(f"  upstream revision changed: {', '.join(sorted(changed))}")
     return changed
 
 
@@ -223,12 +228,17 @@ def _needs_run(graph, instance, keys, pdef) -> set:
     return out
 
 
-def recover_instance(instance) -> list:
+def recover_instance(instance, say=None) -> list:
     """Before any run: runs whose process died (SIGKILL, OOM) are marked failed and their pool
     slots freed, so a step in the same pool does not wait for them forever."""
     from .runtime.run_recovery import recover_dead_runs
 
-    return recover_dead_runs(instance, log=lambda line: print(line, flush=True))
+    return recover_dead_runs(instance, log=say or (lambda line: print(line, flush=True)))
+
+
+def run_log_path() -> Path:
+    """This invocation's log file: everything written to stdout/stderr but the CLI's own lines."""
+    return REPO_ROOT / "var" / "logs" / f"run-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
 
 
 def run_all(select: list[str] | None = None, fail_fast: bool = False, log_level: str = "WARNING",
@@ -238,17 +248,23 @@ def run_all(select: list[str] | None = None, fail_fast: bool = False, log_level:
 
     from .runtime.run_interrupts import InterruptGuard
 
+    from .runtime.console import RunConsole
+
     instance = DagsterInstance.get()
-    recover_instance(instance)
-    # SIGINT/SIGTERM stop after the current run, or at once when it waits on a pool slot.
-    with InterruptGuard(instance, log=lambda line: print(line, flush=True)) as guard:
-        code = _run_all(instance, guard, select, fail_fast, log_level, everything)
+    with RunConsole(run_log_path()) as console:
+        say = console.say
+        say(f"log: {console.log_path} (tool output and Dagster's console log; the UI has each run's)")
+        recover_instance(instance, say)
+        # SIGINT/SIGTERM stop after the current run, or at once when it waits on a pool slot.
+        with InterruptGuard(instance, log=say) as guard:
+            code = _run_all(instance, guard, select, fail_fast, log_level, everything, say, console.log_path)
     return 128 + guard.requested if guard.requested else code
 
 
 def _run_all(instance, guard, select: list[str] | None, fail_fast: bool, log_level: str,
-             everything: bool) -> int:
+             everything: bool, say, log_path: Path) -> int:
     from . import definitions
+    from .runtime.console import counts_line, failure_text
 
     _quiet_datatrove()
 
@@ -258,7 +274,7 @@ def _run_all(instance, guard, select: list[str] | None, fail_fast: bool, log_lev
     ordered, graph = _ordered_asset_defs(defs)
     if select:
         ordered = [(k, ad) for k, ad in ordered if k.to_user_string() in select]
-    changed = _observe_revisions(defs, instance, log_level)
+    changed = _observe_revisions(defs, instance, log_level, say)
     failed: dict = {}  # asset key -> set of failed partition keys (None = unpartitioned)
     n_runs = n_failed = 0
     gates_failed: list[str] = []
@@ -268,23 +284,23 @@ def _run_all(instance, guard, select: list[str] | None, fail_fast: bool, log_lev
     for pdef, keys in _groups(ordered, graph):
         names = ", ".join(k.to_user_string() for k in keys)
         pkeys = pdef.get_partition_keys(dynamic_partitions_store=instance) if pdef else [None]
-        print(f"[{names}] {len(pkeys)} partition(s)" if pdef else f"[{names}]", flush=True)
+        say(f"[{names}] {len(pkeys)} partition(s)" if pdef else f"[{names}]")
         todo = set(pkeys) if everything else _needs_run(graph, instance, keys, pdef)
         if any(k.to_user_string() == "source_rows" for k in keys):
             todo |= changed
         fresh = [pk for pk in pkeys if pk not in todo]
         if fresh:
-            print(f"  fresh {len(fresh)} partition(s): nothing changed upstream, not re-run", flush=True)
+            say(f"  fresh {len(fresh)} partition(s): nothing changed upstream, not re-run")
         for pk in [p for p in pkeys if p in todo]:
             if guard.requested:
-                print(f"  stop: interrupted; {n_runs} run(s) done", flush=True)
+                say(f"  stop: interrupted; {n_runs} run(s) done")
                 return 1
             label = pk or "-"
             bad_parents = [p for k in keys for p in graph.get(k).parent_keys
                            if p in failed and (pk in failed[p] or None in failed[p] or
                                                graph.get(p).partitions_def != pdef)]
             if bad_parents:
-                print(f"  skip  {label}: upstream {bad_parents[0].to_user_string()} failed", flush=True)
+                say(f"  skip  {label}: upstream {bad_parents[0].to_user_string()} failed")
                 for k in keys:
                     failed.setdefault(k, set()).add(pk)
                 n_failed += 1
@@ -294,10 +310,10 @@ def _run_all(instance, guard, select: list[str] | None, fail_fast: bool, log_lev
             n_runs += 1
             dt = time.monotonic() - t0
             if result.success:
-                print(f"  ok    {label} ({dt:.1f}s)", flush=True)
+                say(f"  ok    {label} ({dt:.1f}s)  {counts_line(result)}")
                 for line in _failed_gate_lines(result, severity="WARN"):
                     gates_overridden.append(line)
-                    print(f"        gate  not enforced: {line}", flush=True)
+                    say(f"        gate  not enforced: {line}")
                 continue
             # Steps of one run are independent unless linked: attribute the failure per asset.
             done = {e.asset_key for e in result.get_asset_materialization_events()}
@@ -309,25 +325,29 @@ def _run_all(instance, guard, select: list[str] | None, fail_fast: bool, log_lev
                 # tiny local model the runbook's targets fail: that is the honest result, reported
                 # by the release asset, not a broken pipeline.
                 gates_failed.append(f"{label}: {gate_lines[0] if gate_lines else errs[-1] if errs else 'a gate failed'}")
-                print(f"  ok    {label} ({dt:.1f}s), GATE FAILED (see the release asset)", flush=True)
+                say(f"  ok    {label} ({dt:.1f}s), GATE FAILED (see the release asset)  {counts_line(result)}")
                 for line in gate_lines:
-                    print(f"        gate  {line}", flush=True)
+                    say(f"        gate  {line}")
                 continue
             n_failed += 1
             for k in bad:
                 failed.setdefault(k, set()).add(pk)
-            print(f"  FAIL  {label} ({dt:.1f}s) [{', '.join(k.to_user_string() for k in bad)}]: "
-                  f"{errs[-1] if errs else 'see the run in the UI'}", flush=True)
+            say(f"  FAIL  {label} ({dt:.1f}s) [{', '.join(k.to_user_string() for k in bad)}]: "
+                f"{errs[-1] if errs else 'see the run in the UI'}")
             for line in gate_lines:
-                print(f"        gate  {line}", flush=True)
+                say(f"        gate  {line}")
+            for line in failure_text(result):
+                say(f"        {line}")
+            say(f"        full log: {log_path} (run {result.run_id} in the UI)")
             if fail_fast:
                 return 1
-    print(f"\n{n_runs} runs in {time.monotonic() - t_all:.0f}s; {n_failed} failed or skipped; "
-          f"{len(gates_failed)} run(s) with a failed gate; {len(gates_overridden)} failed gate(s) "
-          f"overridden by the profile")
-    print(f"object store: {REPO_ROOT / 'var' / 'object_store'} (local profile)")
-    print(f"Dagster instance: {os.environ['DAGSTER_HOME']}")
-    print("open the UI with `make ui` (dagster dev on http://127.0.0.1:3000), then Assets -> Lineage")
+    say(f"\n{n_runs} runs in {time.monotonic() - t_all:.0f}s; {n_failed} failed or skipped; "
+        f"{len(gates_failed)} run(s) with a failed gate; {len(gates_overridden)} failed gate(s) "
+        f"overridden by the profile")
+    say(f"object store: {REPO_ROOT / 'var' / 'object_store'} (local profile)")
+    say(f"Dagster instance: {os.environ['DAGSTER_HOME']}")
+    say(f"log: {log_path}")
+    say("open the UI with `make ui` (dagster dev on http://127.0.0.1:3000), then Assets -> Lineage")
     return 1 if n_failed else 0
 
 
@@ -377,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("run", help="materialize the whole graph on the active profile")
     r.add_argument("--select", nargs="*", help="asset names to run (default: all)")
     r.add_argument("--fail-fast", action="store_true")
-    r.add_argument("--log-level", default="WARNING", help="Dagster console log level (INFO shows counts)")
+    r.add_argument("--log-level", default="WARNING", help="level of Dagster's console log, which goes to the run's log file (var/logs)")
     r.add_argument("--all", action="store_true", help="re-run fresh partitions too (default: only stale/missing)")
     p = sub.add_parser("pin-revisions", help="pin sources.yaml entries to the commit a branch points at now")
     p.add_argument("--source", action="append", dest="sources",
