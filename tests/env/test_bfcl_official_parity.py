@@ -101,3 +101,13 @@ def test_run_scores_with_bfcl_eval_and_says_so():
     assert rep.metrics["parity_disagreements"] == 0 and rep.metrics["checker_exceptions"] == 0
     s = rep.samples[1]
     assert s["passed"] is False and s["project_passed"] is False and s["reason"].startswith("simple_function_checker")
+
+
+@needs_official
+def test_one_runner_process_serves_every_check():
+    item = bfcl_official.make_item("k", "irrelevance", [WEATHER], None, [], None)
+    bfcl_official.check([item])
+    pid = bfcl_official._RUNNERS[str(OFFICIAL)].proc.pid
+    _, verdicts = bfcl_official.check([item])
+    assert bfcl_official._RUNNERS[str(OFFICIAL)].proc.pid == pid
+    assert verdicts["k"]["valid"] is True  # no call on an irrelevance question

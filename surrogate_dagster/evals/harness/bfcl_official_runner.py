@@ -16,6 +16,11 @@ one entry: relevance categories (``irrelevance``, ``live_irrelevance``, ``live_r
 that raises on an item gives ``valid: false`` with ``error_type: "checker_exception"`` for that item
 (bfcl-eval's own runner would abort the whole category). Prints ``{"scorer": "bfcl-eval <version>",
 "items": n}`` on stdout.
+
+``--serve`` checks many files in one process (importing bfcl-eval, whose model registry pulls in
+every API client, costs seconds): each stdin line ``{"in": path, "out": path}`` is answered by one
+stdout line ``@@bfcl-runner {"scorer": ..., "items": n}`` (or ``{"error": ...}``) once its
+verdicts are written; the process ends at end of input.
 """
 
 from __future__ import annotations
@@ -55,13 +60,13 @@ def verdict(item: dict) -> dict:
             "error": json.dumps(res.get("error"), default=str)[:500] if not res["valid"] else None}
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--in", dest="inp", required=True)
-    ap.add_argument("--out", required=True)
-    a = ap.parse_args(argv)
+REPLY = "@@bfcl-runner "  # marks --serve's answer lines (anything else on stdout is not one)
+
+
+def check_file(inp: str, out: str) -> dict:
+    """Verdicts of every item of ``inp`` into ``out``: ``{"scorer", "items"}``, or ``{"error"}``."""
     n = 0
-    with open(a.inp, encoding="utf-8") as fin, open(a.out, "w", encoding="utf-8") as fout:
+    with open(inp, encoding="utf-8") as fin, open(out, "w", encoding="utf-8") as fout:
         for lineno, line in enumerate(fin, 1):
             if not line.strip():
                 continue
@@ -69,11 +74,41 @@ def main(argv: list[str] | None = None) -> int:
                 item = json.loads(line)
                 key = item["key"]
             except (json.JSONDecodeError, KeyError) as e:
-                print(f"line {lineno}: not an item ({e})", file=sys.stderr)
-                return 2
+                return {"error": f"line {lineno}: not an item ({e})"}
             fout.write(json.dumps({"key": key, **verdict(item)}, ensure_ascii=False) + "\n")
             n += 1
-    print(json.dumps({"scorer": f"bfcl-eval {version('bfcl-eval')}", "items": n}))
+    return {"scorer": f"bfcl-eval {version('bfcl-eval')}", "items": n}
+
+
+def serve() -> int:
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            req = json.loads(line)
+            meta = check_file(req["in"], req["out"])
+        except (json.JSONDecodeError, KeyError, OSError) as e:
+            meta = {"error": f"bad request ({type(e).__name__}: {e})"}
+        sys.stdout.write(REPLY + json.dumps(meta) + "\n")
+        sys.stdout.flush()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--in", dest="inp")
+    ap.add_argument("--out")
+    ap.add_argument("--serve", action="store_true", help="check the files named on stdin, one request a line")
+    a = ap.parse_args(argv)
+    if a.serve:
+        return serve()
+    if not (a.inp and a.out):
+        ap.error("--in and --out are required without --serve")
+    meta = check_file(a.inp, a.out)
+    if "error" in meta:
+        print(meta["error"], file=sys.stderr)
+        return 2
+    print(json.dumps(meta))
     return 0
 
 
