@@ -116,16 +116,19 @@ def test_cache_rerun_makes_zero_http_calls(server, tmp_path):
 
 def test_budget_stop_mid_batch_says_how_far(server, tmp_path):
     batch = [PARALLEL, SOLO, ASK, SEEDS[CFG["seeds"][1]["task"]]]
-    _, full = synthesize_batch(client_for(server, tmp_path / "probe"), batch[:1])
+    # one subagent at a time: the reservations in flight are one call's, so the budget arithmetic
+    # below holds whatever the price list (parallel subagents are reserved together)
+    _, full = synthesize_batch(client_for(server, tmp_path / "probe"), batch[:1], max_parallel_subagents=1)
     one = full["ledger"]["billed_usd"]
-    planner_worst = CFG["max_tokens"]["planner"] * CFG["prices_per_mtok"][CFG["models"]["planner"]]["output"] / 1e6
-    # Room for the first scenario plus one planner call's worst case: the guard must stop early in
-    # the second scenario, before the spend could pass the budget.
-    budget = one + 1.3 * planner_worst
+    # the output part of the costliest single call's worst case (any role)
+    call_worst = max(CFG["max_tokens"][r] * CFG["prices_per_mtok"][m]["output"] / 1e6 for r, m in CFG["models"].items())
+    # Room for the first scenario plus one call's worst case: the guard must stop early in the
+    # second scenario, before the spend could pass the budget.
+    budget = one + 1.3 * call_worst
     n0 = server.n_requests
     client = client_for(server, tmp_path / "c", budget_usd=budget)
-    rows, s = synthesize_batch(client, batch, batch_key="batch-007")
-    assert s["stopped"] == "budget" and 1 <= len(rows) < len(batch)
+    rows, s = synthesize_batch(client, batch, batch_key="batch-007", max_parallel_subagents=1)
+    assert s["stopped"] == "budget" and 1 <= len(rows) < len(batch), (one, budget, s["stop_message"])
     assert f"of {len(batch)} in batch batch-007" in s["stop_message"] and f"{len(rows)} traces done" in s["stop_message"]
     assert f"${budget:.2f}" in s["stop_message"]
     led = s["ledger"]

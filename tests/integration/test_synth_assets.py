@@ -103,11 +103,11 @@ def test_trace_partitions_fail_alone_rerun_from_cache_and_empty_past_target(scen
         assert m0["fresh_scenarios_drawn"] == 1 and m0["fresh_draws"] == 1
         assert m0["attempts"] == 25 + 2 + 1 and m0["target"] == 25 and m0["traces_the_budget_buys"] > 0
         assert "KEPT synth-scn-" in m0["sample_traces"] and "**assistant**" in m0["sample_traces"]
-        assert (f"REJECTED (judges) synth-{scen[1]['id']}: claude-sonnet-4-5: nothing was verified"
+        assert (f"REJECTED (judges) synth-{scen[1]['id']}: claude-sonnet-5-5: nothing was verified"
                 in m0["sample_traces"])
         ptr0 = read_pointer(store, f"{TRACES_PREFIX}/batch-000")
         rej = {r["scenario_id"]: r for r in read_table(store, ptr0, "rejected")}
-        assert rej[scen[1]["id"]]["reasons"] == ["claude-sonnet-4-5: nothing was verified"]
+        assert rej[scen[1]["id"]]["reasons"] == ["claude-sonnet-5-5: nothing was verified"]
         assert json.loads(rej[scen[1]["id"]]["trace"])[1]["content"] == scen[1]["task"]
         fresh = read_table(store, ptr0, "fresh_scenarios")
         assert len(fresh) == 1 and fresh[0]["origin"] == "fresh" and fresh[0]["id"].startswith("fresh-")
