@@ -4,27 +4,30 @@ from __future__ import annotations
 
 from typing import Any
 
-from dagster import ConfigurableResource
+from pydantic import Field
 
-from ..catalog.models import HubConfig, Profile
+from ..catalog.models import HubConfig, LocalStoreConfig, Profile, S3StoreConfig
 from ..hub import HubClient, make_hub
 from ..settings import profile_resource
 from ..storage import ObjectStore
 from ..storage.factory import store_from_profile_section
 
 
-class ObjectStoreResource(ConfigurableResource):
-    """Local directory or any S3-compatible bucket (Wasabi), with a SHA-256 manifest."""
+class ObjectStoreResource(profile_resource(S3StoreConfig, exclude=("kind", "bucket"))):
+    """Local directory or any S3-compatible bucket (Wasabi), with a SHA-256 manifest: the profile's
+    ``object_store`` section (catalog.models: LocalStoreConfig or S3StoreConfig by ``kind``), whose
+    S3 fields and defaults are S3StoreConfig's."""
 
-    kind: str = "local"
-    root: str | None = None
-    bucket: str | None = None
-    prefix: str = ""
-    endpoint_url: str | None = None
-    region: str = "us-east-1"
-    access_key_env: str = "WASABI_ACCESS_KEY"
-    secret_key_env: str = "WASABI_SECRET"
-    max_attempts: int = 8
+    kind: str = Field("local", description="local: a directory (root); s3: a bucket (bucket, endpoint_url, ...)")
+    root: str | None = Field(default=None, description="kind local: the store's directory")
+    bucket: str | None = Field(default=None, description="kind s3: the bucket")
+
+    def profile(self) -> LocalStoreConfig | S3StoreConfig:
+        """The section as the model its ``kind`` names (fields of the other kind left out)."""
+        data = self.model_dump()
+        if data.get("kind") == "local":
+            return LocalStoreConfig.model_validate({"kind": "local", "root": data.get("root")})
+        return S3StoreConfig.model_validate({k: v for k, v in data.items() if k != "root" and v is not None})
 
     def get_store(self) -> ObjectStore:
         return store_from_profile_section(self.model_dump())

@@ -56,3 +56,18 @@ def test_profile_gives_the_validated_model_back():
     assert isinstance(prof, EvalsProfile) and prof.inference.batch_size == 4
     hub = HubResource(mode="offline", mirror_dir="m", push_dir="p", org="o")
     assert hub.profile() == HubConfig(mode="offline", mirror_dir="m", push_dir="p", org="o")
+
+
+def test_the_object_store_resource_is_the_section_of_its_kind():
+    from surrogate_dagster.catalog.models import LocalStoreConfig, S3StoreConfig
+    from surrogate_dagster.resources import ObjectStoreResource
+
+    for name, info in S3StoreConfig.model_fields.items():
+        if name not in ("kind", "bucket"):
+            assert ObjectStoreResource.model_fields[name].get_default() == info.get_default(), name
+    assert isinstance(ObjectStoreResource(kind="local", root="r").profile(), LocalStoreConfig)
+    assert ObjectStoreResource(kind="s3", bucket="b").profile() == S3StoreConfig(kind="s3", bucket="b")
+    with pytest.raises(ValidationError):
+        ObjectStoreResource(kind="local")  # no root
+    with pytest.raises(ValidationError):
+        ObjectStoreResource(kind="s3")  # no bucket
