@@ -83,7 +83,13 @@ def test_killed_worker_retry_leaves_no_partial_objects(tmp_path):
     done = __import__("json").loads(store.get_bytes(marker))
     allowed = set(done["parts"]) | {marker, f"raw/{SOURCE}/_latest.json", done["prefix"] + "quarantine.parquet"}
     assert set(store.list(f"raw/{SOURCE}/")) <= allowed  # nothing left over from the killed attempt
+    # A temp file the killed writer was staging when it died is invisible to readers and younger
+    # than the sweep's grace (a live writer's would look the same); the sweep of a dead writer's
+    # files removes it and nothing else.
+    committed = set(store.list(f"raw/{SOURCE}/"))
+    store.sweep_temp_files(older_than_s=0)
     assert not [p for p in raw.rglob("*") if p.name.startswith(TMP_PREFIX)]
+    assert set(store.list(f"raw/{SOURCE}/")) == committed
     for p in raw.rglob("*"):  # every file on disk is a committed object or its manifest
         if p.is_file() and not p.name.endswith(MANIFEST_SUFFIX):
             assert p.with_name(p.name + MANIFEST_SUFFIX).is_file(), p
