@@ -41,9 +41,8 @@ def _format_validation(path: Path, err: ValidationError) -> str:
     return "\n".join(lines)
 
 
-def load_yaml_model(path: str | Path, model: type[M]) -> M:
-    """Parse and validate one YAML file, raising CatalogError with file, key and expectation."""
-    path = Path(path)
+def read_yaml_mapping(path: Path) -> dict:
+    """One YAML file's top-level mapping; CatalogError naming the file (and line) otherwise."""
     if not path.is_file():
         raise CatalogError(f"{path}: file not found")
     try:
@@ -54,6 +53,13 @@ def load_yaml_model(path: str | Path, model: type[M]) -> M:
         raise CatalogError(f"{path}:{where} is not valid YAML: {getattr(e, 'problem', e)}") from e
     if not isinstance(data, dict):
         raise CatalogError(f"{path}: expected a mapping at the top level, got {type(data).__name__}")
+    return data
+
+
+def load_yaml_model(path: str | Path, model: type[M]) -> M:
+    """Parse and validate one YAML file, raising CatalogError with file, key and expectation."""
+    path = Path(path)
+    data = read_yaml_mapping(path)
     try:
         return model.model_validate(data)
     except ValidationError as e:
@@ -91,16 +97,7 @@ def profile_data(name_or_path: str | Path | None = None, _seen: tuple[Path, ...]
     path = _profile_path(str(name_or_path or profile_name()))
     if path.resolve() in _seen:
         raise CatalogError(f"{path}: profiles extend each other in a loop: {[str(p) for p in _seen]}")
-    if not path.is_file():
-        raise CatalogError(f"{path}: file not found")
-    try:
-        data = parse_yaml(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        raise CatalogError(f"{path}:{where} is not valid YAML: {getattr(e, 'problem', e)}") from e
-    if not isinstance(data, dict):
-        raise CatalogError(f"{path}: expected a mapping at the top level, got {type(data).__name__}")
+    data = read_yaml_mapping(path)
     base = data.pop("extends", None)
     if base is None:
         return data

@@ -24,17 +24,12 @@ class SmokeVerdict:
     reason: str
 
 
-def _latest(instance: DagsterInstance, key: str):
-    event = instance.get_latest_materialization_event(AssetKey(key))
-    return event
-
-
 def smoke_verdict(instance: DagsterInstance, gate: str = SMOKE_GATE, judged: str = AGENT_CHECKPOINT) -> SmokeVerdict:
     """Whether a step gated by `gate` may start now, and why."""
-    ev = _latest(instance, gate)
+    ev = instance.get_latest_materialization_event(AssetKey(gate))
     if ev is None or ev.asset_materialization is None:
         return SmokeVerdict(False, f"{gate} has never run: the Day-14 smoke tests of {judged} have no verdict")
-    judged_ev = _latest(instance, judged)
+    judged_ev = instance.get_latest_materialization_event(AssetKey(judged))
     if judged_ev is not None and judged_ev.timestamp > ev.timestamp:
         return SmokeVerdict(False, f"{judged} was materialized after {gate}'s last verdict: re-run {gate}")
     meta = {k: getattr(v, "value", v) for k, v in ev.asset_materialization.metadata.items()}
