@@ -83,11 +83,16 @@ def _profile_path(ref: str, relative_to: Path | None = None) -> Path:
 
 
 def merge_overlay(base: dict, overlay: dict) -> dict:
-    """`overlay` over `base`: mappings merge key by key, anything else (lists, scalars) replaces."""
+    """`overlay` over `base`: mappings merge key by key, anything else (lists, scalars) replaces, and
+    ``null`` removes the key (the field falls back to its default), as in training.yaml's overrides."""
     out = dict(base)
     for key, value in overlay.items():
-        out[key] = merge_overlay(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) \
-            else value
+        if value is None:
+            out.pop(key, None)
+        elif isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge_overlay(out[key], value)
+        else:
+            out[key] = value
     return out
 
 

@@ -152,7 +152,7 @@ def training_pod_spec(profile) -> dict[str, Any] | None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m surrogate_dagster.runtime.k8s")
     ap.add_argument("what", choices=["instance", "values", "gpu-pod"])
-    ap.add_argument("--profile", default="production", help="profile name or YAML path (default production)")
+    ap.add_argument("--profile", default="cluster", help="profile name or YAML path (default cluster: the Kubernetes shape)")
     args = ap.parse_args(argv)
     from ..catalog import load_profile
 

@@ -1,5 +1,5 @@
 """Production on Kubernetes: rendered instance config and GPU pod spec validate against dagster-k8s,
-and the code location (with the ops pieces) passes `dagster definitions validate` on the production profile."""
+and the code location (with the ops pieces) passes `dagster definitions validate` on the production and cluster profiles."""
 
 import os
 import subprocess
@@ -8,6 +8,7 @@ import textwrap
 from pathlib import Path
 
 import kubernetes
+import pytest
 import yaml
 from dagster_k8s import K8sRunLauncher
 from dagster_k8s.models import k8s_model_from_dict
@@ -22,7 +23,7 @@ def test_the_one_gpu_pod_spec_is_a_kubernetes_pod_spec_and_the_trainers():
     from surrogate_dagster.training.executor import TrainerExecutorResource
     from surrogate_dagster.training.config import training_profile
 
-    prod = load_profile("production")
+    prod = load_profile("cluster")
     s = k8s_settings(prod)
     raw = training_pod_spec(prod)
     spec = k8s_model_from_dict(kubernetes.client.V1PodSpec, raw)
@@ -39,13 +40,14 @@ def test_the_one_gpu_pod_spec_is_a_kubernetes_pod_spec_and_the_trainers():
     assert main(["gpu-pod"]) == 0 and main(["values", "--profile", "local"]) == 2
 
 
-def test_definitions_validate_on_production_profile(tmp_path):
+@pytest.mark.parametrize("profile", ["production", "cluster"])
+def test_definitions_validate_on_production_profile(tmp_path, profile):
     loc = tmp_path / "ops_location.py"
     # The real code location (ops pieces included) on the production profile.
     loc.write_text(textwrap.dedent("""
         from surrogate_dagster.definitions import defs  # noqa: F401
     """))
-    env = {**os.environ, "SURROGATE_PROFILE": "production", "DAGSTER_HOME": str(tmp_path)}
+    env = {**os.environ, "SURROGATE_PROFILE": profile, "DAGSTER_HOME": str(tmp_path)}
     out = subprocess.run([str(Path(sys.executable).with_name("dagster")), "definitions", "validate", "-f", str(loc)],
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]

@@ -26,7 +26,9 @@ def test_production_profile_builds_the_vllm_serve_command():
     ref = ModelRef("stage1_checkpoint", "Qwen/Qwen2.5-Coder-7B-Instruct", adapter_dir="/mnt/ckpt/adapter",
                    model_revision="abc123")
     cmd = serve_command(sec.vllm.spec(), ref)
-    assert cmd[:3] == ["/opt/vllm/bin/vllm", "serve", "Qwen/Qwen2.5-Coder-7B-Instruct"]
+    assert cmd[:3] == [".venv-vllm/bin/vllm", "serve", "Qwen/Qwen2.5-Coder-7B-Instruct"]  # the host's vLLM env
+    cluster = serving_section(load_profile("cluster").phases, "cluster")
+    assert serve_command(cluster.vllm.spec(), ref)[0] == "/opt/vllm/bin/vllm"  # the GPU image's
     flags = dict(zip(cmd[3::2], cmd[4::2]))
     assert flags["--port"] == "8000" and flags["--max-model-len"] == "131072"
     assert flags["--gpu-memory-utilization"] == "0.9" and flags["--revision"] == "abc123"

@@ -76,7 +76,9 @@ def test_the_dockerignore_check_can_fail(tmp_path):
 
 
 def test_image_names_match_the_profile_and_the_docs():
-    prof = yaml.safe_load((REPO / "resources" / "production.yaml").read_text())["phases"]
+    from surrogate_dagster.catalog import load_profile
+
+    prof = load_profile("cluster").phases  # the images are the cluster profile's
     docs = (REPO / "docs" / "SCALE_OUT.md").read_text()
     code_image, gpu_image = prof["k8s"]["image"], prof["k8s"]["gpu_image"]
     assert prof["training"]["k8s"]["image"] == gpu_image

@@ -18,13 +18,14 @@ def test_settings_kinds_and_profiles() -> None:
     with pytest.raises(ValueError, match="runs without datatrove"):
         make_executor([], {"kind": "pool"}, "/tmp/unused")
     assert executor_settings(load_profile("local"))["kind"] in ("in_process", "pool", "local")
-    prod = executor_settings(load_profile("production"))
+    assert executor_settings(load_profile("production"))["kind"] == "local"  # datatrove on the host's cores
+    prod = executor_settings(load_profile("cluster"))
     assert prod["kind"] == "ray" and prod["io_root"].startswith("s3://")
 
 
 def test_profile_setting_reaches_the_curation_resource() -> None:
     from surrogate_dagster.curation.resource import curation_resources
 
-    for name in ("local", "production"):
+    for name in ("local", "production", "cluster"):
         profile = load_profile(name)
         assert curation_resources(profile)["curation"].datatrove_executor == executor_settings(profile)

@@ -1,4 +1,4 @@
-"""The k8s instance YAML is a valid Dagster instance configuration (the definitions validated in production:
+"""The k8s instance YAML is a valid Dagster instance configuration (the definitions validated on the cluster profile:
 tests/integration/test_ops_k8s.py)."""
 
 
@@ -11,7 +11,7 @@ from surrogate_dagster.runtime.k8s import instance_yaml, k8s_settings, training_
 
 
 def test_instance_yaml_is_a_valid_dagster_instance(tmp_path):
-    s = k8s_settings(load_profile("production"))
+    s = k8s_settings(load_profile("cluster"))
     (tmp_path / "dagster.yaml").write_text(instance_yaml(s))
     cfg, _ = dagster_instance_config(str(tmp_path))
     assert cfg["run_launcher"]["class"] == "K8sRunLauncher" and cfg["run_retries"]["max_retries"] == 2

@@ -10,7 +10,7 @@ def test_k8s_instance_frees_slots_of_ended_runs():
     from surrogate_dagster.catalog import load_profile
     from surrogate_dagster.runtime.k8s import instance_yaml, k8s_settings
 
-    settings = k8s_settings(load_profile("production"))
+    settings = k8s_settings(load_profile("cluster"))
     doc = yaml.safe_load(instance_yaml(settings))
     assert doc["run_monitoring"]["enabled"] is True
     assert doc["run_monitoring"]["free_slots_after_run_end_seconds"] > 0

@@ -18,7 +18,8 @@ def test_settings_validation():
     with pytest.raises(ValueError, match="missing"):
         validate_settings({"kind": "slurm", "tasks": 4})
     assert executor_settings(load_profile("local")) == {"kind": "pool", "workers": 2}
-    assert executor_settings(load_profile("production"))["kind"] == "ray"
+    assert executor_settings(load_profile("production"))["kind"] == "local"
+    assert executor_settings(load_profile("cluster"))["kind"] == "ray"
 
 
 def test_slurm_executor_is_built_from_settings(tmp_path):

@@ -180,7 +180,10 @@ def test_pipeline_message_names_match_the_trainer_protocol():
 def test_profiles_and_k8s_pod_spec():
     local = training_profile(load_profile("local"))
     assert (local.executor, local.base_model, local.gpu_count) == ("local", "tiny", 0)
-    prod = training_profile(load_profile("production"))
+    host = training_profile(load_profile("production"))  # the one GPU host: a subprocess on its GPU
+    assert (host.executor, host.base_model, host.gpu_count) == ("subprocess", "hub", 1)
+    assert host.python == ".venv-trainer/bin/python" and host.k8s is None
+    prod = training_profile(load_profile("cluster"))
     assert prod.executor == "k8s" and prod.gpu_count >= 1
     trainer = TrainerExecutorResource.from_profile(prod)
     from dagster_k8s.pipes import build_pod_body
