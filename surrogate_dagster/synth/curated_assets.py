@@ -62,7 +62,8 @@ def _curated_synth(name: str):
         context.log.info(f"{name}: curating {len(rows)} synthesized rows against {len(SOURCES.names)} sources")
         res = curate_synth_rows(
             name, rows,
-            sanitizer=curation_sanitizer(tuple(CURATION.sanitize.categories), curation.ner_model),
+            sanitizer=curation_sanitizer(tuple(CURATION.sanitize.categories), curation.ner_model,
+                                         curation.model_source()),
             source_rows=lambda s: read_step(store, "filtered", s)[1],
             source_signatures={s: signature_dir(store, curation, s) for s in SOURCES.names},
             priority=SOURCES.names, spec=minhash_spec(), threshold=CURATION.minhash.threshold,

@@ -4,8 +4,10 @@ Two scorers behind one interface (``score_many([(code, language, context), ...])
 
 - ``StackEduClassifier`` (production): the real Stack-Edu classifiers, one per language,
   ``HuggingFaceTB/stack-edu-classifier-<lang>`` (StarEncoder + a regression head, 1024-token
-  context, trained on Llama-3.1-70B annotations; SmolLM2 paper). Loaded by name through
-  transformers; needs the Hub (or a local mirror directory passed as the model id).
+  context, trained on Llama-3.1-70B annotations; SmolLM2 paper). Each model id is fetched
+  through the Hub client (``hub.model_cache``: the profile's endpoint, token variable and cache)
+  when an online ``source`` is given, then loaded from that folder; a local directory given as
+  the model id is loaded as it is; without a source the id is read from the local HF cache.
 - ``RubricScorer`` (local profile): a transparent feature scorer that installs nothing. It
   awards the five additive points of the Stack-Edu annotation rubric from measurable proxies
   (parses, control flow, comments, usage example, docstrings and an explanation in the answer).
@@ -68,7 +70,10 @@ class StackEduClassifier:
     """The real per-language Stack-Edu classifiers via transformers (lazy, one model per language).
 
     ``models`` maps canonical language -> model id or local directory (an offline mirror).
-    Scores are the regression output clipped to [0, 5], as in the model cards.
+    ``source`` (a ``hub.model_cache.ModelSource``) says where model ids are fetched from; with an
+    offline source or none they are read from the local HF cache (``local_files_only`` then only
+    matters to a call without a source: True never contacts the Hub). Scores are the regression
+    output clipped to [0, 5], as in the model cards.
     """
 
     name = "stack-edu"
@@ -76,10 +81,10 @@ class StackEduClassifier:
 
     def __init__(self, models: dict[str, str] | None = None, device: str = "cpu",
                  max_length: int = 1024, batch_size: int = 16, revision: str | None = None,
-                 local_files_only: bool = False) -> None:
+                 local_files_only: bool = False, source: Any = None) -> None:
         self.models = dict(models if models is not None else STACK_EDU_MODELS)
         self.device, self.max_length, self.batch_size = device, max_length, batch_size
-        self.revision, self.local_files_only = revision, local_files_only
+        self.revision, self.local_files_only, self.source = revision, local_files_only, source
         self._loaded: dict[str, tuple[Any, Any]] = {}
 
     def _load(self, model_id: str) -> tuple[Any, Any]:
@@ -87,12 +92,18 @@ class StackEduClassifier:
             # Imported here: transformers + torch cost seconds, and only this scorer needs them.
             from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-            kw = {"revision": self.revision, "local_files_only": self.local_files_only}
-            tok = AutoTokenizer.from_pretrained(model_id, **kw)
+            from ...hub.model_cache import model_folder
+
+            if self.source is not None and not self.source.offline:
+                # fetched once into the cache, then read from that folder alone
+                path, kw = model_folder(model_id, self.source, self.revision), {"local_files_only": True}
+            else:
+                path, kw = model_id, {"revision": self.revision, "local_files_only": self.local_files_only}
+            tok = AutoTokenizer.from_pretrained(path, **kw)
             if tok.pad_token is None:
                 # Batches need padding; StarEncoder-style tokenizers may not define a pad token.
                 tok.pad_token = tok.eos_token or tok.unk_token
-            model = AutoModelForSequenceClassification.from_pretrained(model_id, **kw)
+            model = AutoModelForSequenceClassification.from_pretrained(path, **kw)
             if model.config.num_labels != 1:
                 raise ValueError(f"{model_id}: expected a 1-output regression head, "
                                  f"got num_labels={model.config.num_labels}")
