@@ -131,7 +131,7 @@ def build_checkpoint_report_asset(checkpoint: str, previous: str | None):
     deps = [AssetDep(AssetKey(checkpoint))] + ([AssetDep(AssetKey(report_asset_name(previous)))] if previous else [])
 
     @asset(name=name, group_name="evals", partitions_def=tier1_partitions, deps=deps, pool="gpu",
-           code_version=_code_version("build_checkpoint_report_asset"), kinds={"pytorch"}, check_specs=gate_specs(name),
+           code_version=_code_version("build_checkpoint_report_asset"), kinds={"pytorch"}, check_specs=gate_specs(name, tier1_partitions),
            description=f"Tier-1 report of {checkpoint}, one benchmark per partition (samples in the object store)")
     def _report(context: AssetExecutionContext, object_store: ObjectStoreResource,
                 evals: EvalSettings) -> MaterializeResult:
@@ -152,7 +152,8 @@ def build_checkpoint_report_asset(checkpoint: str, previous: str | None):
         return MaterializeResult(
             data_version=DataVersion(f"{ref.revision}:{summary['samples_sha256'][:12]}"),
             metadata=report_metadata(summary, thr, src),
-            check_results=[gate_result("meets_target", tg, error=is_release), gate_result("no_regression", rg, True)])
+            check_results=[gate_result("meets_target", tg, error=is_release, bench=bench),
+                           gate_result("no_regression", rg, True, bench=bench)])
 
     return _report
 
@@ -328,7 +329,7 @@ def _run_tier2(bench: str, context, store, evals: EvalSettings, client) -> Any:
 @asset(group_name="evals", partitions_def=tier2_partitions, pool="gpu", code_version=_code_version("tier2_eval_report"), kinds={"pytorch"},
        deps=[AssetDep(AssetKey(CATALOG.release.checkpoint)), AssetDep(devsecops_eval_tasks), AssetDep(eval_canaries),
              AssetDep(curated_rows, partition_mapping=AllPartitionMapping())],
-       check_specs=gate_specs("tier2_eval_report", with_regression=False))
+       check_specs=gate_specs("tier2_eval_report", tier2_partitions, with_regression=False))
 def tier2_eval_report(context: AssetExecutionContext, object_store: ObjectStoreResource,
                       evals: EvalSettings) -> MaterializeResult:
     """Tier-2 report of the release checkpoint (monthly): SWE-bench Lite, DevSecOps, GAIA L1, no-leak."""
@@ -343,7 +344,7 @@ def tier2_eval_report(context: AssetExecutionContext, object_store: ObjectStoreR
     tg = target_gate(f"{ckpt}/{bench}", summary, thr, src)
     return MaterializeResult(data_version=DataVersion(f"{ref.revision}:{summary['samples_sha256'][:12]}"),
                              metadata=report_metadata(summary, thr, src),
-                             check_results=[gate_result("meets_target", tg, error=thr is not None)])
+                             check_results=[gate_result("meets_target", tg, error=thr is not None, bench=bench)])
 
 
 @asset(group_name="evals", code_version=_code_version("eval_scoreboard"), kinds={"markdown"},
@@ -380,4 +381,4 @@ def _release_assets():
 
 mvp_release = _release_assets()
 EVAL_ASSETS = [*CHECKPOINT_REPORTS, stage1_6_smoke_gate, eval_canaries, devsecops_eval_tasks, tier2_eval_report, eval_scoreboard, mvp_release]
-EVAL_CHECKS = build_checks(CATALOG, report_asset_name)
+EVAL_CHECKS = build_checks(CATALOG, report_asset_name, tier1_partitions, tier2_partitions)

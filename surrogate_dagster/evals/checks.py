@@ -1,7 +1,11 @@
 """Gates as Dagster asset checks.
 
 Recorded with every report (``check_specs`` of the report assets, computed in the same
-materialization, so every run that evaluates a checkpoint records them however it was launched):
+materialization, so every run that evaluates a checkpoint records them however it was launched).
+They are partitioned like their report asset (one partition per benchmark): the Checks tab shows each
+benchmark's latest verdict, not the verdict of whichever benchmark ran last, and each numeric figure
+is named per benchmark (``humaneval_plus/score``), so a plot of a check's history never mixes
+benchmarks.
 
 - ``meets_target``: the runbook's target from assets/evals.yaml (or the profile's labelled local
   override); ERROR on the release checkpoint and on Tier 2, WARN on earlier checkpoints (their
@@ -11,11 +15,15 @@ These are not blocking: a failing report still materializes, later checkpoints a
 and the release asset (which re-checks every gate from the stored reports) explains what failed.
 
 Blocking, in ``EVAL_CHECKS``: ``release_gate`` on the release checkpoint's Tier-1 report asset and on
-the Tier-2 report asset, over all their benchmarks (from the stored reports). In any run that
-includes them (a UI "materialize" of those reports together with ``mvp_release``), a failing gate
-stops the release in that same run.
-Also ``reports_current`` (WARN) per checkpoint report asset: every benchmark has a report computed
-on the checkpoint's current revision (a retrained checkpoint makes its reports stale).
+the Tier-2 report asset, partitioned the same way: each run judges the benchmark it computed (its
+report current, its target met and, on Tier 1, no regression), from the stored reports. In any run
+that includes them (a UI "materialize" of those reports together with ``mvp_release``), a failing
+gate stops the release in that same run. The verdict over every benchmark is ``mvp_release``'s
+``all_gates_passed``, evaluated once, when the release runs after all reports; a benchmark not run
+yet is counted as pending there, never as failed.
+Also ``reports_current`` (WARN) per checkpoint report asset: no benchmark's report was computed on an
+older revision of the checkpoint (a retrained checkpoint makes its reports stale); benchmarks not run
+yet are listed as pending.
 
 The smoke gate (runbook Day 14, "If smoke tests pass -> proceed to Stage 2"): the asset named by
 ``smoke_gate.asset`` in assets/evals.yaml carries the blocking check ``smoke_tests_pass`` over the
@@ -26,6 +34,8 @@ smoke checkpoint's Tier-1 reports: every target met, no regression from the base
 and metadata say that the profile overrides the gate and why.
 """
 
+import warnings
+
 from dagster import (
     AssetCheckExecutionContext,
     AssetCheckResult,
@@ -33,12 +43,14 @@ from dagster import (
     AssetCheckSpec,
     AssetKey,
     MetadataValue,
+    PartitionsDefinition,
+    PreviewWarning,
     asset_check,
 )
 
 from ..resources import ObjectStoreResource
 from .config import TIER1, TIER2, EvalCatalog, EvalsProfile
-from .gates import Gate
+from .gates import Gate, tally, tally_line
 from .resources import EvalSettings
 
 
@@ -65,27 +77,47 @@ def current_revision(store, evals: EvalSettings, catalog: EvalCatalog, name: str
     return checkpoint_revision(store, name)
 
 
-def gate_specs(asset_name: str, with_regression: bool = True) -> list[AssetCheckSpec]:
-    specs = [AssetCheckSpec("meets_target", asset=asset_name,
-                            description="score >= the runbook target (assets/evals.yaml)")]
+def partitioned_spec(name: str, asset_name: str, partitions_def: PartitionsDefinition, **kw) -> AssetCheckSpec:
+    """A check spec partitioned like its asset. Partitioned checks are a preview feature of the
+    pinned Dagster; its warning is silenced here only, where the project opts in."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PreviewWarning)
+        return AssetCheckSpec(name, asset=asset_name, partitions_def=partitions_def, **kw)
+
+
+def gate_specs(asset_name: str, partitions_def: PartitionsDefinition, with_regression: bool = True) -> list[AssetCheckSpec]:
+    specs = [partitioned_spec("meets_target", asset_name, partitions_def,
+                              description="per benchmark (partition): score >= the runbook target (assets/evals.yaml)")]
     if with_regression:
-        specs.append(AssetCheckSpec("no_regression", asset=asset_name,
-                                    description="not more than the tolerance below the previous checkpoint "
-                                                "(the base model for the first)"))
+        specs.append(partitioned_spec("no_regression", asset_name, partitions_def,
+                                      description="per benchmark (partition): not more than the tolerance below the "
+                                                  "previous checkpoint (the base model for the first)"))
     return specs
 
 
-def gate_result(check_name: str, gate: Gate, error: bool) -> AssetCheckResult:
+def gate_metadata(gate: Gate, bench: str) -> dict:
+    """A gate's metadata for a check result: text as is, numbers under ``<bench>/<name>`` so each
+    benchmark's figures trend on their own."""
+    meta: dict = {"benchmark": bench}
+    for k, v in gate.metadata.items():
+        if v is None or not isinstance(v, (int, float, str, bool)):
+            continue
+        numeric = isinstance(v, (int, float)) and not isinstance(v, bool)
+        meta[f"{bench}/{k}" if numeric else k] = MetadataValue.float(float(v)) if numeric else v
+    return meta
+
+
+def gate_result(check_name: str, gate: Gate, error: bool, bench: str) -> AssetCheckResult:
     """A gate as a check result; ``error`` picks ERROR (gating) or WARN (informative)."""
-    meta = {k: v for k, v in gate.metadata.items() if v is not None and isinstance(v, (int, float, str, bool))}
     return AssetCheckResult(check_name=check_name, passed=gate.passed,
                             severity=AssetCheckSeverity.ERROR if error else AssetCheckSeverity.WARN,
-                            description=gate.description[:1000], metadata=meta)
+                            description=gate.description[:1000], metadata=gate_metadata(gate, bench))
 
 
 def _reports_current_check(catalog: EvalCatalog, asset_name: str, checkpoint: str, benches: tuple[str, ...]):
     @asset_check(asset=AssetKey(asset_name), name="reports_current",
-                 description=f"every benchmark has a report on the current revision of {checkpoint}")
+                 description=f"no benchmark's report is for an older revision of {checkpoint} "
+                             "(benchmarks not run yet are listed as pending)")
     def _check(context: AssetCheckExecutionContext, object_store: ObjectStoreResource,
                evals: EvalSettings) -> AssetCheckResult:
         from .gates import currency_gate
@@ -94,48 +126,67 @@ def _reports_current_check(catalog: EvalCatalog, asset_name: str, checkpoint: st
         store = object_store.get_store()
         rev = current_revision(store, evals, catalog, checkpoint)
         gates = [currency_gate(b, read_summary(store, checkpoint, b), rev) for b in benches]
-        bad = [f"{g.name}: {g.description}" for g in gates if not g.passed]
-        return AssetCheckResult(passed=not bad, severity=AssetCheckSeverity.WARN,
-                                description="all reports current" if not bad else f"{len(bad)} stale or missing",
+        stale = [f"{g.name}: {g.description}" for g in gates if not g.passed and not g.pending]
+        pending = [g.name for g in gates if g.pending]
+        desc = f"{len(stale)} stale" if stale else "no stale report"
+        if pending:
+            desc += f"; {len(pending)} pending (not run yet): {', '.join(pending)}"
+        return AssetCheckResult(passed=not stale, severity=AssetCheckSeverity.WARN, description=desc,
                                 metadata={"checkpoint_revision": rev or "never trained",
-                                          "problems": MetadataValue.md("\n".join(f"- {b}" for b in bad) or "none")})
+                                          "stale": MetadataValue.int(len(stale)),
+                                          "pending": MetadataValue.int(len(pending)),
+                                          "problems": MetadataValue.md("\n".join(f"- {b}" for b in stale) or "none")})
 
     return _check
 
 
-def _release_gate_check(catalog: EvalCatalog, asset_name: str, benches: tuple[str, ...], tier1: bool):
+def release_benchmark_gates(catalog: EvalCatalog, prof: EvalsProfile, store, bench: str, revision: str | None,
+                            tier1: bool) -> list[Gate]:
+    """The release checkpoint's gates on one benchmark, from the stored reports."""
+    from .config import threshold
+    from .gates import currency_gate, regression_gate, target_gate
+    from .reports import read_summary
+
     rel = catalog.release.checkpoint
-    previous = catalog.previous(rel) if tier1 else None
+    summary = read_summary(store, rel, bench)
+    thr, src = threshold(catalog, prof, bench)
+    gates = [currency_gate(f"{bench}: current", summary, revision),
+             target_gate(f"{bench}: meets_target", summary, thr, src)]
+    if tier1:
+        previous = catalog.previous(rel)
+        prev = read_summary(store, previous, bench) if previous else None
+        gates.append(regression_gate(f"{bench}: no_regression", summary, prev,
+                                     tolerance=catalog.regression.tolerance, mode=catalog.regression.mode,
+                                     previous_checkpoint=previous))
+    return gates
 
-    @asset_check(asset=AssetKey(asset_name), name="release_gate", blocking=True,
-                 description=f"blocking: on every benchmark of this asset, {rel} meets the target"
-                             f"{', does not regress' if tier1 else ''} and has a report on its current revision")
-    def _check(context: AssetCheckExecutionContext, object_store: ObjectStoreResource,
-               evals: EvalSettings) -> AssetCheckResult:
-        from .config import threshold
-        from .gates import currency_gate, regression_gate, target_gate
-        from .reports import read_summary
 
-        store = object_store.get_store()
-        rev = current_revision(store, evals, catalog, rel)
-        gates = []
-        for bench in benches:
-            summary = read_summary(store, rel, bench)
-            thr, src = threshold(catalog, evals.profile(), bench)
-            gates += [currency_gate(f"{bench}: current", summary, rev),
-                      target_gate(f"{bench}: meets_target", summary, thr, src)]
-            if tier1:
-                prev = read_summary(store, previous, bench) if previous else None
-                gates.append(regression_gate(f"{bench}: no_regression", summary, prev,
-                                             tolerance=catalog.regression.tolerance, mode=catalog.regression.mode,
-                                             previous_checkpoint=previous))
-        failed = [g for g in gates if not g.passed]
-        return AssetCheckResult(passed=not failed, severity=AssetCheckSeverity.ERROR,
-                                description=(f"{len(failed)} of {len(gates)} gates failed: " + "; ".join(
-                                    f"{g.name} ({g.description})" for g in failed))[:2000] if failed
-                                else f"all {len(gates)} gates pass",
-                                metadata={"failed": MetadataValue.md("\n".join(f"- {g.name}: {g.description}"
-                                                                               for g in failed) or "none")})
+def _release_gate_check(catalog: EvalCatalog, asset_name: str, partitions_def: PartitionsDefinition, tier1: bool):
+    rel = catalog.release.checkpoint
+
+    with warnings.catch_warnings():  # partitioned checks: see partitioned_spec
+        warnings.simplefilter("ignore", PreviewWarning)
+
+        @asset_check(asset=AssetKey(asset_name), name="release_gate", blocking=True, partitions_def=partitions_def,
+                     description=f"blocking, per benchmark (partition): {rel} meets the target"
+                                 f"{', does not regress' if tier1 else ''} and has a report on its current revision")
+        def _check(context: AssetCheckExecutionContext, object_store: ObjectStoreResource,
+                   evals: EvalSettings) -> AssetCheckResult:
+            bench = context.partition_key
+            store = object_store.get_store()
+            rev = current_revision(store, evals, catalog, rel)
+            gates = release_benchmark_gates(catalog, evals.profile(), store, bench, rev, tier1)
+            bad = [g for g in gates if not g.passed]
+            t = tally(gates)
+            desc = (f"{bench}: " + "; ".join(f"{g.name.split(': ', 1)[1]} ({g.description})" for g in bad))[:2000] \
+                if bad else f"{bench}: all {len(gates)} gates pass"
+            return AssetCheckResult(passed=not bad, severity=AssetCheckSeverity.ERROR, description=desc,
+                                    metadata={"benchmark": bench, "checkpoint": rel,
+                                              "failed_gates": MetadataValue.int(t["failed"]),
+                                              "pending_gates": MetadataValue.int(t["pending"]),
+                                              "gates": MetadataValue.md("\n".join(
+                                                  f"- `{g.name}`: {'pass' if g.passed else 'PENDING' if g.pending else 'FAIL'}"
+                                                  f" ({g.description})" for g in gates))})
 
     return _check
 
@@ -177,28 +228,29 @@ def smoke_gate_result(gates: list[Gate], mode: str, reason: str | None) -> tuple
     failed = [g for g in gates if not g.passed]
     enforce = mode == "enforce"
     listing = "\n".join(f"- `{g.name}`: {g.description}" for g in failed) or "none"
+    counts = tally(gates)
     if not failed:
         desc = f"all {len(gates)} smoke gates pass: stage 2 may proceed"
     elif enforce:
-        desc = f"BLOCKED: {len(failed)} of {len(gates)} smoke gates failed (enforced): " + "; ".join(
-            g.name for g in failed)
+        desc = f"BLOCKED (enforced): smoke gates {tally_line(gates)}: " + "; ".join(g.name for g in failed)
     else:
         desc = (f"FAILED, OVERRIDDEN by the profile (phases.evals.smoke_gate: report_only: {reason}): "
-                f"{len(failed)} of {len(gates)} smoke gates failed; downstream proceeds: " + "; ".join(
-                    g.name for g in failed))
+                f"smoke gates {tally_line(gates)}; downstream proceeds: " + "; ".join(g.name for g in failed))
     meta = {"smoke_gate_mode": mode, "smoke_tests_passed": not failed,
             "overridden_by_profile": bool(failed) and not enforce,
             "override_reason": (reason or "") if not enforce else "",
-            "gates": len(gates), "failed_gates": len(failed), "failed": MetadataValue.md(listing)}
+            "gates": len(gates), "failed_gates": counts["failed"], "pending_gates": counts["pending"],
+            "failed": MetadataValue.md(listing)}
     check = AssetCheckResult(check_name=SMOKE_CHECK, passed=not failed,
                              severity=AssetCheckSeverity.ERROR if enforce else AssetCheckSeverity.WARN,
                              description=desc[:2000], metadata=meta)
     return check, meta
 
 
-def build_checks(catalog: EvalCatalog, report_asset_name) -> list:
+def build_checks(catalog: EvalCatalog, report_asset_name, tier1_partitions: PartitionsDefinition,
+                 tier2_partitions: PartitionsDefinition) -> list:
     checks = [_reports_current_check(catalog, report_asset_name(c), c, TIER1) for c in catalog.evaluated]
     checks.append(_reports_current_check(catalog, "tier2_eval_report", catalog.release.checkpoint, TIER2))
-    checks.append(_release_gate_check(catalog, report_asset_name(catalog.release.checkpoint), TIER1, True))
-    checks.append(_release_gate_check(catalog, "tier2_eval_report", TIER2, False))
+    checks.append(_release_gate_check(catalog, report_asset_name(catalog.release.checkpoint), tier1_partitions, True))
+    checks.append(_release_gate_check(catalog, "tier2_eval_report", tier2_partitions, False))
     return checks

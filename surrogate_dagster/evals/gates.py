@@ -7,6 +7,9 @@
   compared only when they ran the same variant, version and item count; otherwise the gate fails
   and says to re-run the earlier checkpoint.
 - currency: a report counts only for the checkpoint revision it was computed on.
+A gate whose report does not exist yet is ``pending``: it does not pass (nothing is promoted on a
+report that was never computed), and the summaries (``tally``) count it apart from the failures, so a
+benchmark still waiting for its run never reads as a benchmark that missed its target.
 The asset checks and the release asset call the same functions, so the release re-checks the
 gates itself (Dagster's blocking checks stop downstream assets only within one run, PITFALLS).
 """
@@ -24,6 +27,7 @@ class Gate:
     description: str
     blocking: bool = True
     metadata: dict[str, Any] = field(default_factory=dict)
+    pending: bool = False  # its report (or the previous checkpoint's) has not been computed yet
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -34,8 +38,9 @@ def target_gate(name: str, summary: dict | None, threshold: float | None, source
     """score >= threshold; unavailable or missing reports fail when there is a threshold."""
     meta = {"threshold": threshold, "threshold_source": source}
     if summary is None:
-        return Gate(name, threshold is None, "no report" + ("" if threshold is None else ": cannot meet the target"),
-                    blocking, meta)
+        if threshold is None:
+            return Gate(name, True, "no target; not run yet", blocking, meta)
+        return Gate(name, False, "pending: not run yet", blocking, meta, pending=True)
     meta.update({"score": summary.get("score"), "variant": summary.get("variant"), "status": summary.get("status")})
     if summary.get("status") != "ok":
         why = summary.get("reason") or "not evaluated"
@@ -64,11 +69,16 @@ def regression_gate(name: str, current: dict | None, previous: dict | None, *, t
                     previous_checkpoint: str | None) -> Gate:
     """Fails when the current score is more than ``tolerance`` below the previous checkpoint's."""
     meta: dict[str, Any] = {"tolerance": tolerance, "mode": mode, "previous_checkpoint": previous_checkpoint}
-    if current is None or current.get("status") != "ok":
+    if current is None:
+        return Gate(name, False, "pending: not run yet", True, meta, pending=True)
+    if current.get("status") != "ok":
         return Gate(name, False, "no usable report for this checkpoint", True, meta)
     if previous_checkpoint is None:
         return Gate(name, True, "first checkpoint: nothing to regress from", True, meta)
-    if previous is None or previous.get("status") != "ok":
+    if previous is None:
+        return Gate(name, False, f"pending: {previous_checkpoint} has no report for this benchmark yet: a "
+                                 "regression cannot be ruled out", True, meta, pending=True)
+    if previous.get("status") != "ok":
         return Gate(name, False, f"{previous_checkpoint} has no usable report for this benchmark: a regression "
                                  "cannot be ruled out", True, meta)
     ok, why = comparable(current, previous)
@@ -86,7 +96,7 @@ def regression_gate(name: str, current: dict | None, previous: dict | None, *, t
 def currency_gate(name: str, summary: dict | None, revision: str | None) -> Gate:
     """The report was computed on the checkpoint revision that is current now."""
     if summary is None:
-        return Gate(name, False, "no report", True, {"revision": revision})
+        return Gate(name, False, "pending: not run yet", True, {"revision": revision}, pending=True)
     rev = (summary.get("checkpoint") or {}).get("revision")
     ok = revision is not None and rev == revision
     return Gate(name, ok, "report is for the current checkpoint" if ok else
@@ -95,6 +105,21 @@ def currency_gate(name: str, summary: dict | None, revision: str | None) -> Gate
 
 
 def decide(gates: list[Gate]) -> tuple[bool, list[Gate]]:
-    """(promote?, the blocking gates that failed)."""
+    """(promote?, the blocking gates that did not pass: failed or pending)."""
     failed = [g for g in gates if g.blocking and not g.passed]
     return not failed, failed
+
+
+def tally(gates: list[Gate]) -> dict[str, int]:
+    """How many gates passed, failed and are pending (their report not computed yet)."""
+    pending = sum(1 for g in gates if not g.passed and g.pending)
+    failed = sum(1 for g in gates if not g.passed and not g.pending)
+    return {"passed": len(gates) - failed - pending, "failed": failed, "pending": pending}
+
+
+def tally_line(gates: list[Gate]) -> str:
+    """One line such as "2 failed, 3 pending (not run yet), 13 passed of 18 gates"; pending gates are
+    never counted among the failures."""
+    t = tally(gates)
+    parts = [f"{t['failed']} failed"] + ([f"{t['pending']} pending (not run yet)"] if t["pending"] else [])
+    return ", ".join(parts) + f", {t['passed']} passed of {len(gates)} gates"

@@ -9,10 +9,19 @@ the datasets with their versions and the lineage, plus ``eval_results.json`` and
 repo root, as it is served (training/publish.py): a merged model loads with
 ``AutoModelForCausalLM.from_pretrained(repo)``, an adapter with ``AutoPeftModelForCausalLM``, its
 base named by a loadable repo id.
+
+Every attempt, promoted or not, writes ``outcome.md`` (the checkpoint, its lineage, the scoreboard,
+the gate verdict, the costs) and ``knowledge_index.md`` (every artifact and where it lives) under
+``releases/<repo>/<revision>/`` in the object store (outcome.py builds them); a promotion pushes
+both into the model repo too. The ``all_gates_passed`` check is the release gate over every
+benchmark, evaluated once, after all reports: its metadata holds the per-benchmark scoreboard, and a
+benchmark not run yet is pending there (the check fails at WARN: nothing is promoted on a missing
+report), never a failure (ERROR).
 """
 
 
 import json
+import time
 from typing import Any
 
 from dagster import (
@@ -30,10 +39,11 @@ from dagster import (
 
 from ..resources import HubResource, ObjectStoreResource
 from ..storage.checkpoints import read_checkpoint
-from ..storage.layout import MIXTURES, child_pointers, raw_revisions
+from ..storage.layout import MIXTURES, SCOREBOARD, child_pointers, pointer, raw_revisions, release_folder
 from .config import TIER1, TIER2, EvalCatalog, threshold
-from .gates import Gate, currency_gate, decide, regression_gate, target_gate
-from .reports import collect
+from .gates import Gate, currency_gate, decide, regression_gate, tally, target_gate
+from .outcome import knowledge_index_markdown, outcome_markdown, scoreboard_markdown, scoreboard_rows, verdict_line
+from .reports import collect, summary_key
 from .resources import EvalSettings, dir_revision
 
 
@@ -120,56 +130,150 @@ def release_policy_files(ref: Any, client: Any, store: Any, base_source: str) ->
     return adapter_files(Path(ref.adapter_dir), repo, revision)
 
 
+def source_pins() -> dict[str, dict[str, str]]:
+    """{source or helper: {hf_id, revision}} as pinned in assets/sources.yaml."""
+    from ..catalog.loader import load_sources
+
+    cat = load_sources()
+    return {e.name: {"hf_id": e.hf_id, "revision": e.revision or "unpinned"} for e in [*cat.sources, *cat.helpers]}
+
+
+def _latest_metadata(instance: Any, asset: str) -> dict[str, Any] | None:
+    """The latest materialization's metadata of `asset` as plain values, or None if never materialized."""
+    ev = instance.get_latest_materialization_event(AssetKey(asset))
+    if ev is None or ev.asset_materialization is None:
+        return None
+    return {k: getattr(v, "value", v) for k, v in ev.asset_materialization.metadata.items()}
+
+
+def ledger_costs(instance: Any) -> dict[str, Any] | None:
+    """The cost ledger's totals and budget verdict (numbers and short text), or None if not materialized."""
+    meta = _latest_metadata(instance, "cost_ledger")
+    if meta is None:
+        return None
+    return {k: v for k, v in meta.items()
+            if isinstance(v, (int, float, bool)) or (k.startswith("budget_") and isinstance(v, str))}
+
+
+def stage_hub_uris(store: Any, lineage: dict) -> dict[str, str]:
+    """{stage asset: the hub URI its run pushed}, from each run's hub.json."""
+    out = {}
+    for asset_name, s in lineage.get("stages", {}).items():
+        key = f"{s.get('prefix')}/hub.json"
+        if s.get("prefix") and store.exists(key):
+            out[asset_name] = json.loads(store.get_bytes(key)).get("uri")
+    return out
+
+
+def release_documents(*, repo_id: str, catalog: EvalCatalog, revision: str | None, promoted: bool,
+                      hub_uri: str | None, gates: list[Gate], rows: list[dict], lineage: dict, store: Any,
+                      summaries: dict, costs: dict | None, mixture_hub: dict[str, str], repo_files: list[str],
+                      store_files: dict[str, str]) -> dict[str, bytes]:
+    """``outcome.md`` and ``knowledge_index.md`` for one attempt."""
+    reports = {k: {**v, "summary_uri": store.uri(summary_key(*k))} for k, v in summaries.items()}
+    mixture_store = {m: store.uri(json.loads(store.get_bytes(key))["key"])
+                     for m, key in child_pointers(store, MIXTURES).items()}
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    outcome = outcome_markdown(repo_id=repo_id, checkpoint=catalog.release.checkpoint, revision=revision,
+                               promoted=promoted, hub_uri=hub_uri, gates=gates, rows=rows, lineage=lineage,
+                               pins=source_pins(), costs=costs, generated_at=stamp)
+    index = knowledge_index_markdown(
+        repo_id=repo_id, checkpoint=catalog.release.checkpoint, revision=revision, promoted=promoted,
+        hub_uri=hub_uri, repo_files=repo_files, store_files=store_files, lineage=lineage,
+        stage_hub=stage_hub_uris(store, lineage), mixture_hub=mixture_hub, mixture_store=mixture_store,
+        reports=reports, scoreboard_uri=store.uri(SCOREBOARD) if store.exists(SCOREBOARD) else None)
+    return {"outcome.md": outcome.encode(), "knowledge_index.md": index.encode()}
+
+
 def build_release_asset(catalog: EvalCatalog, report_assets: list[str], tier2_report: AssetKey):
     rel_report = report_assets[catalog.checkpoints.index(catalog.release.checkpoint)]
     deps = [AssetDep(AssetKey(a), partition_mapping=AllPartitionMapping()) for a in report_assets]
     deps.append(AssetDep(tier2_report, partition_mapping=AllPartitionMapping()))
+    benches = [("tier1", b) for b in TIER1] + [("tier2", b) for b in TIER2]
 
     @asset(name="mvp_release", group_name="evals", deps=deps, kinds={"huggingface"},
            check_specs=[AssetCheckSpec("all_gates_passed", asset="mvp_release",
-                                       description="the release checkpoint passed every gate and was promoted")],
+                                       description=f"the release gate over every benchmark: "
+                                                   f"{catalog.release.checkpoint} passed every gate and was promoted "
+                                                   "(a benchmark not run yet is pending, at WARN)")],
            description=f"Promotes {catalog.release.checkpoint} to {catalog.release.hub_repo} when every gate passed "
-                       f"(depends on {rel_report} and {tier2_report.to_user_string()})")
+                       f"(depends on {rel_report} and {tier2_report.to_user_string()}); writes outcome.md and "
+                       "knowledge_index.md")
     def mvp_release(context: AssetExecutionContext, object_store: ObjectStoreResource, hub: HubResource,
                     evals: EvalSettings) -> MaterializeResult:
         from .checkpoints import checkpoint_revision
 
         store = object_store.get_store()
         prof = evals.profile()
+        rel = catalog.release.checkpoint
         summaries = collect(store, catalog.evaluated, [*TIER1, *TIER2])
         revisions = {c: dir_revision(evals.model_dirs[c]) if c in evals.model_dirs else checkpoint_revision(store, c)
                      for c in catalog.checkpoints}
+        revision = revisions.get(rel)
         gates = release_gates(catalog, prof, summaries, revisions)
         promote, failed = decide(gates)
+        counts = tally(gates)
+        rows = scoreboard_rows(rel, benches, summaries, gates)
+        board = scoreboard_markdown(rows)
         table = "\n".join(f"- `{g.name}`: {g.description}" for g in failed) or "none"
-        meta: dict[str, Any] = {"promoted": promote, "gates": len(gates), "failed_gates": len(failed),
+        repo_id = f"{hub.org}/{catalog.release.hub_repo}"
+        lineage = _lineage(store, catalog)
+        costs = ledger_costs(context.instance)
+        mixture_hub = {m: meta["hub_uri"] for m in child_pointers(store, MIXTURES)
+                       if (meta := _latest_metadata(context.instance, f"{m}_mixture_hub")) and meta.get("hub_uri")}
+        folder = f"{release_folder(catalog.release.hub_repo)}/{revision or 'never-trained'}"
+        store_files = {n: store.uri(f"{folder}/{n}") for n in ("outcome.md", "knowledge_index.md")}
+        docs_args = dict(repo_id=repo_id, catalog=catalog, revision=revision, promoted=promote, gates=gates,
+                         rows=rows, lineage=lineage, store=store, summaries=summaries, costs=costs,
+                         mixture_hub=mixture_hub, store_files=store_files)
+        meta: dict[str, Any] = {"promoted": promote, "verdict": verdict_line(promote, gates),
+                                "gates": MetadataValue.int(len(gates)), "failed_gates": MetadataValue.int(counts["failed"]),
+                                "pending_gates": MetadataValue.int(counts["pending"]),
+                                "passed_gates": MetadataValue.int(counts["passed"]),
+                                "benchmarks_failed": MetadataValue.int(sum(r["verdict"] == "FAIL" for r in rows)),
+                                "benchmarks_pending": MetadataValue.int(sum(r["verdict"] == "pending" for r in rows)),
+                                "scoreboard": MetadataValue.md(board),
                                 "why_not_promoted": MetadataValue.md(table), "repo": catalog.release.hub_repo,
-                                "checkpoint": catalog.release.checkpoint,
-                                "checkpoint_revision": revisions.get(catalog.release.checkpoint) or "never trained"}
+                                "checkpoint": rel, "checkpoint_revision": revision or "never trained"}
+        hub_uri = None
         if promote:
             client = hub.get_client()
-            repo_id = f"{hub.org}/{catalog.release.hub_repo}"
-            lineage = _lineage(store, catalog)
             results = {f"{c}/{b}": {k: s.get(k) for k in ("score", "score_name", "variant", "version", "n_items")}
                        for (c, b), s in summaries.items()}
             files = {"README.md": model_card(repo_id, catalog, summaries, gates, lineage).encode(),
                      "eval_results.json": json.dumps(results, indent=1).encode(),
-                     "release.json": json.dumps({"checkpoint": catalog.release.checkpoint,
-                                                 "revision": revisions.get(catalog.release.checkpoint),
+                     "release.json": json.dumps({"checkpoint": rel, "revision": revision,
                                                  "gates": [g.as_dict() for g in gates]}, indent=1, default=str).encode()}
-            ref = evals.model_ref(store, catalog.release.checkpoint)
+            ref = evals.model_ref(store, rel)
             files.update(release_policy_files(ref, client, store, evals.base_source))
-            uri = client.push_files("model", catalog.release.hub_repo, files,
-                                    f"Release {catalog.release.checkpoint} @ {revisions.get(catalog.release.checkpoint)}")
-            meta.update({"hub_uri": uri, "files_pushed": len(files)})
-            context.log.info(f"promoted {catalog.release.checkpoint} to {uri}")
+            names = sorted([*files, "outcome.md", "knowledge_index.md"])
+            files.update(release_documents(hub_uri=None, repo_files=names, **docs_args))
+            hub_uri = client.push_files("model", catalog.release.hub_repo, files, f"Release {rel} @ {revision}")
+            meta.update({"hub_uri": hub_uri, "files_pushed": len(files)})
+            context.log.info(f"promoted {rel} to {hub_uri}")
         else:
-            context.log.warning(f"not promoted: {len(failed)} gate(s) failed")
+            names = []
+            context.log.warning(f"not promoted: {verdict_line(promote, gates)}")
+        # The store copies name the pushed revision, known only after the push.
+        docs = release_documents(hub_uri=hub_uri, repo_files=names, **docs_args)
+        for name, data in docs.items():
+            store.put_bytes(f"{folder}/{name}", data, "text/markdown")
+        store.put_bytes(pointer(release_folder(catalog.release.hub_repo)), json.dumps(
+            {"checkpoint": rel, "revision": revision, "promoted": promote, "hub_uri": hub_uri,
+             **{n.split(".")[0]: f"{folder}/{n}" for n in docs}}).encode(), "application/json")
+        meta.update({"outcome": MetadataValue.url(store_files["outcome.md"]),
+                     "knowledge_index": MetadataValue.url(store_files["knowledge_index.md"])})
+        description = "promoted" if promote else (
+            f"not promoted: {counts['failed']} failed, {counts['pending']} pending (not run yet) of {len(gates)} "
+            "gates; failed: " + ("; ".join(g.name for g in failed if not g.pending)[:600] or "none")
+            + ("; pending: " + "; ".join(g.name for g in failed if g.pending)[:400] if counts["pending"] else ""))
         return MaterializeResult(metadata=meta, check_results=[AssetCheckResult(
-            check_name="all_gates_passed", passed=promote, severity=AssetCheckSeverity.ERROR,
+            check_name="all_gates_passed", passed=promote,
+            severity=AssetCheckSeverity.ERROR if counts["failed"] or promote else AssetCheckSeverity.WARN,
             # the checkpoint the release judged, for the regression report (not the nearest ancestor)
-            metadata={"checkpoint": catalog.release.checkpoint},
-            description="promoted" if promote else f"{len(failed)} gate(s) failed: "
-                                                    + "; ".join(g.name for g in failed[:8]))])
+            metadata={"checkpoint": rel, "scoreboard": MetadataValue.md(board),
+                      "failed_gates": MetadataValue.int(counts["failed"]),
+                      "pending_gates": MetadataValue.int(counts["pending"])},
+            description=description[:2000])])
 
     return mvp_release

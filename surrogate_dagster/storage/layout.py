@@ -24,6 +24,8 @@ functions here, so a folder is named in one place:
     evals/reports/<checkpoint>/<bench>/    report samples and summaries
     evals/groundtruth/<dataset>/           EvalPlus expected outputs (a cache)
     evals/scoreboard.json                  scores across checkpoints
+    releases/<repo>/<revision>/            a release attempt's outcome.md and knowledge_index.md;
+                                           releases/<repo>/_latest.json
 
 Two layers below or beside this one name their own keys: the canary manifest
 (``evals/canaries/manifest.json``, canary.CANARY_KEY) and the LLM layer's ``llm-cache/``,
@@ -60,6 +62,7 @@ DEVSECOPS_TASKS = "evals/devsecops"
 EVAL_REPORTS = "evals/reports"
 EVAL_GROUNDTRUTH = "evals/groundtruth"
 SCOREBOARD = "evals/scoreboard.json"
+RELEASES = "releases"
 
 # Per-source assets whose output is one curation step's table (the planner checks it is still there).
 STEP_OF_ASSET = {"sanitized_rows": "sanitized", "filtered_rows": "filtered", "curated_rows": "curated"}
@@ -160,6 +163,11 @@ def mixture_pointer(name: str) -> str:
 def mixture_version_prefix(name: str, version: str) -> str:
     """The folder of one mixture version (train.jsonl, README.md, gates/; ends in '/')."""
     return f"{mixture_folder(name)}/{version}/"
+
+
+def release_folder(repo: str) -> str:
+    """The release attempts of one model repo (outcome.md, knowledge_index.md per checkpoint revision)."""
+    return f"{RELEASES}/{repo}"
 
 
 def mixture_view_folder(mixture: str, version: str) -> str:
