@@ -1,26 +1,39 @@
-"""A real HTTP server on 127.0.0.1 that speaks the part of the HF Hub API ``huggingface_hub`` uses
-to check tokens, pins and gated terms; it serves the offline mirror (``fixtures/hub``).
+"""A real HTTP server on 127.0.0.1 that speaks the HF Hub API ``huggingface_hub``, ``datasets`` and
+``transformers`` use, so a rehearsal points ``HF_ENDPOINT`` at it and changes nothing else.
 
-Endpoints (the Hub's paths, headers and error codes, as ``huggingface_hub.utils.hf_raise_for_status``
-maps them to ``RepositoryNotFoundError``, ``RevisionNotFoundError``, ``GatedRepoError``,
-``RemoteEntryNotFoundError``):
+It serves the repos of ``local_repos.RepoStore``: the dataset mirror (``fixtures/hub``), a folder of
+models, and a push root written through the API. Routes, with the Hub's headers and error codes (as
+``huggingface_hub.utils.hf_raise_for_status`` maps them to ``RepositoryNotFoundError``,
+``RevisionNotFoundError``, ``GatedRepoError``, ``RemoteEntryNotFoundError``):
 
 - ``GET /api/whoami-v2``: the user of the ``Authorization: Bearer`` token (``name``, ``isPro``,
   ``orgs: [{name, roleInOrg, plan}]``, ``auth.accessToken.role``); 401 without a known token;
-- ``GET /api/datasets/{repo}`` and ``/api/datasets/{repo}/revision/{rev}``: ``id``, ``sha``,
-  ``gated``, ``private``, ``siblings``; 404 ``RepoNotFound`` / ``RevisionNotFound``;
-- ``GET /api/datasets/{repo}/refs``: the ``main`` branch and its commit;
-- ``HEAD`` / ``GET /datasets/{repo}/resolve/{rev}/{path}``: the file with ``ETag``,
-  ``X-Repo-Commit`` and ``Content-Length``; a gated repo answers 401 ``GatedRepo`` to an anonymous
-  request and 403 ``GatedRepo`` to a user who has not accepted its terms.
+- ``GET /api/{models,datasets}/{id}[/revision/{rev}]``: ``id``, ``sha``, ``gated``, ``private``,
+  ``siblings`` (``blobs=true``: with sizes and LFS digests), ``cardData``; ``expand=`` keeps the
+  named fields only;
+- ``GET /api/{type}s/{id}/refs``: the ``main`` branch and its commit;
+- ``GET /api/{type}s/{id}/tree/{rev}[/{path}]`` (``recursive``, ``expand``) and
+  ``POST .../paths-info/{rev}``: files and folders with ``oid``, ``size`` and ``lfs``;
+- ``HEAD`` / ``GET /{id}/resolve/{rev}/{path}`` and ``/datasets/{id}/resolve/...``: the file with
+  ``ETag``, ``X-Repo-Commit``, ``Content-Length``, ``X-Linked-Etag`` / ``X-Linked-Size`` for an LFS
+  file, ``Accept-Ranges`` and 206 answers to ``Range``; a gated repo answers 401 ``GatedRepo`` to an
+  anonymous request and 403 ``GatedRepo`` to a user who has not accepted its terms;
+- ``POST /api/repos/create`` (``private``/``visibility``; 409 when it exists),
+  ``POST /api/{type}s/{id}/preupload/{rev}`` (``regular`` or ``lfs`` per file),
+  ``POST /{prefix}{id}.git/info/lfs/objects/batch`` (``basic`` transfer: an upload and a verify
+  action on this server, none for an object it already has), ``PUT`` of the object, the verify
+  ``POST``, and ``POST /api/{type}s/{id}/commit/{rev}`` (the NDJSON commit: ``header``, ``file``
+  base64, ``lfsFile``, ``deletedFile``, ``deletedFolder``).
 
-Any request with a Bearer token the server does not know gets 401 "Invalid credentials in
-Authorization header", as the Hub answers.
+The Xet storage protocol is not spoken: ``huggingface_hub`` uploads through Xet whenever ``hf_xet``
+is installed, so a client pushing here sets ``HF_HUB_DISABLE_XET=1`` (downloads need nothing: no
+``X-Xet-*`` header is ever sent, so the client reads files over plain HTTP).
 
-Each mirrored repo (``<mirror>/datasets/<org>/<name>/``) has one commit, ``main``: a sha1 of its
-files' relative paths and SHA-256 digests (``revision.txt`` and ``@<sha>/`` folders left out), so
-the sha changes exactly when the fixture's content does. Its files are the mirror's plus a
-``.gitattributes`` (every Hub repo has one).
+A request with a Bearer token the server does not know gets 401 "Invalid credentials in
+Authorization header", as the Hub answers. A private repo is visible to its namespace's members
+only (404 ``RepoNotFound`` to anyone else); writes need a ``write`` token of a member with a
+``write``/``admin`` role. No token ever appears in a response or in the server's log
+(``logging`` name ``surrogate_dagster.hub.local_server``: method, path and status only).
 
 Run it by hand: ``python -m surrogate_dagster.hub.local_server --port 8766`` (then
 ``HF_ENDPOINT=http://127.0.0.1:8766``).
@@ -29,20 +42,29 @@ Run it by hand: ``python -m surrogate_dagster.hub.local_server --port 8766`` (th
 from __future__ import annotations
 
 import argparse
+import base64
 import hashlib
 import json
+import logging
+import re
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
+
+import yaml
 
 from ..paths import resolve_repo_path
+from .local_repos import Blob, Repo, RepoStore, Revision, is_lfs
 
-GITATTRIBUTES = b"*.jsonl filter=lfs diff=lfs merge=lfs -text\n*.parquet filter=lfs diff=lfs merge=lfs -text\n"
 INVALID_CREDENTIALS = "Invalid credentials in Authorization header"
-_EPOCH = "2025-01-01T00:00:00.000Z"
+log = logging.getLogger(__name__)
+_TYPES = {"models": "model", "datasets": "dataset"}
+_PREFIX = {"model": "", "dataset": "datasets/"}
+_WRITE_ROLES = {"admin", "write", "contributor"}
 
 
 @dataclass
@@ -61,48 +83,16 @@ class HubUser:
     token_role: str = "write"
     accepted: set[str] = field(default_factory=set)
 
+    def can_read(self, namespace: str) -> bool:
+        return namespace == self.name or namespace in self.orgs
 
-@dataclass
-class _Repo:
-    repo_id: str
-    root: Path
-    sha: str
-    files: dict[str, Path | bytes]  # relative path -> file on disk or bytes
-
-
-def _repo_files(root: Path) -> dict[str, Path | bytes]:
-    files: dict[str, Path | bytes] = {".gitattributes": GITATTRIBUTES}
-    for p in sorted(root.rglob("*")):
-        rel = p.relative_to(root).as_posix()
-        if p.is_file() and rel != "revision.txt" and not rel.startswith("@"):
-            files[rel] = p
-    return files
-
-
-def _content_sha(files: dict[str, Path | bytes]) -> str:
-    digest = hashlib.sha1(usedforsecurity=False)
-    for rel in sorted(files):
-        data = files[rel]
-        blob = data if isinstance(data, bytes) else data.read_bytes()
-        digest.update(rel.encode() + b"\0" + hashlib.sha256(blob).digest())
-    return digest.hexdigest()
-
-
-def load_mirror(mirror_dir: str | Path) -> dict[str, _Repo]:
-    """repo id -> repo, for every dataset under ``<mirror_dir>/datasets/<org>/<name>/``."""
-    base = resolve_repo_path(mirror_dir) / "datasets"
-    repos: dict[str, _Repo] = {}
-    for org in sorted(p for p in base.iterdir() if p.is_dir()):
-        for root in sorted(p for p in org.iterdir() if p.is_dir()):
-            files = _repo_files(root)
-            repo_id = f"{org.name}/{root.name}"
-            repos[repo_id] = _Repo(repo_id, root, _content_sha(files), files)
-    return repos
+    def can_write(self, namespace: str) -> bool:
+        return self.token_role == "write" and (namespace == self.name or self.orgs.get(namespace) in _WRITE_ROLES)
 
 
 @dataclass
 class _State:
-    repos: dict[str, _Repo]
+    store: RepoStore
     users: dict[str, HubUser]  # token -> user
     gated: dict[str, str]  # repo id -> "auto" | "manual"
     org_plans: dict[str, str]
@@ -110,156 +100,530 @@ class _State:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
+class _HttpError(Exception):
+    def __init__(self, status: int, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.status, self.message, self.code = status, message, code
+
+
+def _iso(ts: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(ts))
+
+
+def _card_data(rev: Revision) -> dict | None:
+    blob = rev.files.get("README.md")
+    if blob is None:
+        return None
+    text = b"".join(blob.read()).decode("utf-8", errors="replace")
+    if not text.startswith("---"):
+        return None
+    head = text[3:].split("\n---", 1)[0]
+    try:
+        data = yaml.safe_load(head)
+    except yaml.YAMLError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _file_entry(rel: str, blob: Blob) -> dict[str, Any]:
+    entry: dict[str, Any] = {"type": "file", "oid": blob.oid, "size": blob.size, "path": rel}
+    if blob.lfs:
+        entry["lfs"] = {"oid": blob.sha256, "size": blob.size, "pointerSize": len(blob.pointer)}
+    return entry
+
+
+def _folder_entry(rel: str, files: dict[str, Blob]) -> dict[str, Any]:
+    digest = hashlib.sha1(usedforsecurity=False)
+    for p in sorted(f for f in files if f.startswith(rel + "/")):
+        digest.update(p.encode() + files[p].oid.encode())
+    return {"type": "directory", "oid": digest.hexdigest(), "size": 0, "path": rel}
+
+
+def _last_commit(rev: Revision) -> dict[str, str]:
+    return {"id": rev.sha, "title": "local commit", "date": _iso(rev.date)}
+
+
+def _tree(rev: Revision, path: str, recursive: bool) -> list[dict[str, Any]] | None:
+    """The entries under ``path`` (one level, or all with ``recursive``); None if it is no folder."""
+    prefix = f"{path}/" if path else ""
+    folders: set[str] = set()
+    out: list[dict[str, Any]] = []
+    for rel in sorted(rev.files):
+        if not rel.startswith(prefix):
+            continue
+        parts = rel[len(prefix):].split("/")
+        for i in range(1, len(parts)):
+            folder = prefix + "/".join(parts[:i])
+            if (recursive or i == 1) and folder not in folders:
+                folders.add(folder)
+                out.append(_folder_entry(folder, rev.files))
+        if recursive or len(parts) == 1:
+            out.append(_file_entry(rel, rev.files[rel]))
+    if path and not out:
+        return None
+    # The Hub lists folders before files at each level.
+    return sorted(out, key=lambda e: (e["path"].count("/"), e["type"] != "directory", e["path"]))
+
+
+def _parse_range(header: str, size: int) -> tuple[int, int] | None:
+    """[start, end) of a single ``bytes=`` range, or None when it cannot be satisfied."""
+    m = re.fullmatch(r"bytes=(\d*)-(\d*)", header.strip())
+    if not m or (not m.group(1) and not m.group(2)):
+        return None
+    if not m.group(1):
+        n = int(m.group(2))
+        return (max(size - n, 0), size) if n else None
+    start = int(m.group(1))
+    end = min(int(m.group(2)) + 1, size) if m.group(2) else size
+    return (start, end) if start < size and start < end else None
+
+
 class _Handler(BaseHTTPRequestHandler):
-    server_version = "surrogate-local-hub/1"
+    server_version = "surrogate-local-hub/2"
     protocol_version = "HTTP/1.1"
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        return
+        return  # _record logs each answer (method, path, status: never a header)
 
     @property
     def state(self) -> _State:
         return self.server.state  # type: ignore[attr-defined]
 
+    @property
+    def store(self) -> RepoStore:
+        return self.state.store
+
+    # -- answering -----------------------------------------------------------------------------
+    def _record(self, status: int) -> None:
+        with self.state.lock:
+            self.state.requests.append((self.command, self.path, status))
+        log.info("%s %s %d", self.command, urlsplit(self.path).path, status)
+
     def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None,
-              content_type: str = "application/json", head: bool = False) -> None:
+              content_type: str = "application/json") -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         for k, v in (headers or {}).items():
             self.send_header(k, v)
         self.end_headers()
-        if not head:
+        if self.command != "HEAD":
             self.wfile.write(body)
-        with self.state.lock:
-            self.state.requests.append((self.command, self.path, status))
+        self._record(status)
 
-    def _json(self, status: int, data: Any, head: bool = False) -> None:
-        self._send(status, json.dumps(data).encode(), head=head)
+    def _json(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
+        self._send(status, json.dumps(data).encode(), headers)
 
-    def _error(self, status: int, message: str, code: str | None = None, head: bool = False) -> None:
-        headers = {"X-Error-Message": message}
-        if code:
-            headers["X-Error-Code"] = code
-        self._send(status, json.dumps({"error": message}).encode(), headers, head=head)
+    def _error(self, err: _HttpError) -> None:
+        headers = {"X-Error-Message": err.message}
+        if err.code:
+            headers["X-Error-Code"] = err.code
+        self._send(err.status, json.dumps({"error": err.message}).encode(), headers)
 
-    def _user(self) -> tuple[bool, HubUser | None]:
-        """(credentials acceptable, user): a missing token is anonymous, an unknown one is refused."""
+    def _body(self) -> bytes:
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            out = bytearray()
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    self.rfile.readline()
+                    return bytes(out)
+                out += self.rfile.read(size)
+                self.rfile.readline()
+        return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+
+    def _body_chunks(self):
+        left = int(self.headers.get("Content-Length") or 0)
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            yield self._body()
+            return
+        while left > 0:
+            chunk = self.rfile.read(min(left, 1 << 20))
+            if not chunk:
+                break
+            left -= len(chunk)
+            yield chunk
+
+    def _user(self) -> HubUser | None:
+        """The token's user; None when anonymous; a token the server does not know is refused."""
         auth = self.headers.get("Authorization") or ""
         if not auth:
-            return True, None
+            return None
         scheme, _, token = auth.partition(" ")
-        if scheme.lower() != "bearer" or token not in self.state.users:
-            return False, None
-        return True, self.state.users[token]
+        user = self.state.users.get(token.strip()) if scheme.lower() == "bearer" else None
+        if user is None:
+            raise _HttpError(401, INVALID_CREDENTIALS)
+        return user
 
     def do_GET(self) -> None:  # noqa: N802 - stdlib naming
-        self._dispatch(head=False)
+        self._dispatch()
 
     def do_HEAD(self) -> None:  # noqa: N802 - stdlib naming
-        self._dispatch(head=True)
+        self._dispatch()
 
-    def _dispatch(self, head: bool) -> None:
-        ok, user = self._user()
-        if not ok:
-            self._error(401, INVALID_CREDENTIALS, head=head)
-            return
-        parts = [unquote(p) for p in urlsplit(self.path).path.split("/")[1:]]
+    def do_POST(self) -> None:  # noqa: N802 - stdlib naming
+        self._dispatch()
+
+    def do_PUT(self) -> None:  # noqa: N802 - stdlib naming
+        self._dispatch()
+
+    def _dispatch(self) -> None:
+        try:
+            user = self._user()
+            url = urlsplit(self.path)
+            self.query = {k: v for k, v in parse_qs(url.query).items()}
+            parts = [unquote(p) for p in url.path.split("/")[1:]]
+            self._route(parts, user)
+        except _HttpError as err:
+            if self.command in ("POST", "PUT"):
+                self._drain()
+            self._error(err)
+
+    def _drain(self) -> None:
+        try:
+            for _ in self._body_chunks():
+                pass
+        except (OSError, ValueError):
+            pass
+
+    def _route(self, parts: list[str], user: HubUser | None) -> None:
+        method = self.command
         if parts == ["api", "whoami-v2"]:
-            self._whoami(user, head)
-        elif len(parts) >= 4 and parts[:2] == ["api", "datasets"]:
-            self._api_dataset(parts[2:], head)
-        elif len(parts) >= 6 and parts[0] == "datasets" and parts[3] == "resolve":
-            self._resolve(f"{parts[1]}/{parts[2]}", parts[4], "/".join(parts[5:]), user, head)
-        else:
-            self._error(404, f"no route for {self.command} {self.path}", head=head)
+            return self._whoami(user)
+        if parts == ["api", "repos", "create"] and method == "POST":
+            return self._create_repo(user)
+        if parts == ["api", "validate-yaml"] and method == "POST":
+            return self._validate_yaml()
+        if len(parts) >= 4 and parts[0] == "api" and parts[1] in _TYPES:
+            repo_type, repo_id, tail = _TYPES[parts[1]], f"{parts[2]}/{parts[3]}", parts[4:]
+            return self._api_repo(method, repo_type, repo_id, tail, user)
+        if len(parts) >= 4 and parts[0] == "lfs-upload" and parts[1] in _TYPES and method in ("PUT", "POST"):
+            return self._lfs_upload(parts[4] if len(parts) > 4 else "", verify=False)
+        if len(parts) >= 4 and parts[0] == "lfs-verify" and parts[1] in _TYPES and method == "POST":
+            return self._lfs_upload(parts[4] if len(parts) > 4 else "", verify=True)
+        repo_type, rest = ("dataset", parts[1:]) if parts[:1] == ["datasets"] else ("model", parts)
+        if len(rest) >= 4 and rest[2] == "resolve" and method in ("GET", "HEAD"):
+            return self._resolve(repo_type, f"{rest[0]}/{rest[1]}", rest[3], "/".join(rest[4:]), user)
+        if len(rest) == 6 and rest[1].endswith(".git") and rest[2:] == ["info", "lfs", "objects", "batch"]:
+            return self._lfs_batch(repo_type, f"{rest[0]}/{rest[1][:-4]}", user)
+        raise _HttpError(404, f"no route for {method} {urlsplit(self.path).path}")
 
-    def _whoami(self, user: HubUser | None, head: bool) -> None:
-        if user is None:
-            self._error(401, INVALID_CREDENTIALS, head=head)
+    # -- repos and revisions -------------------------------------------------------------------
+    def _repo(self, repo_type: str, repo_id: str, user: HubUser | None) -> Repo:
+        repo = self.store.get(repo_type, repo_id)
+        if repo is None or (repo.private and (user is None or not user.can_read(repo_id.split("/")[0]))):
+            raise _HttpError(404, "Repository not found", "RepoNotFound")
+        return repo
+
+    def _revision(self, repo: Repo, rev: str) -> Revision:
+        found = self.store.resolve(repo, rev)
+        if found is None:
+            raise _HttpError(404, f"Invalid rev id: {rev}", "RevisionNotFound")
+        return found
+
+    def _check_gated(self, repo: Repo, user: HubUser | None) -> None:
+        if repo.repo_id not in self.state.gated or (user is not None and repo.repo_id in user.accepted):
             return
+        kind = "dataset" if repo.repo_type == "dataset" else "model"
+        url = f"https://huggingface.co/{_PREFIX[repo.repo_type]}{repo.repo_id}"
+        if user is None:
+            raise _HttpError(401, f"Access to {kind} {repo.repo_id} is restricted. You must have access to it and "
+                                  "be authenticated to access it. Please log in.", "GatedRepo")
+        raise _HttpError(403, f"Access to {kind} {repo.repo_id} is restricted and you are not in the authorized "
+                              f"list. Visit {url} to ask for access.", "GatedRepo")
+
+    def _check_write(self, repo_type: str, repo_id: str, user: HubUser | None) -> None:
+        if user is None:
+            raise _HttpError(401, INVALID_CREDENTIALS)
+        if not user.can_write(repo_id.split("/")[0]):
+            raise _HttpError(403, f"You don't have the rights to write to {repo_type} {repo_id}")
+
+    def _api_repo(self, method: str, repo_type: str, repo_id: str, tail: list[str], user: HubUser | None) -> None:
+        repo = self._repo(repo_type, repo_id, user)
+        if method in ("GET", "HEAD"):
+            if not tail:
+                return self._info(repo, self._revision(repo, "main"), user)
+            if tail[0] == "revision" and len(tail) >= 2:
+                return self._info(repo, self._revision(repo, "/".join(tail[1:])), user)
+            if tail == ["refs"]:
+                return self._json(200, {"branches": [{"name": "main", "ref": "refs/heads/main",
+                                                      "targetCommit": repo.main}],
+                                        "converts": [], "tags": [],
+                                        **({"pullRequests": []} if self._flag("include_prs") else {})})
+            if tail[0] == "tree" and len(tail) >= 2:
+                return self._list_tree(self._revision(repo, tail[1]), "/".join(tail[2:]).strip("/"))
+        elif method == "POST" and len(tail) >= 2:
+            if tail[0] == "paths-info":
+                return self._paths_info(self._revision(repo, "/".join(tail[1:])))
+            if tail[0] == "preupload":
+                self._check_write(repo_type, repo_id, user)
+                return self._preupload(repo, "/".join(tail[1:]))
+            if tail[0] == "commit":
+                self._check_write(repo_type, repo_id, user)
+                return self._commit(repo, "/".join(tail[1:]))
+        raise _HttpError(404, f"no route for {method} {urlsplit(self.path).path}")
+
+    def _flag(self, name: str) -> bool:
+        return (self.query.get(name) or ["false"])[-1].lower() in ("1", "true")
+
+    def _info(self, repo: Repo, rev: Revision, user: HubUser | None) -> None:
+        blobs = self._flag("blobs")
+        siblings = []
+        for rel in sorted(rev.files):
+            sib: dict[str, Any] = {"rfilename": rel}
+            if blobs:
+                blob = rev.files[rel]
+                sib.update(size=blob.size, blobId=blob.oid)
+                if blob.lfs:
+                    sib["lfs"] = {"sha256": blob.sha256, "size": blob.size, "pointerSize": len(blob.pointer)}
+            siblings.append(sib)
+        org = repo.repo_id.split("/")[0]
+        info: dict[str, Any] = {
+            "_id": rev.sha[:24], "id": repo.repo_id, "author": org, "sha": rev.sha,
+            "lastModified": _iso(rev.date), "createdAt": _iso(rev.date), "private": repo.private,
+            "gated": self.state.gated.get(repo.repo_id, False), "disabled": False, "downloads": 0, "likes": 0,
+            "tags": [], "siblings": siblings, "cardData": _card_data(rev),
+        }
+        if repo.repo_type == "model":
+            info.update(modelId=repo.repo_id, library_name="transformers")
+        expand = [e for v in self.query.get("expand", []) for e in v.split(",")]
+        if expand:
+            info = {k: v for k, v in info.items() if k in ("_id", "id") or k in expand}
+        self._json(200, info)
+
+    def _list_tree(self, rev: Revision, path: str) -> None:
+        entries = _tree(rev, path, self._flag("recursive"))
+        if entries is None:
+            if path in rev.files:
+                raise _HttpError(400, f"{path} is a file, not a folder")
+            raise _HttpError(404, f"Entry not found: {path}", "EntryNotFound")
+        if self._flag("expand"):
+            for e in entries:
+                e["lastCommit"] = _last_commit(rev)
+        self._json(200, entries)
+
+    def _form(self) -> dict[str, list[str]]:
+        body = self._body()
+        if "json" in (self.headers.get("Content-Type") or ""):
+            data = json.loads(body or b"{}")
+            return {k: (v if isinstance(v, list) else [str(v).lower() if isinstance(v, bool) else str(v)])
+                    for k, v in data.items()}
+        return parse_qs(body.decode())
+
+    def _paths_info(self, rev: Revision) -> None:
+        form = self._form()
+        expand = (form.get("expand") or ["false"])[-1].lower() in ("1", "true")
+        out = []
+        for path in form.get("paths", []):
+            path = path.strip("/")
+            if path in rev.files:
+                entry = _file_entry(path, rev.files[path])
+            elif any(f.startswith(path + "/") for f in rev.files):
+                entry = _folder_entry(path, rev.files)
+            else:
+                continue
+            if expand:
+                entry["lastCommit"] = _last_commit(rev)
+            out.append(entry)
+        self._json(200, out)
+
+    def _resolve(self, repo_type: str, repo_id: str, rev: str, path: str, user: HubUser | None) -> None:
+        repo = self._repo(repo_type, repo_id, user)
+        self._check_gated(repo, user)
+        revision = self._revision(repo, rev)
+        blob = revision.files.get(path)
+        if blob is None:
+            raise _HttpError(404, "Entry not found", "EntryNotFound")
+        headers = {"ETag": f'"{blob.etag}"', "X-Repo-Commit": revision.sha, "Accept-Ranges": "bytes"}
+        if blob.lfs:
+            headers.update({"X-Linked-Etag": f'"{blob.sha256}"', "X-Linked-Size": str(blob.size)})
+        start, end, status = 0, blob.size, 200
+        if self.headers.get("Range") and self.command == "GET":
+            span = _parse_range(self.headers["Range"], blob.size)
+            if span is None:
+                self.send_response(416)
+                self.send_header("Content-Range", f"bytes */{blob.size}")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                self._record(416)
+                return
+            start, end, status = span[0], span[1], 206
+            headers["Content-Range"] = f"bytes {start}-{end - 1}/{blob.size}"
+        self.send_response(status)
+        self.send_header("Content-Type", "application/octet-stream")
+        self.send_header("Content-Length", str(end - start))
+        for k, v in headers.items():
+            self.send_header(k, v)
+        self.end_headers()
+        if self.command == "GET":
+            try:
+                for chunk in blob.read(start, end):
+                    self.wfile.write(chunk)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client stopped reading (a streaming reader that had enough)
+        self._record(status)
+
+    def _whoami(self, user: HubUser | None) -> None:
+        if user is None:
+            raise _HttpError(401, INVALID_CREDENTIALS)
         orgs = [{"type": "org", "name": org, "fullname": org, "roleInOrg": role,
                  **({"plan": self.state.org_plans[org]} if org in self.state.org_plans else {})}
                 for org, role in sorted(user.orgs.items())]
-        self._json(200, {"type": "user", "id": hashlib.sha1(user.name.encode(), usedforsecurity=False).hexdigest()[:24],
-                         "name": user.name, "fullname": user.name, "isPro": user.is_pro, "orgs": orgs,
+        uid = hashlib.sha1(user.name.encode(), usedforsecurity=False).hexdigest()[:24]
+        self._json(200, {"type": "user", "id": uid, "name": user.name, "fullname": user.name,
+                         "isPro": user.is_pro, "orgs": orgs,
                          "auth": {"type": "access_token",
-                                  "accessToken": {"displayName": "local", "role": user.token_role}}}, head)
+                                  "accessToken": {"displayName": "local", "role": user.token_role}}})
 
-    def _repo_or_404(self, repo_id: str, head: bool) -> _Repo | None:
-        repo = self.state.repos.get(repo_id)
-        if repo is None:
-            self._error(404, "Repository not found", "RepoNotFound", head)
-        return repo
+    def _validate_yaml(self) -> None:
+        """A README's front matter must be a YAML mapping (what upload_folder checks before a push)."""
+        text = str(json.loads(self._body() or b"{}").get("content", ""))
+        head = text[3:].split("\n---", 1)[0] if text.startswith("---") else ""
+        try:
+            data = yaml.safe_load(head) if head.strip() else {}
+        except yaml.YAMLError as e:
+            return self._json(400, {"errors": [{"message": f"invalid YAML: {e}"}], "warnings": []})
+        if not isinstance(data, dict):
+            return self._json(400, {"errors": [{"message": "the metadata must be a YAML mapping"}], "warnings": []})
+        self._json(200, {"errors": [], "warnings": []})
 
-    def _revision_ok(self, repo: _Repo, rev: str, head: bool) -> bool:
-        if rev in ("main", "refs/heads/main", repo.sha):
-            return True
-        self._error(404, f"Invalid rev id: {rev}", "RevisionNotFound", head)
-        return False
+    # -- writes --------------------------------------------------------------------------------
+    def _create_repo(self, user: HubUser | None) -> None:
+        data = json.loads(self._body() or b"{}")
+        repo_type = data.get("type") or "model"
+        if user is None:
+            raise _HttpError(401, INVALID_CREDENTIALS)
+        namespace = data.get("organization") or user.name
+        repo_id = f"{namespace}/{data.get('name', '')}"
+        if repo_type not in _PREFIX or not re.fullmatch(r"[\w.-]+/[\w.-]+", repo_id) or ".." in repo_id:
+            raise _HttpError(400, f"Invalid repo name or type: {repo_type} {repo_id}")
+        self._check_write(repo_type, repo_id, user)
+        if self.store.push_dir is None:
+            raise _HttpError(403, "This local Hub has no push root: it is read-only")
+        private = bool(data.get("private")) or data.get("visibility") in ("private", "protected")
+        url = f"{self._endpoint()}/{_PREFIX[repo_type]}{repo_id}"
+        if not self.store.create(repo_type, repo_id, private):
+            raise _HttpError(409, "You already created this repo")
+        self._json(200, {"url": url, "name": repo_id, "id": repo_id})
 
-    def _api_dataset(self, rest: list[str], head: bool) -> None:
-        repo = self._repo_or_404(f"{rest[0]}/{rest[1]}", head)
-        if repo is None:
-            return
-        tail = rest[2:]
-        if tail == ["refs"]:
-            self._json(200, {"branches": [{"name": "main", "ref": "refs/heads/main", "targetCommit": repo.sha}],
-                             "converts": [], "tags": []}, head)
-            return
-        if tail and not (len(tail) >= 2 and tail[0] == "revision"):
-            self._error(404, f"no route for {self.command} {self.path}", head=head)
-            return
-        if tail and not self._revision_ok(repo, "/".join(tail[1:]), head):
-            return
-        org = repo.repo_id.split("/")[0]
-        self._json(200, {"_id": repo.sha[:24], "id": repo.repo_id, "author": org, "sha": repo.sha,
-                         "lastModified": _EPOCH, "createdAt": _EPOCH, "private": False,
-                         "gated": self.state.gated.get(repo.repo_id, False), "disabled": False,
-                         "downloads": 0, "likes": 0, "tags": [],
-                         "siblings": [{"rfilename": rel} for rel in sorted(repo.files)]}, head)
+    def _endpoint(self) -> str:
+        host, port = self.server.server_address[:2]  # type: ignore[misc]
+        return f"http://{host}:{port}"
 
-    def _resolve(self, repo_id: str, rev: str, path: str, user: HubUser | None, head: bool) -> None:
-        repo = self._repo_or_404(repo_id, head)
-        if repo is None:
-            return
-        if repo_id in self.state.gated and (user is None or repo_id not in user.accepted):
-            if user is None:
-                msg = f"Access to dataset {repo_id} is restricted. You must have access to it and be authenticated to access it. Please log in."
-                self._error(401, msg, "GatedRepo", head)
+    def _writable(self, repo: Repo) -> None:
+        if not repo.writable:
+            raise _HttpError(403, f"{repo.repo_id} is served read-only from the local mirror")
+
+    def _preupload(self, repo: Repo, rev: str) -> None:
+        self._writable(repo)
+        revision = self._revision(repo, rev)
+        data = json.loads(self._body() or b"{}")
+        files = []
+        for f in data.get("files", []):
+            path, size = f["path"], int(f.get("size", 0))
+            existing = revision.files.get(path)
+            files.append({"path": path, "uploadMode": "lfs" if is_lfs(path, size) else "regular",
+                          "shouldIgnore": False, "oid": existing.git_oid if existing else None})
+        self._json(200, {"files": files, "commitOid": revision.sha})
+
+    def _lfs_batch(self, repo_type: str, repo_id: str, user: HubUser | None) -> None:
+        repo = self._repo(repo_type, repo_id, user)
+        data = json.loads(self._body() or b"{}")
+        if data.get("operation") != "upload":
+            raise _HttpError(400, "only LFS uploads are served here; download files with resolve")
+        self._check_write(repo_type, repo_id, user)
+        self._writable(repo)
+        objects = []
+        for obj in data.get("objects", []):
+            oid, size = str(obj.get("oid", "")), int(obj.get("size", 0))
+            if not re.fullmatch(r"[0-9a-f]{64}", oid):
+                objects.append({"oid": oid, "size": size, "error": {"code": 422, "message": "invalid oid"}})
+                continue
+            entry: dict[str, Any] = {"oid": oid, "size": size, "authenticated": True}
+            if not self.store.has_lfs_object(oid, size):
+                base = f"{self._endpoint()}/lfs-{{}}/{repo_type}s/{repo_id}/{oid}"
+                entry["actions"] = {"upload": {"href": base.format("upload")},
+                                    "verify": {"href": base.format("verify")}}
+            objects.append(entry)
+        self._send(200, json.dumps({"transfer": "basic", "objects": objects, "hash_algo": "sha256"}).encode(),
+                   content_type="application/vnd.git-lfs+json")
+
+    def _lfs_upload(self, oid: str, verify: bool) -> None:
+        # Upload URLs carry no credentials (the Hub's are pre-signed): the oid is the capability,
+        # and a body whose sha256 is not the oid is refused.
+        if self.store.push_dir is None or not re.fullmatch(r"[0-9a-f]{64}", oid):
+            raise _HttpError(404, "unknown LFS object")
+        if verify:
+            body = json.loads(self._body() or b"{}")
+            if not self.store.has_lfs_object(oid, int(body.get("size", -1))):
+                raise _HttpError(404, f"LFS object {oid} was not uploaded")
+            return self._json(200, {"success": True})
+        if not self.store.store_lfs_object(oid, self._body_chunks()):
+            raise _HttpError(400, "the uploaded content does not match its sha256 oid")
+        self._send(200, b"", content_type="text/plain")
+
+    def _commit(self, repo: Repo, rev: str) -> None:
+        self._writable(repo)
+        if rev not in ("main", "refs/heads/main"):
+            raise _HttpError(400, f"commits go to main here, not {rev}", "RevisionNotFound")
+        adds: dict[str, bytes | Path] = {}
+        deletes: list[str] = []
+        folders: list[str] = []
+        summary = ""
+        parent = None
+        for line in self._body().splitlines():
+            if not line.strip():
+                continue
+            item = json.loads(line)
+            key, value = item.get("key"), item.get("value") or {}
+            if key == "header":
+                summary, parent = value.get("summary", ""), value.get("parentCommit")
+            elif key == "file":
+                content = value.get("content", "")
+                adds[value["path"]] = base64.b64decode(content) if value.get("encoding") == "base64" \
+                    else content.encode()
+            elif key == "lfsFile":
+                oid = value.get("oid", "")
+                if not re.fullmatch(r"[0-9a-f]{64}", oid) or not self.store.lfs_object(oid).is_file():
+                    raise _HttpError(422, f"LFS file {value.get('path')} was never uploaded (oid {oid})")
+                adds[value["path"]] = self.store.lfs_object(oid)
+            elif key == "deletedFile":
+                deletes.append(value["path"])
+            elif key == "deletedFolder":
+                folders.append(value["path"])
             else:
-                msg = (f"Access to dataset {repo_id} is restricted and you are not in the authorized list. "
-                       f"Visit https://huggingface.co/datasets/{repo_id} to ask for access.")
-                self._error(403, msg, "GatedRepo", head)
-            return
-        if not self._revision_ok(repo, unquote(rev), head):
-            return
-        data = repo.files.get(path)
-        if data is None:
-            self._error(404, "Entry not found", "EntryNotFound", head)
-            return
-        blob = data if isinstance(data, bytes) else data.read_bytes()
-        etag = hashlib.sha1(b"blob %d\0" % len(blob) + blob, usedforsecurity=False).hexdigest()
-        self._send(200, blob, {"ETag": f'"{etag}"', "X-Repo-Commit": repo.sha},
-                   content_type="application/octet-stream", head=head)
+                raise _HttpError(400, f"unknown commit operation {key!r}")
+        for path in [*adds, *deletes, *folders]:
+            if path.startswith("/") or ".." in path.split("/") or path.split("/")[0] in ("revision.txt", "private") \
+                    or path.startswith("@"):
+                raise _HttpError(400, f"invalid path in repo: {path}")
+        if parent is not None and parent != repo.main:
+            raise _HttpError(412, "A commit has happened since. Please refresh and try again.")
+        sha = self.store.commit(repo, adds, deletes, folders, summary)
+        url = f"{self._endpoint()}/{_PREFIX[repo.repo_type]}{repo.repo_id}"
+        self._json(200, {"success": True, "commitOid": sha, "commitUrl": f"{url}/commit/{sha}",
+                         "hookOutput": ""})
 
 
 class HubServer:
     """The local Hub server; use as a context manager or call start()/stop().
 
-    ``users``: the accounts (one token each); ``gated``: repo id -> gating mode ("auto" or "manual")
-    for the repos whose files need accepted terms; ``org_plans``: organization -> plan name shown in
-    whoami's ``orgs`` entries.
+    ``mirror_dir``: the dataset mirror; ``models_dir``: read-only models (``<org>/<name>/``);
+    ``push_dir``: where repos created and committed through the API are written (None: read-only
+    server). ``users``: the accounts (one token each); ``gated``: repo id -> gating mode ("auto" or
+    "manual") for the repos whose files need accepted terms; ``org_plans``: organization -> plan
+    name shown in whoami's ``orgs`` entries.
     """
 
-    def __init__(self, mirror_dir: str | Path = "fixtures/hub", users: list[HubUser] | None = None,
+    def __init__(self, mirror_dir: str | Path | None = "fixtures/hub", users: list[HubUser] | None = None,
                  gated: dict[str, str] | None = None, org_plans: dict[str, str] | None = None,
-                 host: str = "127.0.0.1", port: int = 0) -> None:
+                 host: str = "127.0.0.1", port: int = 0, *, models_dir: str | Path | None = None,
+                 push_dir: str | Path | None = None) -> None:
+        store = RepoStore(*(resolve_repo_path(p) if p is not None else None for p in (mirror_dir, models_dir, push_dir)))
         self._httpd = ThreadingHTTPServer((host, port), _Handler)
         self._httpd.daemon_threads = True
-        self._httpd.state = _State(repos=load_mirror(mirror_dir),  # type: ignore[attr-defined]
-                                   users={u.token: u for u in users or []}, gated=dict(gated or {}),
-                                   org_plans=dict(org_plans or {}))
+        self._httpd.state = _State(store=store, users={u.token: u for u in users or []},  # type: ignore[attr-defined]
+                                   gated=dict(gated or {}), org_plans=dict(org_plans or {}))
         self._thread: threading.Thread | None = None
 
     @property
@@ -272,13 +636,21 @@ class HubServer:
         host, port = self._httpd.server_address[:2]
         return f"http://{host}:{port}"
 
-    def sha(self, repo_id: str) -> str:
+    def sha(self, repo_id: str, repo_type: str = "dataset") -> str:
         """The commit ``main`` of ``repo_id`` points at."""
-        return self.state.repos[repo_id].sha
+        repo = self.state.store.get(repo_type, repo_id)
+        if repo is None:
+            raise KeyError(f"{repo_type} {repo_id}")
+        return repo.main
 
     @property
     def repo_ids(self) -> list[str]:
-        return sorted(self.state.repos)
+        """The dataset repos served."""
+        return self.state.store.list_ids("dataset")
+
+    @property
+    def model_ids(self) -> list[str]:
+        return self.state.store.list_ids("model")
 
     @property
     def requests(self) -> list[tuple[str, str, int]]:
@@ -298,6 +670,15 @@ class HubServer:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
+    def serve_forever(self) -> None:
+        """Serve in this thread until interrupted (the command line)."""
+        try:
+            self._httpd.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            self._httpd.server_close()
+
     def __enter__(self) -> "HubServer":
         return self.start()
 
@@ -305,25 +686,24 @@ class HubServer:
         self.stop()
 
 
-def main() -> None:
-    """Serve the mirror until interrupted, with one user (``--user``, token ``--token``)."""
+def main(argv: list[str] | None = None) -> None:
+    """Serve the mirror, models and pushes until interrupted, with one user (``--user``, token
+    ``--token``, admin of ``--org``)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=8766)
-    ap.add_argument("--mirror", default="fixtures/hub")
+    ap.add_argument("--mirror", default="fixtures/hub", help="the dataset mirror (<mirror>/datasets/<org>/<name>/)")
+    ap.add_argument("--models-dir", default=None, help="read-only models (<models-dir>/<org>/<name>/)")
+    ap.add_argument("--push-dir", default=None, help="where repos created through the API are written")
     ap.add_argument("--user", default="local-user")
     ap.add_argument("--token", default="hf_local_token")
     ap.add_argument("--org", default="axentx")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     server = HubServer(args.mirror, [HubUser(args.user, args.token, is_pro=True, orgs={args.org: "admin"})],
-                       host=args.host, port=args.port)
-    print(f"local Hub on {server.url} ({len(server.repo_ids)} datasets)", flush=True)
-    try:
-        server._httpd.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server._httpd.server_close()
+                       host=args.host, port=args.port, models_dir=args.models_dir, push_dir=args.push_dir)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    print(f"local Hub on {server.url} ({len(server.repo_ids)} datasets, {len(server.model_ids)} models)", flush=True)
+    server.serve_forever()
 
 
 if __name__ == "__main__":
