@@ -3,7 +3,8 @@
 #   make test  create the environment, then run the test suite (every tier: tests/unit, tests/integration,
 #              tests/env) in TEST_WORKERS pytest-xdist workers, each test file whole on one worker; then,
 #              alone, the tests marked timing (they assert on wall-clock time)
-# For maintainers: make test-unit runs the unit tier alone (pure logic, no other environment).
+# For maintainers: make test-unit runs the unit tier alone (pure logic, no other environment);
+#   make rehearse runs the production profile end to end against local stand-ins of its services.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -32,7 +33,7 @@ NEW_VENV = $(UV) venv -q --seed --allow-existing
 
 TEST_WORKERS ?= 3
 
-.PHONY: setup run test test-unit ui validate bench clean
+.PHONY: setup run test test-unit rehearse ui validate bench clean
 
 $(UV):
 	test -x $(UVVENV)/bin/python || $(PY) -m venv $(UVVENV)
@@ -89,6 +90,12 @@ test: setup
 
 test-unit: $(STAMP)
 	$(BIN)/python -m pytest -q tests/unit
+
+# The production profile end to end on this machine, endpoints swapped for local stand-ins (moto S3
+# behind a Wasabi-like proxy, the local Hub server, the Messages API stand-in), from empty:
+# pin-revisions --all, preflight, the whole graph, every pushed model loaded (resources/rehearsal.yaml).
+rehearse: setup
+	$(BIN)/python -m surrogate_dagster.operations.rehearsal
 
 validate: setup
 	$(BIN)/dagster definitions validate -w workspace.yaml
