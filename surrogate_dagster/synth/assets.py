@@ -1,7 +1,7 @@
 """Synth group: scenarios -> orchestrator traces (batched partitions), and execution-graded pairs.
 
     synth_scenarios -> orchestrator_traces[batch-000 .. batch-NNN]  -> agent SFT mixture
-    curated_rows[opencodeinstruct, opc_sft_stage2] + stage1_6_checkpoint -> exec_graded_pairs -> code DPO mixture
+    curated_rows[exec_pairs.sources] + stage1_6_checkpoint -> exec_graded_pairs -> code DPO mixture
 
 Partitions: the catalog's target (assets/synth.yaml: 500 scenarios / 25 per batch = 20 batches),
 the same on every profile, so the graph, run history and backfills do not change between
@@ -369,8 +369,8 @@ def exec_graded_pairs(context: AssetExecutionContext, object_store: ObjectStoreR
     several pairs per prompt with a real margin (passing vs failing tests first), near-identical
     and duplicate pairs dropped."""
     from ..curation.stage_io import read_step
-    from .exec_pairs import (build_exec_pairs, devsecops_tasks, exec_pairs_catalog, known_pass_rates, make_sampler,
-                             select_tasks, tasks_from_rows)
+    from .exec_pairs import (build_exec_pairs, devsecops_tasks, exec_pairs_catalog, known_pass_rates,
+                             load_case_lookup, make_sampler, select_tasks, tasks_from_rows)
     from ..sandbox.iac import IacScanner
     from .graders import Grader
 
@@ -385,10 +385,14 @@ def exec_graded_pairs(context: AssetExecutionContext, object_store: ObjectStoreR
     prev = read_pointer(store, PAIRS_PREFIX)  # the previous run's grades: known pass rates
     known = known_pass_rates(read_table(store, prev, "grades")) if prev else {}
     tasks, dropped = [], Counter()
-    for source in cfg.pair_sources:
-        _, rows = read_step(store, "curated", source)
-        t, d = tasks_from_rows(rows, source, cfg.max_prompts_per_source, cfg.max_prompt_chars,
-                               known=known, cfg=cat.difficulty)
+    # the catalog's prompt sources, each under its cap (and the profile's per-source cap)
+    pair_sources = cfg.pair_sources if "pair_sources" in cfg.model_fields_set else list(cat.sources)
+    curated = {source: list(read_step(store, "curated", source)[1]) for source in pair_sources}
+    lookup = load_case_lookup(store, cat, curated)
+    for source, rows in curated.items():
+        caps = [c for c in (cfg.max_prompts_per_source, cat.sources[source].cap if source in cat.sources else None) if c]
+        t, d = tasks_from_rows(rows, source, min(caps) if caps else None, cfg.max_prompt_chars,
+                               known=known, cfg=cat.difficulty, lookup=lookup)
         tasks += t
         dropped.update(d)
     tasks, d = select_tasks(tasks, max_prompts)
@@ -398,7 +402,7 @@ def exec_graded_pairs(context: AssetExecutionContext, object_store: ObjectStoreR
         tasks += t
         dropped.update(d)
     if not tasks:
-        raise Failure(description=f"no prompts with tests in {cfg.pair_sources} (devsecops={cfg.devsecops})",
+        raise Failure(description=f"no prompts with tests in {pair_sources} (devsecops={cfg.devsecops})",
                       metadata={"left_out": MetadataValue.md(counts_table(dropped))})
     ref = _model_ref(store, synth, cfg)
     t0 = time.monotonic()

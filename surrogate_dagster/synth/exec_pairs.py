@@ -1,11 +1,21 @@
 """Glue for execution-graded preference pairs (runbook Days 15-16), Dagster-free:
 
-    prompts that carry tests (curated OpenCodeInstruct / opc-sft-stage2 educational_instruct rows,
-    the DevSecOps seed prompts), the hardest first (:func:`rank_by_difficulty`, up to
+    prompts that carry tests (curated OpenCodeInstruct / opc-sft-stage2 educational_instruct rows
+    with their asserts; curated OpenCodeReasoning-2 Python rows whose problem comes from TACO or
+    APPS, with that helper row's ``input_output`` cases; curated rStar-Coder rows with their
+    problem's ``seed_testcase`` cases; the DevSecOps seed prompts), each source up to its cap
+    (``exec_pairs.sources`` in assets/synth.yaml), the hardest first (:func:`rank_by_difficulty`, up to
     ``exec_pairs.max_prompts`` in assets/synth.yaml) -> k samples each at temperature 1.0 from a
     checkpoint -> graded in the sandbox (graders.py) -> several pairs per prompt with a real
     margin, near-identical and duplicate pairs dropped (pairs.select_pairs)
     -> normalized DPO rows, source ``exec_graded``.
+
+The stdin/stdout and call-based cases are joined to the curated rows (sanitized, deduplicated and
+decontaminated like every training row) from the mirrors that hold them: :class:`CaseLookup`,
+keyed by OCR-2's ``dataset``/``split``/``index`` (the same ids sources/ocr2_questions.py rebuilds
+the statement from) and by rStar's ``question_id``. A row whose tests are missing or malformed is
+left out with a counted reason. :func:`project_pool` is the volume model: prompts per source
+under the caps and the pairs they can give.
 
 A model too weak to ever pass (the local profile's tiny model) yields no pairs. ``inject_pool``
 then adds each prompt's known-good answer (the dataset's reference solution) to the graded pool
@@ -30,7 +40,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import zip_longest
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Literal, Sequence
 
 from pydantic import Field
 
@@ -39,8 +49,9 @@ from ..catalog.models import Strict
 from ..inference import GenRequest, ModelRef, render_prompt
 from ..inference.client import server_error
 from ..storage.checkpoints import download_tree, latest_checkpoint
-from .graders import (GradingTask, extract_code, load_devsecops_tasks, task_from_opc_educational,
-                      task_from_opencodeinstruct)
+from ..sources.ocr2_questions import HELPER_DATASETS, POSITION_KEY, SPLIT_KEY
+from .graders import (GradingTask, MalformedTests, extract_code, load_devsecops_tasks, task_from_input_output,
+                      task_from_opc_educational, task_from_opencodeinstruct, task_from_rstar_testcase)
 from .pairs import (TIERS, margin_histogram, normalized_text, pair_row, pass_rate_summary, scored_from_grades,
                     select_pairs)
 
@@ -65,10 +76,29 @@ class IacScannerCfg(Strict):
     checks: dict[str, list[str]] = Field(default_factory=dict)
 
 
+class IoTestsCfg(Strict):
+    """How stdin/stdout and call-based cases are run (``exec_pairs.io_tests``)."""
+
+    max_cases: int = Field(10, ge=1)
+    case_timeout_s: float = Field(4.0, gt=0)
+
+
+class PromptSourceCfg(Strict):
+    """One source of prompts with tests (``exec_pairs.sources.<curated source>``)."""
+
+    cap: int = Field(ge=1)
+    tests: Literal["unit_tests", "testcase", "helper_input_output", "rstar_testcase"]
+    # helper_input_output: the helper mirrors (assets/sources.yaml helpers) holding input_output;
+    # rstar_testcase: the mirror holding rStar's seed_testcase rows
+    mirrors: list[str] = Field(default_factory=list)
+
+
 class ExecPairsCatalog(Strict):
     """The ``exec_pairs`` section of assets/synth.yaml."""
 
     max_prompts: int = Field(ge=1)
+    sources: dict[str, PromptSourceCfg] = Field(default_factory=dict)
+    io_tests: IoTestsCfg = IoTestsCfg()
     difficulty: DifficultyCfg = DifficultyCfg()
     max_pairs_per_prompt: int = Field(ge=1)
     min_margin: float = Field(gt=0, le=1)
@@ -97,12 +127,68 @@ def _reference(row: dict) -> str | None:
     return answers[-1] if answers and isinstance(answers[-1], str) and answers[-1].strip() else None
 
 
-def task_from_curated(row: dict, source: str) -> GradingTask | str:
+IO_TEST_DATASETS = ("taco", "apps")  # OCR-2 helpers whose rows carry input_output cases
+
+
+@dataclass
+class CaseLookup:
+    """Test cases held outside the curated rows: helper rows by (OCR-2 dataset, split, id) and
+    rStar-Coder testcase rows by question_id; ``missing`` names mirrors that were not there."""
+
+    helpers: dict[tuple[str, str, int], dict] = field(default_factory=dict)
+    rstar: dict[str, dict] = field(default_factory=dict)
+    missing: set[str] = field(default_factory=set)
+    io: IoTestsCfg = field(default_factory=IoTestsCfg)
+
+
+def wanted_helper_keys(rows: Iterable[dict]) -> set[tuple[str, str, int]]:
+    """The (dataset, split, id) of every curated OCR-2 row whose problem is a TACO/APPS row."""
+    keys = set()
+    for row in rows:
+        meta = _meta(row)
+        if meta.get("dataset") in IO_TEST_DATASETS:
+            try:
+                keys.add((str(meta["dataset"]), str(meta.get("split")), int(meta.get("index"))))
+            except (TypeError, ValueError, OverflowError):
+                continue
+    return keys
+
+
+def helper_test_index(rows_by_repo: dict[str, Iterable[dict]], wanted: set[tuple[str, str, int]] | None = None
+                      ) -> dict[tuple[str, str, int], dict]:
+    """(dataset, split, id) -> ``{input_output, starter_code}`` of mirrored helper rows (each
+    tagged with its split and position, as the mirror writes them); the id rule is OCR-2's
+    (ocr2_questions.HELPER_DATASETS: APPS' problem_id, TACO's position). Only ``wanted`` keys are
+    kept, so memory follows the curated rows, not the helpers' size."""
+    by_repo = {layout.repo: name for name, layout in HELPER_DATASETS.items()}
+    index: dict[tuple[str, str, int], dict] = {}
+    for repo, rows in rows_by_repo.items():
+        dataset = repo if repo in HELPER_DATASETS else by_repo.get(repo)
+        if dataset not in IO_TEST_DATASETS:
+            raise ValueError(f"{repo!r}: no input_output cases (known: {IO_TEST_DATASETS})")
+        layout = HELPER_DATASETS[dataset]
+        for row in rows:
+            ident = row.get(layout.id_field) if layout.id_field else row.get(POSITION_KEY)
+            if isinstance(ident, bool) or not isinstance(ident, int):
+                continue
+            key = (dataset, str(row.get(SPLIT_KEY)), ident)
+            if (wanted is None or key in wanted) and key not in index:
+                index[key] = {"input_output": row.get("input_output"), "starter_code": row.get("starter_code")}
+    return index
+
+
+def _meta(row: dict) -> dict:
+    return json.loads(row["meta"]) if isinstance(row.get("meta"), str) and row["meta"] else {}
+
+
+def task_from_curated(row: dict, source: str, lookup: CaseLookup | None = None) -> GradingTask | str:
     """A grading task from one curated normalized row, or why the row has none."""
-    meta = json.loads(row["meta"]) if isinstance(row.get("meta"), str) and row["meta"] else {}
+    meta = _meta(row)
     prompt = _user_prompt(row)
     if not prompt:
         return "no_user_prompt"
+    lookup = lookup or CaseLookup()
+    io = lookup.io
     try:
         if source == "opencodeinstruct":
             if not meta.get("unit_tests"):
@@ -113,15 +199,106 @@ def task_from_curated(row: dict, source: str) -> GradingTask | str:
                 return "no_tests"  # only the educational_instruct config carries test cases
             task = task_from_opc_educational({"instruction": prompt, "testcase": meta["testcase"]},
                                              row_id=row["id"])
+        elif source == "opencodereasoning_2":
+            if meta.get("language") != "python":
+                return "not_python"  # the cases judge a Python program
+            if meta.get("dataset") not in IO_TEST_DATASETS:
+                return "no_tests"  # code_contests / codeforces rows: their tests are not mirrored
+            key = next(iter(wanted_helper_keys([row])), None)
+            found = lookup.helpers.get(key) if key else None
+            if found is None:
+                return "tests_not_mirrored" if meta["dataset"] in lookup.missing else "no_tests"
+            if not found.get("input_output"):
+                return "no_tests"
+            task = task_from_input_output(str(row["id"]), prompt, found["input_output"],
+                                          starter_code=found.get("starter_code"), source=source,
+                                          max_cases=io.max_cases, case_timeout_s=io.case_timeout_s)
+        elif source == "rstar_coder":
+            qid = meta.get("question_id")
+            if qid is None:
+                return "no_question_id"  # synthetic_sft rows: no id to join their tests by
+            found = lookup.rstar.get(str(qid))
+            if found is None:
+                return "tests_not_mirrored" if "rstar_coder" in lookup.missing else "no_tests"
+            task = task_from_rstar_testcase(found, prompt, max_cases=io.max_cases, case_timeout_s=io.case_timeout_s)
+            task.id = str(row["id"])
         else:
             raise ValueError(f"no prompts-with-tests rule for source {source!r} "
-                             "(known: opencodeinstruct, opc_sft_stage2)")
+                             "(known: opencodeinstruct, opc_sft_stage2, opencodereasoning_2, rstar_coder)")
+    except MalformedTests as e:
+        return e.reason  # counted per source: malformed_test_json, cases_length_mismatch, ...
     except ValueError as e:
         if "no prompts-with-tests rule" in str(e):
             raise
         return "no_runnable_tests"  # every test failed to parse
     task.reference = _reference(row)  # the dataset's answer: only ever graded as an injected sample
     return task
+
+
+def load_case_lookup(store: Any, cat: ExecPairsCatalog, curated: dict[str, Sequence[dict]]) -> CaseLookup:
+    """The cases the ``curated`` rows (by source) need, read from the mirrors ``cat.sources``
+    names; a mirror not in the store is recorded in ``missing`` (its rows are then counted as
+    ``tests_not_mirrored``), never an error."""
+    from ..sources.normalize import iter_raw_rows
+
+    lookup = CaseLookup(io=cat.io_tests)
+    for source, rows in curated.items():
+        spec = cat.sources.get(source)
+        if spec is None or spec.tests not in ("helper_input_output", "rstar_testcase"):
+            continue
+        if spec.tests == "helper_input_output":
+            wanted = wanted_helper_keys(rows)
+            for mirror in spec.mirrors:
+                try:
+                    _, mirrored = iter_raw_rows(store, mirror)
+                except FileNotFoundError:
+                    lookup.missing.add(mirror)
+                    continue
+                repo = HELPER_DATASETS[mirror].repo if mirror in HELPER_DATASETS else mirror
+                seen = {"cases_column": False}
+
+                def rows_seen(it: Iterable[dict] = mirrored) -> Iterable[dict]:
+                    for r in it:
+                        seen["cases_column"] |= "input_output" in r
+                        yield r
+
+                found = helper_test_index({repo: rows_seen()}, wanted)
+                if not seen["cases_column"]:  # mirrored without its input_output column
+                    lookup.missing.add(mirror)
+                lookup.helpers.update(found)
+        else:
+            wanted_ids = {str(_meta(r).get("question_id")) for r in rows}
+            for mirror in spec.mirrors:
+                try:
+                    _, mirrored = iter_raw_rows(store, mirror)
+                except FileNotFoundError:
+                    lookup.missing.add(source)
+                    continue
+                for r in mirrored:
+                    qid = str(r.get("question_id"))
+                    if qid in wanted_ids:
+                        lookup.rstar.setdefault(qid, r)
+            if not spec.mirrors:
+                lookup.missing.add(source)
+    return lookup
+
+
+def project_pool(available: dict[str, int], cat: ExecPairsCatalog, *, devsecops: int = 0,
+                 max_pairs_per_prompt: int | None = None) -> dict[str, Any]:
+    """The volume model: per source the prompts its cap lets through (``min(cap, available)``),
+    the pool, the prompts sampled (``max_prompts`` of the pool, the DevSecOps seeds on top) and
+    the most pairs they can give (``prompts x max_pairs_per_prompt``: every prompt with passing
+    and failing samples). ``available`` is rows with tests per source, before the caps."""
+    unknown = set(available) - set(cat.sources)
+    if unknown:
+        raise KeyError(f"no exec_pairs.sources entry for {sorted(unknown)}")
+    per_source = {s: min(cat.sources[s].cap, n) for s, n in available.items()}
+    pool = sum(per_source.values())
+    prompts = min(cat.max_prompts, pool)
+    k = max_pairs_per_prompt or cat.max_pairs_per_prompt
+    return {"per_source": per_source, "pool": pool, "prompts": prompts, "devsecops": devsecops,
+            "max_pairs_per_prompt": k, "pairs_ceiling": (prompts + devsecops) * k,
+            "shortfall": max(0, cat.max_prompts - pool)}
 
 
 def _hash(task_id: str) -> str:
@@ -161,13 +338,13 @@ def rank_by_difficulty(tasks: Sequence[GradingTask], known: dict[str, float],
 
 
 def tasks_from_rows(rows: Sequence[dict], source: str, limit: int | None, max_prompt_chars: int, *,
-                    known: dict[str, float] | None = None,
-                    cfg: DifficultyCfg | None = None) -> tuple[list[GradingTask], Counter]:
+                    known: dict[str, float] | None = None, cfg: DifficultyCfg | None = None,
+                    lookup: CaseLookup | None = None) -> tuple[list[GradingTask], Counter]:
     """Grading tasks of one source, hardest first (at most ``limit``), and counted reasons for rows
     left out. A prompt whose text repeats an earlier one (whitespace aside) is left out."""
     tasks, dropped, prompts = [], Counter(), set()
     for row in rows:
-        t = task_from_curated(row, source)
+        t = task_from_curated(row, source, lookup)
         if isinstance(t, str):
             dropped[f"{source}:{t}"] += 1
         elif len(t.prompt) > max_prompt_chars:

@@ -7,6 +7,14 @@ Task kinds and their checks (role: gate / functional / lint):
   in one sandboxed process, its assertions judged on the host over the plain values the
   candidate's code returned, with typed comparison: ``sandbox/sealed.py``; score = pass
   fraction), semgrep (lint).
+- ``stdio`` (TACO/APPS ``input_output``, rStar-Coder ``inputs``/``outputs``): a Python program
+  judged on input/output cases: syntax (gate), cases (functional: one sandboxed process per case
+  with its own wall-clock limit, so a case that hangs fails alone; score = pass fraction, the
+  per-case verdicts in the check's detail), semgrep (lint). A standard-input case feeds the
+  case's input on stdin and compares stdout the way APPS/TACO's ``testing_util`` does
+  (:func:`stdout_matches`); a call-based case (``fn_name``) calls the function (or
+  ``Solution().<fn_name>``) with the case's JSON arguments and compares the JSON-plain result
+  (:func:`call_result_matches`).
 - ``dockerfile``: own parser (gate), asserts (functional), hadolint + semgrep (+ checkov) (lint).
 - ``bash``: ``bash -n`` (gate), cases executed in the sandbox (functional), shellcheck + semgrep (lint).
 - ``terraform``: python-hcl2 parse (gate), asserts (functional), semgrep (+ checkov) (lint).
@@ -28,9 +36,11 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import re
+import secrets
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -42,17 +52,19 @@ from surrogate_dagster.sandbox.iac import IacScanner
 from surrogate_dagster.sandbox.linters import TOOL_LIMITS, Finding, Linters, lint_score
 from surrogate_dagster.sandbox.runners import run_doc_checks, run_python_asserts
 
-KINDS = ("python", "dockerfile", "bash", "terraform", "kubernetes")
+KINDS = ("python", "stdio", "dockerfile", "bash", "terraform", "kubernetes")
+PY_TAGS = {"python", "py", "python3"}
 FENCE_TAGS = {
-    "python": {"python", "py", "python3"},
+    "python": PY_TAGS,
+    "stdio": PY_TAGS,
     "bash": {"bash", "sh", "shell", "zsh"},
     "dockerfile": {"dockerfile", "docker"},
     "terraform": {"hcl", "terraform", "tf"},
     "kubernetes": {"yaml", "yml", "kubernetes", "k8s"},
 }
-FILE_NAMES = {"python": "solution.py", "bash": "script.sh", "dockerfile": "Dockerfile",
+FILE_NAMES = {"python": "solution.py", "stdio": "solution.py", "bash": "script.sh", "dockerfile": "Dockerfile",
               "terraform": "main.tf", "kubernetes": "manifest.yaml"}
-LINT_SHARE = {"python": 0.2}  # lam above; 0.4 for the other kinds
+LINT_SHARE = {"python": 0.2, "stdio": 0.2}  # lam above; 0.4 for the other kinds
 EXEC_LIMITS = SandboxLimits(wall_s=20, cpu_s=20, memory_mb=1024, nproc=32, fsize_mb=16)
 DOC_LIMITS = SandboxLimits(wall_s=30, cpu_s=30, memory_mb=2048, nproc=16, fsize_mb=16)
 _FENCE = re.compile(r"^[ \t]*```[ \t]*([\w+#.-]*)[^\n]*\n(.*?)^[ \t]*```", re.S | re.M)
@@ -68,7 +80,8 @@ class GradingTask:
     tests: list[str] = field(default_factory=list)  # python: one snippet per test
     setup: str = ""  # python: imports shared by the tests
     asserts: list[str] = field(default_factory=list)  # doc kinds: expressions over the document
-    cases: list[dict] = field(default_factory=list)  # bash: runs with expected output
+    cases: list[dict] = field(default_factory=list)  # bash: runs with expected output; stdio: I/O cases
+    fn_name: str = ""  # stdio: the function a call-based case calls ("" = standard input cases)
     reference: str | None = None
     source: str = ""
     meta: dict = field(default_factory=dict)
@@ -158,6 +171,143 @@ def task_from_opc_educational(row: dict, row_id: str | None = None) -> GradingTa
                        meta={"tests_dropped": dropped})
 
 
+class MalformedTests(ValueError):
+    """A row's test cases cannot be read; ``reason`` is the counted skip reason."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+
+
+def _json_value(value: Any, what: str) -> Any:
+    """A JSON-in-string column decoded (an already decoded value passes through)."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError as e:
+            raise MalformedTests("malformed_test_json", f"{what}: {e.msg} at {e.pos}") from e
+    return value
+
+
+def _as_text(value: Any) -> str | None:
+    # testing_util joins an input or output given as a list of lines
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return "\n".join(value)
+    return None
+
+
+def io_cases(inputs: Any, outputs: Any, fn_name: str = "", *, max_cases: int | None = None) -> list[dict]:
+    """Test cases from parallel ``inputs``/``outputs`` lists: ``{"stdin", "stdout"}`` for standard
+    input cases, ``{"args", "expected"}`` for call-based ones (``fn_name`` set). Raises
+    :class:`MalformedTests` (reason ``no_cases``, ``cases_length_mismatch``, ``bad_case_type``)."""
+    if not isinstance(inputs, list) or not isinstance(outputs, list):
+        raise MalformedTests("bad_case_type", "inputs/outputs are not lists")
+    if not inputs:
+        raise MalformedTests("no_cases")
+    if len(inputs) != len(outputs):
+        raise MalformedTests("cases_length_mismatch", f"{len(inputs)} inputs, {len(outputs)} outputs")
+    cases = []
+    for i, (inp, out) in enumerate(zip(inputs, outputs)):
+        if fn_name:
+            args = _json_value(inp, f"case {i} arguments") if isinstance(inp, str) else inp
+            if not isinstance(args, list):
+                raise MalformedTests("bad_case_type", f"case {i}: call arguments are not a list")
+            cases.append({"args": args, "expected": out})
+        else:
+            stdin, stdout = _as_text(inp), _as_text(out)
+            if stdin is None or stdout is None:
+                raise MalformedTests("bad_case_type", f"case {i}: input/output is not text")
+            cases.append({"stdin": stdin, "stdout": stdout})
+    return cases[:max_cases] if max_cases else cases
+
+
+def _with_starter(prompt: str, starter: Any) -> str:
+    if isinstance(starter, str) and starter.strip() and starter.strip() not in prompt:
+        return f"{prompt.rstrip()}\n\nUse the following starter code:\n```python\n{starter.rstrip()}\n```"
+    return prompt
+
+
+def task_from_input_output(task_id: str, prompt: str, input_output: Any, *, starter_code: Any = "",
+                           source: str = "", max_cases: int | None = None,
+                           case_timeout_s: float | None = None) -> GradingTask:
+    """A ``stdio`` task from a TACO/APPS ``input_output`` JSON string (``inputs``, ``outputs``,
+    optional ``fn_name``: call-based). A call-based prompt gets the row's starter code (the
+    function's signature), unless it already holds it. Raises :class:`MalformedTests`."""
+    spec = _json_value(input_output, "input_output")
+    if not isinstance(spec, dict):
+        raise MalformedTests("malformed_test_json", "input_output is not an object")
+    fn = spec.get("fn_name") or ""
+    if not isinstance(fn, str) or (fn and not fn.isidentifier()):
+        raise MalformedTests("bad_fn_name", repr(fn)[:60])
+    cases = io_cases(spec.get("inputs"), spec.get("outputs"), fn, max_cases=max_cases)
+    return GradingTask(id=task_id, kind="stdio", prompt=_with_starter(prompt, starter_code) if fn else prompt,
+                       cases=cases, fn_name=fn, source=source,
+                       meta={"case_timeout_s": case_timeout_s} if case_timeout_s else {})
+
+
+def task_from_rstar_testcase(row: dict, prompt: str | None = None, *, max_cases: int | None = None,
+                             case_timeout_s: float | None = None) -> GradingTask:
+    """A ``stdio`` task from an rStar-Coder ``seed_testcase`` / ``synthetic_rl_testcase`` row:
+    ``inputs`` and ``outputs`` are JSON strings of parallel lists; ``func_name`` (seed_testcase)
+    makes the cases call-based, each input then a JSON list of arguments. ``prompt`` defaults to
+    the row's ``question``. Raises :class:`MalformedTests`."""
+    fn = row.get("func_name") or ""
+    if not isinstance(fn, str) or (fn and not fn.isidentifier()):
+        raise MalformedTests("bad_fn_name", repr(fn)[:60])
+    text = prompt or row.get("question")
+    if not isinstance(text, str) or not text.strip():
+        raise MalformedTests("no_question")
+    cases = io_cases(_json_value(row.get("inputs"), "inputs"), _json_value(row.get("outputs"), "outputs"), fn,
+                     max_cases=max_cases)
+    return GradingTask(id=str(row.get("question_id") or abs(hash(text))), kind="stdio",
+                       prompt=_with_starter(text, row.get("starter_code")) if fn else text, cases=cases,
+                       fn_name=fn, source="microsoft/rStar-Coder",
+                       meta={"case_timeout_s": case_timeout_s} if case_timeout_s else {})
+
+
+# -- comparing outputs (APPS/TACO testing_util) --------------------------------------------------
+FLOAT_RTOL, FLOAT_ATOL = 1e-5, 1e-8  # numpy.allclose's defaults, which testing_util calls
+
+
+def _lines(text: str) -> list[str]:
+    return [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+
+
+def _floats(tokens: list[str]) -> list[float] | None:
+    try:
+        return [float(t) for t in tokens]
+    except ValueError:
+        return None
+
+
+def stdout_matches(got: str, want: str) -> bool:
+    """testing_util's standard-input verdict: equal text; else equal stripped non-empty lines;
+    else equal whitespace-separated tokens; else as many tokens, all numbers, each within
+    ``|a - b| <= atol + rtol * |b|`` (numpy.allclose). testing_util's last resort, comparing each
+    line's tokens as an unordered set, is not taken: it accepts answers in the wrong order."""
+    if got == want or _lines(got) == _lines(want):
+        return True
+    g, w = got.split(), want.split()
+    if g == w:
+        return True
+    if len(g) != len(w) or not g:
+        return False
+    gf, wf = _floats(g), _floats(w)
+    if gf is None or wf is None:
+        return False
+    return all(abs(a - b) <= FLOAT_ATOL + FLOAT_RTOL * abs(b) for a, b in zip(gf, wf))
+
+
+def call_result_matches(got: Any, want: Any) -> bool:
+    """testing_util's call-based verdict on JSON-plain values (tuples arrive as lists): equal, or
+    equal to the sole element of a one-element expected list (TACO wraps each output in a list)."""
+    if got == want:
+        return True
+    return isinstance(want, list) and len(want) == 1 and got == want[0]
+
+
 def load_devsecops_tasks(path: str | Path | None = None) -> list[GradingTask]:
     """The seed DevSecOps prompts (assets/devsecops_prompts.yaml)."""
     data = yaml.safe_load(Path(path or ASSETS_DIR / "devsecops_prompts.yaml").read_text())
@@ -222,6 +372,28 @@ def _combine(task: GradingTask, checks: list[CheckResult]) -> Grade:
 
 
 IAC_KINDS = ("terraform", "kubernetes", "dockerfile")
+PY_KINDS = ("python", "stdio")
+CASE_TIMEOUT_S = 4.0  # a stdio case's wall clock unless the task names its own (meta case_timeout_s)
+_CALL_HARNESS = r'''
+import json, sys
+sys.setrecursionlimit(10000)
+spec = json.load(open("__case__.json"))
+ns = {"__name__": "solution"}
+exec(compile(open("solution.py").read(), "solution.py", "exec"), ns)
+fn = ns.get(spec["fn_name"])
+if not callable(fn) and isinstance(ns.get("Solution"), type):
+    fn = getattr(ns["Solution"](), spec["fn_name"], None)
+if not callable(fn):
+    out = {"error": "no function " + spec["fn_name"]}
+else:
+    value = fn(*spec["args"])
+    try:
+        out = {"value": json.loads(json.dumps(value))}
+    except (TypeError, ValueError):
+        out = {"error": "result is not JSON-plain: " + type(value).__name__}
+sys.stdout.write("\n" + spec["marker"] + json.dumps(out) + "\n")
+'''
+
 
 
 def iac_checks(path: str | Path | None = None) -> dict[str, list[str]]:
@@ -258,7 +430,7 @@ class Grader:
         items = list(items)
         codes = [extract_code(c, t.kind) for t, c in items]
         files = {i: f"{i}/{FILE_NAMES[t.kind]}" for i, ((t, _), code) in enumerate(zip(items, codes))
-                 if code is not None and not (t.kind == "python" and _syntax_error(code))}
+                 if code is not None and not (t.kind in PY_KINDS and _syntax_error(code))}
         by_tool: dict[str, dict[str, str]] = {"semgrep": {}, "shellcheck": {}, "hadolint": {}, "checkov": {}}
         for i, name in files.items():
             by_tool["semgrep"][name] = codes[i]
@@ -304,6 +476,12 @@ class Grader:
                                                    "unsealed": len(run.report.get("unsealed", [])),
                                                    "tampered": run.report.get("tampered")}))
                 checks.append(_lint_check("semgrep", lint["semgrep"]))
+        elif task.kind == "stdio":
+            err = _syntax_error(code)
+            checks.append(_gate("syntax", err is None, {"error": err} if err else {}))
+            if err is None:
+                checks.append(self._grade_io_cases(task, code))
+                checks.append(_lint_check("semgrep", lint["semgrep"]))
         elif task.kind == "bash":
             checks += self._grade_bash(task, code)
             if checks[0].passed:
@@ -328,6 +506,39 @@ class Grader:
                     checks.append(_lint_check("checkov", lint["checkov"]))
                 checks.append(_lint_check("semgrep", lint["semgrep"]))
         return _combine(task, checks)
+
+    def _grade_io_cases(self, task: GradingTask, code: str) -> CheckResult:
+        """One sandboxed process per case, each under the case timeout (a hang fails its case only)."""
+        timeout = float(task.meta.get("case_timeout_s") or CASE_TIMEOUT_S)
+        limits = replace(EXEC_LIMITS, wall_s=timeout, cpu_s=max(1, math.ceil(timeout)))
+        errors = [self._run_io_case(task, code, c, limits) for c in task.cases]
+        return _fraction_check("cases", errors, {"call_based": bool(task.fn_name), "case_timeout_s": timeout})
+
+    def _run_io_case(self, task: GradingTask, code: str, case: dict, limits: SandboxLimits) -> str | None:
+        """None when the case passes, else why not."""
+        if not task.fn_name:
+            r = self.sandbox.run([self.sandbox.python, "solution.py"], files={"solution.py": code},
+                                 stdin=case["stdin"], limits=limits)
+            if r.killed_reason is not None:
+                return r.killed_reason
+            if r.exit_code != 0:
+                return f"exit {r.exit_code}: {r.stderr.strip()[-160:]}"
+            return None if stdout_matches(r.stdout, case["stdout"]) else \
+                f"stdout {r.stdout[:80]!r} != {case['stdout'][:80]!r}"
+        marker = f"__sbx_result_{secrets.token_hex(8)}__ "
+        spec = {"fn_name": task.fn_name, "args": case["args"], "marker": marker}
+        r = self.sandbox.run(_CALL_HARNESS, files={"solution.py": code, "__case__.json": json.dumps(spec)},
+                             limits=limits)
+        if r.killed_reason is not None:
+            return r.killed_reason
+        line = next((ln for ln in reversed(r.stdout.splitlines()) if ln.startswith(marker)), None)
+        if r.exit_code != 0 or line is None:
+            return f"exit {r.exit_code}: {r.stderr.strip()[-160:]}"
+        out = json.loads(line[len(marker):])
+        if "error" in out:
+            return out["error"][:160]
+        return None if call_result_matches(out["value"], case["expected"]) else \
+            f"returned {json.dumps(out['value'])[:80]} != {json.dumps(case['expected'])[:80]}"
 
     def _grade_bash(self, task: GradingTask, code: str) -> list[CheckResult]:
         syn = self.sandbox.run(["/bin/bash", "-n", "script.sh"], files={"script.sh": code}, limits=EXEC_LIMITS)
@@ -378,6 +589,7 @@ def _warm_hcl2_cache() -> None:
     hcl2.loads("a = 1\n")
 
 
-__all__ = ["Grade", "Grader", "GradingTask", "CheckResult", "extract_code", "split_python_tests",
-           "task_from_opencodeinstruct", "task_from_opc_educational", "load_devsecops_tasks",
+__all__ = ["Grade", "Grader", "GradingTask", "CheckResult", "MalformedTests", "extract_code", "split_python_tests",
+           "task_from_opencodeinstruct", "task_from_opc_educational", "task_from_input_output",
+           "task_from_rstar_testcase", "io_cases", "stdout_matches", "call_result_matches", "load_devsecops_tasks",
            "TOOL_LIMITS"]
