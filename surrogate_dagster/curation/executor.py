@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ..runtime.executors import validate_settings
+from ..runtime.executors import io_filesystems, validate_settings
 from .blocks import Block, BlockStats, run_blocks
 from .parallel import DEFAULT_CHUNK_ROWS, map_chunks
 
@@ -99,7 +99,8 @@ def apply_blocks(rows: Sequence[dict], blocks: Sequence[Block | Callable[[dict],
             reasons.extend(part)
             stats.merge(part_stats)
     elif away:
-        reasons, dropped_by = _datatrove_run(rows, away, cfg, work_dir)
+        with io_filesystems(cfg):  # an s3:// io_root: the profile's endpoint and keys reach fsspec
+            reasons, dropped_by = _datatrove_run(rows, away, cfg, work_dir)
         alive = len(rows)
         for j, b in enumerate(away):  # the chain's counts, rebuilt from which block dropped each row
             counts = stats.of(b.name)
