@@ -21,9 +21,10 @@ import json
 import os
 import shutil
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from ..paths import resolve_repo_path
 
@@ -38,6 +39,42 @@ def _sha256(data: FileData) -> bytes:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             digest.update(chunk)
     return digest.digest()
+
+
+def jsonl_rows(lines: Iterable[bytes], name: str, columns: list[str] | None = None) -> Iterator[dict[str, Any]]:
+    """The rows of a JSON Lines file given as its raw lines; a line that is not UTF-8, not JSON or not
+    an object becomes ``{"__unreadable__": "<name>:<line>: reason", "__line__": text}`` (the mirror
+    quarantines it), so one bad line never loses the rest of the file."""
+    for lineno, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            line = raw.decode("utf-8")
+            row = json.loads(line)
+        except UnicodeDecodeError as e:
+            # Surfaced, not skipped: the mirror quarantines it with this reason.
+            yield {"__unreadable__": f"{name}:{lineno}: not UTF-8 ({e.reason} at byte {e.start})",
+                   "__line__": raw.decode("utf-8", errors="replace")}
+            continue
+        except json.JSONDecodeError as e:
+            yield {"__unreadable__": f"{name}:{lineno}: {e.msg}", "__line__": line}
+            continue
+        if not isinstance(row, dict):
+            yield {"__unreadable__": f"{name}:{lineno}: a row must be a JSON object", "__line__": line}
+            continue
+        yield {k: row.get(k) for k in columns} if columns else row
+
+
+def _split_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    """Lines (with their b"\\n") of a byte stream read in chunks."""
+    rest = b""
+    for chunk in chunks:
+        rest += chunk
+        *lines, rest = rest.split(b"\n")
+        for line in lines:
+            yield line + b"\n"
+    if rest:
+        yield rest
 
 
 class RevisionNotFound(LookupError):
@@ -92,25 +129,7 @@ class OfflineHub(HubClient):
         if not path.is_file():
             raise FileNotFoundError(f"offline hub: {hf_id} has no {config}/{split} at {path}")
         with path.open("rb") as fh:
-            for lineno, raw in enumerate(fh, 1):
-                if not raw.strip():
-                    continue
-                try:
-                    line = raw.decode("utf-8")
-                    row = json.loads(line)
-                except UnicodeDecodeError as e:
-                    # Surfaced, not skipped: the mirror quarantines it with this reason.
-                    yield {"__unreadable__": f"{path.name}:{lineno}: not UTF-8 ({e.reason} at byte {e.start})",
-                           "__line__": raw.decode("utf-8", errors="replace")}
-                    continue
-                except json.JSONDecodeError as e:
-                    yield {"__unreadable__": f"{path.name}:{lineno}: {e.msg}", "__line__": line}
-                    continue
-                if not isinstance(row, dict):
-                    yield {"__unreadable__": f"{path.name}:{lineno}: a row must be a JSON object",
-                           "__line__": line}
-                    continue
-                yield {k: row.get(k) for k in columns} if columns else row
+            yield from jsonl_rows(fh, path.name, columns)
 
     def push_files(self, repo_type, repo_name, files, message):
         repo = self.push_dir / f"{repo_type}s" / self.org / repo_name
@@ -138,7 +157,9 @@ class OfflineHub(HubClient):
 
 
 class OnlineHub(HubClient):
-    """The real Hub: `datasets` streaming for reads, `HfApi` for revisions and pushes."""
+    """The real Hub (or any server speaking its API, ``endpoint_url``/``HF_ENDPOINT``): streamed reads
+    (JSON Lines through ``huggingface_hub``, other formats through ``datasets``), `HfApi` for
+    revisions and pushes."""
 
     def __init__(self, org: str, token_env: str = "HF_TOKEN", endpoint_url: str | None = None) -> None:
         self.org = org
@@ -164,6 +185,19 @@ class OnlineHub(HubClient):
             raise RevisionNotFound(f"{hf_id}@{revision}: {e}") from e
 
     def iter_rows(self, hf_id, config, split, revision, columns=None):
+        """Rows of one config/split at ``revision``, streamed.
+
+        The split's data files are the ones ``datasets`` resolves for it (the dataset card's
+        ``configs:`` block, else its layout conventions). When every one is JSON Lines
+        (``.jsonl``), this reads them itself through ``huggingface_hub`` (``HfFileSystem``, one
+        streamed GET per file, line by line, in order) with ``jsonl_rows``' quarantine rows: a bad
+        line becomes an ``__unreadable__`` row, where ``datasets``' JSON reader would fail the whole
+        split. Any other format (parquet, csv, compressed JSON) streams through ``datasets``.
+        """
+        files = self._data_files(hf_id, config, split, revision)
+        if files and all(urlsplit(f).path.endswith(".jsonl") for f in files):
+            yield from self._jsonl_split(files, columns)
+            return
         from datasets import load_dataset
 
         ds = load_dataset(hf_id, None if config == "default" else config, split=split,
@@ -171,6 +205,25 @@ class OnlineHub(HubClient):
         if columns:
             ds = ds.select_columns(columns)
         yield from ds
+
+    def _data_files(self, hf_id: str, config: str, split: str, revision: str) -> list[str]:
+        """The ``hf://`` URLs of the split's data files at ``revision`` (empty: unknown split; then
+        ``datasets`` raises its own error)."""
+        from datasets import load_dataset_builder
+
+        builder = load_dataset_builder(hf_id, None if config == "default" else config, revision=revision,
+                                       token=self._token())
+        data_files = builder.config.data_files or {}
+        return [str(f) for f in data_files.get(split, [])]
+
+    def _jsonl_split(self, files: list[str], columns: list[str] | None) -> Iterator[dict[str, Any]]:
+        from huggingface_hub import HfFileSystem
+
+        fs = HfFileSystem(endpoint=self.endpoint(), token=self._token())
+        for url in files:
+            name = url.rsplit("/", 1)[-1]
+            with fs.open(url, "rb", block_size=0) as fh:  # block_size=0: one streamed GET, no seeks
+                yield from jsonl_rows(_split_lines(iter(lambda: fh.read(1 << 20), b"")), name, columns)
 
     def push_files(self, repo_type, repo_name, files, message):
         from huggingface_hub import CommitOperationAdd, HfApi

@@ -618,8 +618,9 @@ class HubServer:
     def __init__(self, mirror_dir: str | Path | None = "fixtures/hub", users: list[HubUser] | None = None,
                  gated: dict[str, str] | None = None, org_plans: dict[str, str] | None = None,
                  host: str = "127.0.0.1", port: int = 0, *, models_dir: str | Path | None = None,
-                 push_dir: str | Path | None = None) -> None:
-        store = RepoStore(*(resolve_repo_path(p) if p is not None else None for p in (mirror_dir, models_dir, push_dir)))
+                 push_dir: str | Path | None = None, mirror_pins: bool = False) -> None:
+        store = RepoStore(*(resolve_repo_path(p) if p is not None else None for p in (mirror_dir, models_dir, push_dir)),
+                          mirror_pins=mirror_pins)
         self._httpd = ThreadingHTTPServer((host, port), _Handler)
         self._httpd.daemon_threads = True
         self._httpd.state = _State(store=store, users={u.token: u for u in users or []},  # type: ignore[attr-defined]
