@@ -244,6 +244,14 @@ def run_log_path() -> Path:
 def run_all(select: list[str] | None = None, fail_fast: bool = False, log_level: str = "WARNING",
             everything: bool = False) -> int:
     ensure_instance_home()
+    from .catalog import load_profile
+    from .runtime.host_paths import HostPathError, prepare_host_paths
+
+    try:  # every folder the profile names exists (benchmarks filled, verified) before a step writes
+        prepare_host_paths(load_profile())
+    except HostPathError as exc:
+        print(exc, file=sys.stderr)
+        return 2
     from dagster import DagsterInstance
 
     from .runtime.run_interrupts import InterruptGuard
