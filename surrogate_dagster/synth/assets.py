@@ -386,7 +386,7 @@ def exec_graded_pairs(context: AssetExecutionContext, object_store: ObjectStoreR
     known = known_pass_rates(read_table(store, prev, "grades")) if prev else {}
     tasks, dropped = [], Counter()
     # the catalog's prompt sources, each under its cap (and the profile's per-source cap)
-    pair_sources = cfg.pair_sources if "pair_sources" in cfg.model_fields_set else list(cat.sources)
+    pair_sources = cfg.pair_sources or list(cat.sources)
     curated = {source: list(read_step(store, "curated", source)[1]) for source in pair_sources}
     lookup = load_case_lookup(store, cat, curated)
     for source, rows in curated.items():

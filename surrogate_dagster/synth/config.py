@@ -156,7 +156,7 @@ class SynthProfile(Strict):
     sample_rows: int = Field(20, ge=0, description="scenarios shown in the metadata table")
     sample_traces: int = Field(3, ge=0, description="kept and rejected traces rendered in metadata")
     # -- execution-graded pairs
-    pair_sources: list[str] = Field(default_factory=lambda: ["opencodeinstruct", "opc_sft_stage2"])
+    pair_sources: list[str] | None = Field(default=None, description="None: assets/synth.yaml exec_pairs.sources")
     max_prompts_per_source: int | None = Field(default=None, ge=1, description="null: every prompt with tests")
     devsecops: bool = True
     max_devsecops_prompts: int | None = Field(default=None, ge=1)

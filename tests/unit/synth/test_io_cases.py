@@ -36,14 +36,14 @@ def key_of(row: dict):
     return next(iter(wanted_helper_keys([row])), None)
 
 
-def curated_ocr2(row: dict, language: str = "python", prompt: str | None = None) -> dict:
+def curated_ocr2(row: dict, language: str = "python", prompt: str | None = None, answer: str | None = None) -> dict:
     """An OCR-2 row in the curated (normalized) shape: the adapter's meta keys (dataset, split,
     index, language) and its user/assistant turns."""
     meta = {"id": row["id"], "dataset": row["dataset"], "split": row["split"], "index": row["index"],
             "language": language}
     return sft_row(AdapterContext(source="opencodereasoning_2"), row["id"],
                    [{"role": "user", "content": prompt or f"problem {row['dataset']} {row['index']}"},
-                    {"role": "assistant", "content": row.get("r1_generation") or "x"}], meta=meta)
+                    {"role": "assistant", "content": answer or row.get("r1_generation") or "x"}], meta=meta)
 
 
 # ---------------------------------------------------------------------------------- comparison
