@@ -16,7 +16,8 @@ and the release asset (which re-checks every gate from the stored reports) expla
 
 Blocking, in ``EVAL_CHECKS``: ``release_gate`` on the release checkpoint's Tier-1 report asset and on
 the Tier-2 report asset, partitioned the same way: each run judges the benchmark it computed (its
-report current, its target met and, on Tier 1, no regression), from the stored reports. In any run
+report current, its target met and, on Tier 1, no regression), from the stored reports; a gate whose
+input is not computed yet (the previous checkpoint's report) is pending: not passed, at WARN. In any run
 that includes them (a UI "materialize" of those reports together with ``mvp_release``), a failing
 gate stops the release in that same run. The verdict over every benchmark is ``mvp_release``'s
 ``all_gates_passed``, evaluated once, when the release runs after all reports; a benchmark not run
@@ -180,7 +181,10 @@ def _release_gate_check(catalog: EvalCatalog, asset_name: str, partitions_def: P
             t = tally(gates)
             desc = (f"{bench}: " + "; ".join(f"{g.name.split(': ', 1)[1]} ({g.description})" for g in bad))[:2000] \
                 if bad else f"{bench}: all {len(gates)} gates pass"
-            return AssetCheckResult(passed=not bad, severity=AssetCheckSeverity.ERROR, description=desc,
+            # Only a failure blocks (ERROR); a gate waiting on a report not computed yet is pending (WARN):
+            # it does not pass, and the release, which re-checks every gate, promotes nothing on it.
+            return AssetCheckResult(passed=not bad, description=desc,
+                                    severity=AssetCheckSeverity.ERROR if t["failed"] or not bad else AssetCheckSeverity.WARN,
                                     metadata={"benchmark": bench, "checkpoint": rel,
                                               "failed_gates": MetadataValue.int(t["failed"]),
                                               "pending_gates": MetadataValue.int(t["pending"]),

@@ -18,6 +18,10 @@ from typing import Any, Sequence
 
 from .gates import Gate, tally, tally_line
 
+# What the release's own files in the model repo are (the rest is the policy, as it is served).
+REPO_FILE_ROLES = {"README.md": "model card", "eval_results.json": "every report's score",
+                   "release.json": "every gate's verdict", "outcome.md": "the release outcome",
+                   "knowledge_index.md": "this index"}
 _GATE_NAME = re.compile(r"^(?P<checkpoint>[^/]+)/(?P<bench>[^:]+): (?P<kind>.+)$")
 
 
@@ -53,7 +57,7 @@ def scoreboard_rows(release_checkpoint: str, benches: Sequence[tuple[str, str]],
         rows.append({"benchmark": b, "tier": tier, "score": (s or {}).get("score") if (s or {}).get("status") == "ok"
                      else None, "score_text": _score(s), "target": target, "verdict": verdict,
                      "variant": (s or {}).get("variant") or "-",
-                     "not_passed": [f"{g.name}: {g.description}" for g in failed + pending]})
+                     "not_passed": [(g.name, g.description) for g in failed + pending]})
     return rows
 
 
@@ -93,9 +97,8 @@ def outcome_markdown(*, repo_id: str, checkpoint: str, revision: str | None, pro
              f"- gates: {t['passed']} passed, {t['failed']} failed, {t['pending']} pending (not run yet)",
              f"- pushed: {hub_uri or ('this repository' if promoted else 'nothing (the gates did not pass)')}",
              f"- written: {generated_at}", "", "## Scoreboard (release checkpoint)", "", scoreboard_markdown(rows), ""]
-    not_passed = [(r["benchmark"], line) for r in rows for line in r["not_passed"]]
-    lines += ["## Gates not passed", ""] + ([f"- `{line.split(': ', 1)[0]}`: {line.split(': ', 1)[1]}"
-                                             for _, line in not_passed] or ["none"]) + [""]
+    lines += ["## Gates not passed", ""] + ([f"- `{name}`: {why}" for r in rows for name, why in r["not_passed"]]
+                                            or ["none"]) + [""]
     lines += ["## Lineage", "", "### Stages", ""]
     lines += _table(["stage", "run (fingerprint)", "store prefix", "hub repo"],
                     [(a, s.get("run"), s.get("prefix"), s.get("hub_repo")) for a, s in lineage.get("stages", {}).items()],
@@ -129,7 +132,8 @@ def knowledge_index_markdown(*, repo_id: str, checkpoint: str, revision: str | N
              + ("promoted." if promoted else "not promoted: nothing was pushed to the release repo."), "",
              "## Release", ""]
     rel_rows = [("release model repo", repo_id, hub_uri or ("this repository" if promoted else "not pushed"))]
-    rel_rows += [(f"repo file `{f}`", repo_id, "pushed" if promoted else "not pushed") for f in repo_files]
+    rel_rows += [(f"repo file `{f}` ({REPO_FILE_ROLES.get(f, 'policy')})", repo_id, "pushed" if promoted else "not pushed")
+                 for f in repo_files]
     rel_rows += [(f"`{name}` (store copy)", uri, revision or "-") for name, uri in store_files.items()]
     if scoreboard_uri:
         rel_rows.append(("eval scoreboard", scoreboard_uri, "latest"))

@@ -253,7 +253,7 @@ def build_release_asset(catalog: EvalCatalog, report_assets: list[str], tier2_re
             context.log.info(f"promoted {rel} to {hub_uri}")
         else:
             names = []
-            context.log.warning(f"not promoted: {verdict_line(promote, gates)}")
+            context.log.warning(verdict_line(promote, gates))
         # The store copies name the pushed revision, known only after the push.
         docs = release_documents(hub_uri=hub_uri, repo_files=names, **docs_args)
         for name, data in docs.items():

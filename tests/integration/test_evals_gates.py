@@ -1,13 +1,15 @@
 """Gates in Dagster (the rules: tests/unit/evals/test_evals_gate_rules.py). A report below its threshold blocks the release in the same run
-(blocking ``release_gate`` check); the release run on its own re-checks every gate and explains;
-with every gate passing it promotes and pushes a model card listing every score."""
+(blocking ``release_gate`` check, judging the benchmark of that run); each benchmark keeps its own
+verdict in the partitioned checks; the release run on its own re-checks every gate and explains,
+counting benchmarks not run yet as pending; with every gate passing it promotes and pushes a model
+card listing every score (outcome.md and knowledge_index.md: test_release_outcome.py)."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
-from dagster import DagsterInstance, materialize
+from dagster import AssetCheckKey, AssetCheckSeverity, AssetKey, DagsterInstance, materialize
 
 from surrogate_dagster.catalog import load_profile
 from surrogate_dagster.evals import assets as A
@@ -15,8 +17,7 @@ from surrogate_dagster.evals.config import TIER1, TIER2, EvalsProfile, evals_pro
 from surrogate_dagster.evals.harness.common import EvalReport, unavailable
 from surrogate_dagster.evals.reports import write_report
 from surrogate_dagster.evals.resources import EvalSettings, dir_revision
-from surrogate_dagster.evals.tiny_model import build_tiny_qwen2
-from surrogate_dagster.resources import HubResource, ObjectStoreResource
+from tests.support.evals_release import release_env, write_passing_reports
 
 
 def test_profiles_validate_and_production_keeps_the_runbook_targets():
@@ -36,13 +37,7 @@ def test_profiles_validate_and_production_keeps_the_runbook_targets():
 @pytest.fixture(scope="module")
 def env(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("gates")
-    model = build_tiny_qwen2(tmp / "model")
-    section = {"offline": True, "work_dir": str(tmp / "work"),
-               "overrides": {"ruler_32k": {"length": 1024, "length_label": "test", "samples_per_family": 1}}}
-    res = {"object_store": ObjectStoreResource(kind="local", root=str(tmp / "store")),
-           "hub": HubResource(mode="offline", mirror_dir=str(tmp / "mirror"), push_dir=str(tmp / "pushes"),
-                              org="axentx"),
-           "evals": EvalSettings(**section, model_dirs={c: str(model) for c in A.CATALOG.checkpoints})}
+    model, res = release_env(tmp)
     return tmp, model, res
 
 
@@ -66,29 +61,51 @@ def test_report_below_threshold_blocks_release_in_the_same_run(env):
     assert not evals["meets_target"].passed and "< target 93" in evals["meets_target"].description
     assert "variant ruler-32k-no-qa" in evals["meets_target"].metadata["threshold_source"].value
     assert not evals["release_gate"].passed
+    # the blocking gate judges the benchmark this run computed: the others are not counted as failed
+    assert evals["release_gate"].description.startswith("ruler_32k: meets_target (score")
+    assert "of 1" not in evals["release_gate"].description and "humaneval" not in evals["release_gate"].description
+    # numbers are named per benchmark, so a check's plot never mixes benchmarks
+    assert evals["meets_target"].metadata["ruler_32k/threshold"].value == 93.0
+    assert "threshold" not in evals["meets_target"].metadata and evals["meets_target"].partition == "ruler_32k"
     meta = run.asset_materializations_for_node("stage2_5_eval_report")[0].metadata
     assert meta["variant"].value.startswith("RULER-style synthetic") and "test" in meta["variant"].value
+    # a later benchmark (no target: passes) leaves ruler_32k's verdict failed in the Checks tab
+    later = materialize([rel_report, _release_gate_check()], partition_key="ruler_128k", resources=res,
+                        instance=inst, raise_on_error=False)
+    meta_128k = later.asset_materializations_for_node("stage2_5_eval_report")[0].metadata["variant"].value
+    assert later.success  # no target, and stage 2's report is not computed yet: pending, which does not block
+    pending = next(e for e in later.get_asset_check_evaluations() if e.check_name == "release_gate")
+    assert pending.severity == AssetCheckSeverity.WARN and "no_regression (pending: stage2_checkpoint" in pending.description
+    infos = inst.event_log_storage.get_asset_check_partition_info(
+        [AssetCheckKey(AssetKey("stage2_5_eval_report"), n) for n in ("meets_target", "release_gate")])
+    status = {(i.check_key.name, i.partition_key): i.latest_execution_status.value for i in infos}
+    assert status == {("meets_target", "ruler_32k"): "FAILED", ("meets_target", "ruler_128k"): "SUCCEEDED",
+                      ("release_gate", "ruler_32k"): "FAILED", ("release_gate", "ruler_128k"): "FAILED"}
     # on its own, the release re-checks the gates, pushes nothing and says why
     alone = materialize([A.mvp_release], resources=res, instance=inst)
     m = alone.asset_materializations_for_node("mvp_release")[0].metadata
     assert m["promoted"].value is False
     assert "stage2_5_checkpoint/ruler_32k: meets_target" in m["why_not_promoted"].value
     assert not (tmp / "pushes" / "models").exists()
+    # the benchmarks not run yet are pending, not failed: the one failure is ruler_32k's target
+    assert m["failed_gates"].value == 1 and m["pending_gates"].value > 0
+    assert m["benchmarks_failed"].value == 1 and "| ruler_32k | tier1 |" in m["scoreboard"].value
+    assert "| humaneval_plus | tier1 | - | >= 84 | **pending** |" in m["scoreboard"].value
+    # ruler_128k has no target, but stage 2's report it is compared with is not computed yet
+    row = next(r for r in m["scoreboard"].value.splitlines() if r.startswith("| ruler_128k | tier1 |"))
+    assert row.endswith("| - | **pending** | " + meta_128k + " |")
+    check = alone.get_asset_check_evaluations()[0]
+    assert check.check_name == "all_gates_passed" and not check.passed and check.severity == AssetCheckSeverity.ERROR
+    assert check.description.startswith(f"not promoted: 1 failed, {m['pending_gates'].value} pending (not run yet)")
+    # the release's verdict is attributed to the release checkpoint the catalog names
+    assert check.metadata["checkpoint"].value == A.CATALOG.release.checkpoint == "stage2_5_checkpoint"
 
 
 def test_release_promotes_when_every_gate_passes(env):
     tmp, model, res = env
     store = res["object_store"].get_store()
+    write_passing_reports(store, model)
     ckpt = {"name": "x", "revision": dir_revision(model)}
-    for c in A.CATALOG.evaluated:  # the base model too: stage 1 regresses against it
-        for b in TIER1:
-            write_report(store, c, b, EvalReport(b, f"{b} test variant", "1", "ok", 95.0, "pass@1", n_items=10,
-                                                 samples=[{"i": 1}]), ckpt)
-    for b in TIER2:
-        rep = EvalReport(b, f"{b} test variant", "1", "ok", 100.0, "pass@1", n_items=3, samples=[{"i": 1}])
-        if b == "gaia_level1":
-            rep = unavailable(b, "GAIA", "no HF token")  # no target: informative only
-        write_report(store, A.CATALOG.release.checkpoint, b, rep, ckpt)
     run = materialize([A.mvp_release], resources=res, instance=DagsterInstance.ephemeral())
     m = run.asset_materializations_for_node("mvp_release")[0].metadata
     assert m["promoted"].value is True and m["failed_gates"].value == 0

@@ -47,3 +47,22 @@ def test_currency_and_decide():
     gates = [target_gate("a", S(90.0), 84), target_gate("b", S(10.0), 84)]
     promote, failed = decide(gates)
     assert not promote and [g.name for g in failed] == ["b"]
+
+
+def test_a_report_not_computed_yet_is_pending_not_failed():
+    from surrogate_dagster.evals.gates import tally, tally_line
+
+    pending = [target_gate("t", None, 84), currency_gate("c", None, "abc"),
+               regression_gate("r", None, S(50.0), tolerance=0.05, mode="relative", previous_checkpoint="s1"),
+               regression_gate("p", S(50.0), None, tolerance=0.05, mode="relative", previous_checkpoint="s1")]
+    assert all(g.pending and not g.passed for g in pending)
+    assert all(g.description.startswith("pending:") for g in pending)
+    assert target_gate("t", None, None).passed and not target_gate("t", None, None).pending  # no target: informative
+    # an unavailable report ran and was not a pass: failed, not pending
+    unavail = target_gate("u", S(None, status="unavailable", reason="x"), 25)
+    assert not unavail.passed and not unavail.pending
+    gates = pending + [unavail, target_gate("ok", S(90.0), 84)]
+    assert tally(gates) == {"passed": 1, "failed": 1, "pending": 4}
+    assert tally_line(gates) == "1 failed, 4 pending (not run yet), 1 passed of 6 gates"
+    assert tally_line(gates[-2:]) == "1 failed, 1 passed of 2 gates"
+    assert decide(pending)[0] is False  # nothing is promoted on a report that was never computed
