@@ -181,7 +181,8 @@ def stand_ins(profile_name: str = "rehearsal", root: str | Path = ROOT) -> Itera
         _prepare_bucket(prof, env)
         hub = stack.enter_context(HubServer(REPO_ROOT / "fixtures" / "hub", [user], gated={"bigcode/starpii": "manual"},
                                             port=_port(prof.hub.endpoint),
-                                            models_dir=base / "hub" / "models", push_dir=base / "hub" / "pushes"))
+                                            models_dir=base / "hub" / "models", push_dir=base / "hub" / "pushes",
+                                            mirror_pins=True))
         llm = stack.enter_context(MessagesServer(api_key=llm_key, models=llm_models,
                                                  port=_port(prof.phases["llm"]["base_url"])))
         yield World(base, env, hub, llm, proxy, models)

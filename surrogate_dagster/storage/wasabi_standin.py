@@ -23,8 +23,11 @@ from urllib.parse import urlsplit
 @contextmanager
 def moto_server(port: int = 0) -> Iterator[str]:
     """moto's S3 on 127.0.0.1 (``port``, 0: a free one); yields its URL. Any credentials sign."""
+    import logging
+
     from moto.server import ThreadedMotoServer
 
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)  # one access-log line per request otherwise
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     try:
