@@ -1,4 +1,10 @@
-"""Small helpers that turn counts into readable Dagster metadata (Markdown tables, plots)."""
+"""Small helpers that turn counts into readable Dagster metadata (Markdown tables, plots).
+
+The plots are PNGs embedded in Markdown (``MetadataValue.md``), opened from the asset's metadata in
+the UI; each starts with a bold caption, so what it shows is named before the picture. The figures a
+person trends over materializations go in as numbers beside them (``MetadataValue.int/float``): only
+numbers reach the UI's Plots tab.
+"""
 
 from __future__ import annotations
 
@@ -17,11 +23,88 @@ def counts_table(counts: Mapping[str, int | float], key: str = "reason", value: 
     return "\n".join(lines)
 
 
-def png_markdown(fig) -> str:
-    """Embed a matplotlib figure as a Markdown image (the UI renders it inline)."""
+def png_markdown(fig, caption: str | None = None) -> str:
+    """Embed a matplotlib figure as a Markdown image (the UI renders it inline), after a bold
+    caption when one is given (the image's alt text then names it too)."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=80, bbox_inches="tight")
-    return f"![plot](data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()})"
+    image = f"![{caption or 'plot'}](data:image/png;base64,{base64.b64encode(buf.getvalue()).decode()})"
+    return f"**{caption}**\n\n{image}" if caption else image
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display: figures are only rendered to PNG
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _finish(plt, fig, caption: str) -> str:
+    md = png_markdown(fig, caption)
+    plt.close(fig)
+    return md
+
+
+def funnel_plot(steps: Mapping[str, int], caption: str) -> str | None:
+    """Rows left after each step, first step on top, each bar labelled with its count and its share
+    of the first step's rows (None when there are no steps)."""
+    if not steps:
+        return None
+    plt = _pyplot()
+    names, values = list(steps), [int(v) for v in steps.values()]
+    fig, ax = plt.subplots(figsize=(7, 0.9 + 0.45 * len(names)))
+    ax.barh(range(len(names)), values, color="#4c72b0")
+    first = values[0] or 1
+    for i, v in enumerate(values):
+        ax.text(v, i, f" {v} ({v / first:.0%})", va="center", fontsize=8)
+    ax.set_yticks(range(len(names)), names)
+    ax.invert_yaxis()
+    ax.set_xlabel("rows")
+    ax.set_xlim(0, max(values + [1]) * 1.25)
+    return _finish(plt, fig, caption)
+
+
+def bar_plot(values: Mapping[str, float], caption: str, xlabel: str = "rows", limit: float | None = None,
+             limit_label: str = "limit", percent: bool = False) -> str | None:
+    """Horizontal bars, largest first; with ``limit``, a dashed line there and the bars above it in
+    red (None when there are no values)."""
+    if not values:
+        return None
+    plt = _pyplot()
+    items = sorted(values.items(), key=lambda kv: (-kv[1], kv[0]))
+    names, nums = [k for k, _ in items], [float(v) for _, v in items]
+    fig, ax = plt.subplots(figsize=(7, 0.9 + 0.4 * len(names)))
+    colors = ["#c44e52" if limit is not None and v > limit else "#4c72b0" for v in nums]
+    ax.barh(range(len(names)), nums, color=colors)
+    for i, v in enumerate(nums):
+        ax.text(v, i, f" {v:.1%}" if percent else f" {v:g}", va="center", fontsize=8)
+    if limit is not None:
+        ax.axvline(limit, color="#c44e52", linestyle="--", linewidth=1, label=f"{limit_label} {limit:g}")
+        ax.legend(fontsize=8, loc="lower right")
+    ax.set_yticks(range(len(names)), names)
+    ax.invert_yaxis()
+    ax.set_xlabel(xlabel)
+    ax.set_xlim(0, max(nums + ([limit] if limit is not None else []) + [1e-9]) * 1.25)
+    return _finish(plt, fig, caption)
+
+
+def histogram_plot(counts: Mapping[str | int | float, int], caption: str, xlabel: str,
+                   threshold: float | None = None, threshold_label: str = "threshold") -> str | None:
+    """Bars of counts per bin (bins sorted by value), a dashed line at ``threshold`` (None when empty)."""
+    if not counts:
+        return None
+    plt = _pyplot()
+    bins = sorted((float(k), int(v)) for k, v in counts.items())
+    fig, ax = plt.subplots(figsize=(6, 3))
+    ax.bar([b for b, _ in bins], [n for _, n in bins], width=0.8, color="#4c72b0")
+    if threshold is not None:
+        ax.axvline(threshold, color="#c44e52", linestyle="--", linewidth=1, label=f"{threshold_label} {threshold:g}")
+        ax.legend(fontsize=8)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("rows")
+    return _finish(plt, fig, caption)
 
 
 # Python type of a stored value -> the column type shown in the UI's column schema.
