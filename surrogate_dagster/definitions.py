@@ -17,6 +17,7 @@ from .evals import EVAL_ASSETS, EVAL_CHECKS, eval_resources
 from .operations import OPS_ASSETS, OPS_CHECKS, OPS_JOBS, ops_resources, ops_schedules, ops_sensors
 from .operations.sensors import with_recuration_condition
 from .resources import resources_for_profile
+from .runtime.k8s import k8s_executor
 from .sources.assets import helper_rows, normalized_rows, source_rows
 from .synth.assets import SYNTH_ASSETS, synth_resources
 from .training import training_assets, training_resources
@@ -32,11 +33,16 @@ def build_resources(profile) -> dict:
             **training_resources(profile), **eval_resources(profile), **ops_resources(profile)}
 
 
+# the sources and curation assets re-run declaratively when a source's revision changes
+ASSETS = with_recuration_condition([
+    source_rows, helper_rows, normalized_rows, *CURATION_ASSETS, *SYNTH_ASSETS, *training_assets(PROFILE),
+    mixture_views_asset(PROFILE), *EVAL_ASSETS, *OPS_ASSETS])
+
 defs = Definitions(
-    # the sources and curation assets re-run declaratively when a source's revision changes
-    assets=with_recuration_condition([
-        source_rows, helper_rows, normalized_rows, *CURATION_ASSETS, *SYNTH_ASSETS, *training_assets(PROFILE),
-        mixture_views_asset(PROFILE), *EVAL_ASSETS, *OPS_ASSETS]),
+    assets=ASSETS,
+    # the cluster profile: one pod per step, the steps that serve a checkpoint in the GPU image
+    # (runtime/k8s.py); None elsewhere, Dagster's default executor
+    executor=k8s_executor(PROFILE, ASSETS),
     asset_checks=[*CURATION_CHECKS, *EVAL_CHECKS, *OPS_CHECKS],
     jobs=OPS_JOBS,
     schedules=ops_schedules(PROFILE),

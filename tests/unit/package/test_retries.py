@@ -59,6 +59,6 @@ def test_expected_policy_matches_families():
 def test_run_retries_leave_step_failures_to_the_step_policies():
     import yaml
 
-    doc = yaml.safe_load(instance_yaml(k8s_settings(load_profile("production"))))
+    doc = yaml.safe_load(instance_yaml(k8s_settings(load_profile("cluster"))))
     assert doc["run_retries"]["enabled"] is True
     assert doc["run_retries"]["retry_on_asset_or_op_failure"] is False
