@@ -27,6 +27,10 @@ retrievals have happened, then ``ended`` with ``request_counts`` and a ``results
 type ``succeeded`` with the message, ``errored``, ``canceled`` or ``expired``). ``batch_outcome``
 (custom_id, params -> result type) lets tests make some requests fail or expire.
 
+Token counting: ``POST /v1/messages/count_tokens`` answers ``{"input_tokens"}`` for a request
+(``max_tokens`` not needed), counted as a reply's usage counts its input: characters / 4 of the
+system, messages and tools, plus the tool-use system prompt.
+
 The Models API: ``GET /v1/models`` and ``GET /v1/models/{id}`` (200 with a model object for a
 model the server serves, 404 ``not_found_error`` otherwise). ``models`` names the served model ids;
 None serves every id (the stand-in answers any model name).
@@ -233,6 +237,8 @@ class _Handler(BaseHTTPRequestHandler):
                 rec.status = self._retrieve_model(path.rsplit("/", 1)[1])
             elif method == "POST" and path == "/v1/messages":
                 rec.status = self._handle(rec, raw)
+            elif method == "POST" and path == "/v1/messages/count_tokens":
+                rec.status = self._count_tokens(raw)
             elif method == "POST" and path == "/v1/messages/batches":
                 rec.status = self._create_batch(raw)
             elif method == "GET" and re.fullmatch(r"/v1/messages/batches/[\w-]+", path):
@@ -388,6 +394,19 @@ class _Handler(BaseHTTPRequestHandler):
             return self._apply_fault(fault)
         body, rec.label = _message(self.state, req)
         self._send(200, json.dumps(body, ensure_ascii=False).encode())
+        return 200
+
+    def _count_tokens(self, raw: bytes) -> int:
+        try:
+            req = json.loads(raw)
+            problem = validate_request({"max_tokens": 1, **req}) if isinstance(req, dict) else "body must be a JSON object"
+        except ValueError as exc:
+            problem = f"body is not JSON: {exc}"
+        if problem:
+            self._error(400, problem)
+            return 400
+        n = estimate_tokens(canonical_json([req.get("system"), req["messages"], req.get("tools")])) + _tool_overhead(req)
+        self._send(200, json.dumps({"input_tokens": n}).encode())
         return 200
 
     def _take_fault(self, req: dict) -> Fault | None:

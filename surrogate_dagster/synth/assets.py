@@ -186,13 +186,21 @@ def _samples_markdown(kept: list[dict], rejected: list[dict], traces: dict[str, 
     return "\n\n".join(parts) or "_no traces in this batch_"
 
 
-def _projection(llm: LLMResource, spent_usd: float) -> dict:
-    """The catalog's measured token profile priced with this deployment's models and prices."""
-    from .projection import project
+def _projection(llm: LLMResource, spent_usd: float, client=None, recorder=None) -> dict:
+    """The catalog's measured token profile priced with this deployment's models and prices; with a
+    key (any endpoint but the local stand-in) and the requests this batch rendered, its input
+    tokens re-measured with the Messages API's count_tokens (projection.project_counted)."""
+    from .projection import project_counted
 
-    return project(CATALOG["traces"]["measured_tokens_per_trace"], models=dict(llm.models),
-                   prices={m: dict(p) for m, p in llm.prices_per_mtok.items()}, budget_usd=llm.budget_usd,
-                   spent_usd=spent_usd)
+    kw = dict(models=dict(llm.models), prices={m: dict(p) for m, p in llm.prices_per_mtok.items()},
+              budget_usd=llm.budget_usd, spent_usd=spent_usd)
+    profile = CATALOG["traces"]["measured_tokens_per_trace"]
+    if client is None or recorder is None or llm.is_local_standin:
+        return project_counted(profile, **kw)
+    try:
+        return project_counted(profile, sdk=client.sdk, requests=recorder.requests, **kw)
+    except Exception as exc:  # noqa: BLE001 - a failed count leaves the stand-in's projection, saying why
+        return {**project_counted(profile, **kw), "count_tokens_error": client.scrub_text(str(exc))[:300]}
 
 
 @asset(group_name="synth", partitions_def=batch_partitions, code_version=function_code_version(__name__, "orchestrator_traces", config=SYNTH_CONFIG), deps=[synth_scenarios],
@@ -207,7 +215,7 @@ def orchestrator_traces(context: AssetExecutionContext, object_store: ObjectStor
     reached (``stop_reason``); every rejection is stored with its reasons. The cost
     projection (per trace, and how many traces the budget buys) is computed before the run."""
     from .orchestrator import BatchFailed
-    from .projection import measure_profile
+    from .projection import RequestRecorder, measure_profile
     from .scenarios import FreshScenarios
     from .volume import synthesize_until_accepted
 
@@ -234,6 +242,7 @@ def orchestrator_traces(context: AssetExecutionContext, object_store: ObjectStor
     context.log.info(f"projection: ${projection['projected_cost_per_trace_usd']:.4f} per accepted trace; the "
                      f"${projection['budget_left_usd']:.2f} left buys {projection['traces_the_budget_buys']} traces")
     client = llm.make_client(cache_store=store, spent_before_usd=spent_before)
+    recorder = RequestRecorder(client)  # a few of the real requests per call kind, for count_tokens
     runner = llm.make_batch_runner(client, store)
     fresh = FreshScenarios(client, CATALOG["seeds"], [s["task"] for s in scenarios], batch_key=batch,
                            dedup_threshold=float(CATALOG.get("dedup_jaccard", 0.6)), batch_runner=runner)
@@ -263,6 +272,7 @@ def orchestrator_traces(context: AssetExecutionContext, object_store: ObjectStor
     usage = client.usage_by_role()
     # this batch's own per-trace figures (fresh draws and rejected attempts included), to re-project with
     measured = measure_profile(usage, len(kept)) if kept else {}
+    projection = _projection(llm, spent_before, client, recorder)  # re-measured with count_tokens when keyed
     version = content_version(sptr["version"], kept)
     volume_meta = {k: vol[k] for k in ("target", "accepted", "rejected_by_reason", "attempts", "rounds", "stop_reason",
                                        "fresh_scenarios_drawn", "fresh_draws", "max_fresh_scenarios",

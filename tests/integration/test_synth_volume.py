@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import re
 
+import anthropic
+import pytest
 from dagster import materialize
 
 from surrogate_dagster.llm.batches import MessageBatchRunner
@@ -17,7 +19,7 @@ from surrogate_dagster.llm.standin import StandInModel
 from surrogate_dagster.resources import ObjectStoreResource
 from surrogate_dagster.synth.assets import orchestrator_traces, synth_scenarios
 from surrogate_dagster.synth.config import resolve_llm, resolve_synth
-from surrogate_dagster.synth.projection import project
+from surrogate_dagster.synth.projection import RequestRecorder, count_input_tokens, project, stand_in_input_tokens
 from surrogate_dagster.synth.resource import LLMResource, SynthSettings
 from surrogate_dagster.synth.scenarios import expand_scenarios, make_scenario
 from surrogate_dagster.synth.volume import synthesize_until_accepted
@@ -150,3 +152,22 @@ def test_traces_asset_records_target_attempts_stop_reason_and_projection(tmp_pat
     assert set(m["projection"]["by_kind"]["planner"]) >= {"input_tokens", "output_tokens",
                                                           "cache_creation_input_tokens", "cache_read_input_tokens"}
     assert m["usage_by_call_kind"]["judge"]["batched_calls"] == m["usage_by_call_kind"]["judge"]["calls"] > 0
+    # a keyed endpoint: the input tokens are re-measured with count_tokens on this batch's real
+    # planner/subagent/judge requests (the stand-in counts as its replies do: ratio 1)
+    counted = m["projection"]["counted_by_kind"]
+    assert m["projection"]["token_counts"] == "count_tokens" and {"planner", "subagent", "judge", "judge_2"} <= set(counted)
+    assert all(c["ratio"] == 1.0 and 0 < c["requests"] <= 3 for c in counted.values())
+    assert srv.requests_to("POST", "/v1/messages/count_tokens") == sum(c["requests"] for c in counted.values())
+
+
+def test_count_tokens_route_counts_like_the_replies(tmp_path):
+    with MessagesServer() as srv:
+        c = client_for(srv, tmp_path)
+        recorder = RequestRecorder(c, per_kind=2)
+        synthesize_until_accepted(c, [PARALLEL, SOLO], target=2, batch_key="batch-000", max_attempts_per_scenario=1)
+        assert len(recorder.requests["planner"]) == 2 and recorder.requests.get("subagent")
+        for kind, reqs in recorder.requests.items():
+            for r in reqs:
+                assert count_input_tokens(c.sdk, r) == stand_in_input_tokens(r) > 0, kind
+        with pytest.raises(anthropic.BadRequestError, match="messages"):
+            c.sdk.messages.count_tokens(model=recorder.requests["planner"][0]["model"], messages=[])
