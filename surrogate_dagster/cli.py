@@ -1,7 +1,12 @@
 """`python -m surrogate_dagster.cli run`: materialize the whole asset graph on the active profile.
 
-Runs every asset, partition by partition, in dependency order, on a persistent Dagster instance
-under var/dagster_home, so `make ui` afterwards shows every materialization with its metadata.
+Runs every asset, partition by partition, in dependency order, on the profile's persistent Dagster
+instance (DAGSTER_HOME, else the profile's `phases.ops.dagster_home`, else var/dagster_home for the
+local profile: operations/instance_home.py), so `make ui` afterwards shows every materialization
+with its metadata. `ui` starts `dagster dev` on the same instance, and `dagster ARGS...` runs
+Dagster's own CLI on it with the code location of pyproject's `[tool.dagster]`
+(`python -m surrogate_dagster.cli dagster asset list`); `env` prints the same settings as shell
+exports, for a shell in which the bare `dagster asset ...` commands should find them.
 A failed partition is reported and its downstream partitions are skipped; the rest keeps going.
 Before the first run, runs left STARTED by a process that died are marked failed and their pool
 slots freed (runtime/run_recovery.py); SIGINT/SIGTERM stop the command after the current run, or at
@@ -19,13 +24,14 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import shlex
 import sys
 import time
 from pathlib import Path
 
 from .paths import REPO_ROOT
 
-DAGSTER_HOME = REPO_ROOT / "var" / "dagster_home"
+DAGSTER_HOME = REPO_ROOT / "var" / "dagster_home"  # the local profile's instance (instance_home.LOCAL_HOME)
 
 
 INSTANCE_YAML = """\
@@ -50,9 +56,14 @@ run_monitoring:
 _OLD_INSTANCE_YAMLS = ("telemetry:\n  enabled: false\nconcurrency:\n  pools:\n    default_limit: 1\n",)
 
 
-def ensure_instance_home(home: Path = DAGSTER_HOME, set_env: bool = True) -> Path:
+def ensure_instance_home(home: Path | None = None, set_env: bool = True) -> Path:
     """A Dagster instance directory whose dagster.yaml is :data:`INSTANCE_YAML` (pools, run
-    monitoring); a dagster.yaml someone edited (marker line removed) is left as it is."""
+    monitoring); a dagster.yaml someone edited (marker line removed) is left as it is. Without
+    `home`: the active profile's instance (DAGSTER_HOME when set, operations/instance_home.py)."""
+    if home is None:
+        from .operations.instance_home import instance_home
+
+        home = instance_home()
     home.mkdir(parents=True, exist_ok=True)
     cfg = home / "dagster.yaml"
     current = cfg.read_text() if cfg.exists() else None
@@ -399,7 +410,52 @@ def preflight(profile: str | None, skip: list[str], catalog: str | None) -> int:
     return exit_code(rows)
 
 
+# Options by which a Dagster command is told its code location already (then none is added).
+_TARGET_FLAGS = ("-w", "--workspace", "-m", "--module-name", "-f", "--python-file", "--package-name",
+                 "--autoload-defs-module-name", "--grpc-port", "--grpc-socket")
+
+
+def dagster_env(args: list[str] | None = None) -> dict[str, str]:
+    """The environment of a Dagster command on this project: the profile's instance (created with
+    :data:`INSTANCE_YAML`) and, unless `args` name a target, the code location of pyproject."""
+    from .operations.instance_home import dagster_cli_env
+
+    env = dagster_cli_env()
+    ensure_instance_home(Path(env["DAGSTER_HOME"]), set_env=False)
+    if args is not None and any(a.split("=", 1)[0] in _TARGET_FLAGS for a in args):
+        env.pop("DAGSTER_MODULE_NAME")
+        env.pop("DAGSTER_WORKING_DIRECTORY")
+    return env
+
+
+def run_dagster(args: list[str]) -> int:
+    """Dagster's CLI (`dagster ARGS...` of this venv) with :func:`dagster_env`; replaces this process."""
+    exe = str(Path(sys.executable).with_name("dagster"))
+    os.environ.update(dagster_env(args))
+    sys.stdout.flush()
+    os.execv(exe, [exe, *args])
+    return 0  # not reached
+
+
 def main(argv: list[str] | None = None) -> int:
+    from .operations.instance_home import NoInstanceHome
+
+    try:
+        return _main(sys.argv[1:] if argv is None else argv)
+    except NoInstanceHome as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+def _main(argv: list[str]) -> int:
+    if argv[:1] == ["why-regressed"]:  # the regression lineage report (operations/lineage_report.py)
+        from .operations.lineage_report import main as why_regressed
+
+        return why_regressed(argv[1:])
+    if argv[:1] == ["dagster"]:  # everything after it is Dagster's (argparse would eat its options)
+        return run_dagster(argv[1:])
+    if argv[:1] == ["ui"]:
+        return run_dagster(["dev", "-w", str(REPO_ROOT / "workspace.yaml"), *(argv[1:] or ["-h", "127.0.0.1", "-p", "3000"])])
     ap = argparse.ArgumentParser(prog="surrogate_dagster")
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="materialize the whole graph on the active profile")
@@ -420,7 +476,18 @@ def main(argv: list[str] | None = None) -> int:
     f.add_argument("--skip", action="append", default=[], metavar="GROUP",
                    help="skip a check group: hf, pins, s3, anthropic, gpu (repeatable or comma-separated)")
     f.add_argument("--catalog", help="the sources file (default: assets/sources.yaml)")
+    sub.add_parser("dagster", help="Dagster's own CLI on this project's instance and code location "
+                                   "(`dagster asset list`, `dagster asset materialize --select ...`)")
+    sub.add_parser("why-regressed", help="compare two checkpoints' lineages, causes ranked "
+                                         "(--checkpoint-b ASSET@latest --checkpoint-a ASSET@previous)")
+    sub.add_parser("ui", help="`dagster dev` on this project's instance (default -h 127.0.0.1 -p 3000)")
+    sub.add_parser("env", help="print DAGSTER_HOME and the code location as shell exports "
+                               "(eval \"$(python -m surrogate_dagster.cli env)\")")
     args = ap.parse_args(argv)
+    if args.cmd == "env":
+        for k, v in dagster_env().items():
+            print(f"export {k}={shlex.quote(v)}")
+        return 0
     if args.cmd == "preflight":
         return preflight(args.profile, args.skip, args.catalog)
     if args.cmd == "run":

@@ -17,7 +17,7 @@ from __future__ import annotations
 from .cost_ledger import cost_budget_check, cost_ledger, cost_resources
 from .lineage_report import regression_lineage_report, regression_report_job
 from .preflight_job import preflight_job
-from ..sources.revisions import hf_revisions
+from ..sources.revisions import catalog_sync_sensor, hf_revisions
 from .schedules import (
     build_weekly_recuration_schedule,
     monthly_tier2_schedule,
@@ -32,7 +32,7 @@ OPS_ASSETS = [hf_revisions, regression_lineage_report, cost_ledger]
 OPS_CHECKS = [cost_budget_check]
 OPS_JOBS = [observe_hf_revisions_job, tier2_eval_job, regression_report_job, preflight_job]
 OPS_SCHEDULES = [weekly_recuration_schedule, monthly_tier2_schedule]
-OPS_SENSORS = [recuration_sensor, regression_report_sensor]
+OPS_SENSORS = [recuration_sensor, regression_report_sensor, catalog_sync_sensor]
 
 
 def ops_resources(profile) -> dict:
@@ -47,7 +47,7 @@ def ops_schedules(profile) -> list:
 
 def ops_sensors(profile) -> list:
     """OPS_SENSORS with the re-curation sensor RUNNING only where the profile turns it on."""
-    return [build_recuration_sensor(recuration_enabled(profile)), regression_report_sensor]
+    return [build_recuration_sensor(recuration_enabled(profile)), regression_report_sensor, catalog_sync_sensor]
 
 
 __all__ = ["OPS_ASSETS", "OPS_CHECKS", "OPS_JOBS", "OPS_SCHEDULES", "OPS_SENSORS", "ops_resources",

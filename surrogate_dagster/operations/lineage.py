@@ -14,7 +14,10 @@ that differs (HF revision, row and drop counts, composition, config and code ver
 config, reference model), then groups the changes into *causes*: a change that originates at a
 node (its own code/config/revision changed, or its data changed while none of its parents did).
 Downstream changes are attached to the cause they follow from, and causes are ranked by how much
-of the training data or recipe they moved (`score`, explained in `SCORING`).
+of the training data or recipe they moved (`score`, explained in `SCORING`). A config or model field
+that changed below a changed input (a reference model retrained on moved data) is a *derived*
+cause: listed, but ranked after every cause upstream of it. A value that only moved (the same path
+under another checkout or store root, `relocated`) is no change at all.
 """
 
 from __future__ import annotations
@@ -128,14 +131,56 @@ def classify(key: str, a: Any, b: Any, group: str | None = None) -> str:
     return "text"
 
 
+_HEXISH = re.compile(r"[0-9a-f]{7,}")
+
+
+def _path_parts(v: Any) -> list[str] | None:
+    """The components of an absolute path or URI (`/a/b`, `file:///a/b`, `s3://bucket/a/b`), else None."""
+    if not isinstance(v, str) or any(c.isspace() for c in v):
+        return None
+    if "://" in v:
+        v = v.split("://", 1)[1]
+    elif not v.startswith("/"):
+        return None
+    return [p for p in v.split("/") if p]
+
+
+def relocated(a: Any, b: Any) -> bool:
+    """Whether two values name the same object at another location: two paths or URIs whose last
+    two or more components agree and whose differing leading parts carry no revision-like token
+    (a checkout at /work/main vs /tmp/clone, a local store vs a bucket holding the same keys)."""
+    pa, pb = _path_parts(a), _path_parts(b)
+    if pa is None or pb is None or pa == pb:
+        return False
+    k = 0
+    while k < min(len(pa), len(pb)) and pa[-1 - k] == pb[-1 - k]:
+        k += 1
+    if k < 2:
+        return False
+    head = pa[:len(pa) - k] + pb[:len(pb) - k]
+    return not any(_HEXISH.fullmatch(h) for h in head)
+
+
+def equivalent(a: Any, b: Any) -> bool:
+    """Equal, up to paths that only moved (:func:`relocated`), at any depth of dicts and lists."""
+    if a == b:
+        return True
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(equivalent(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(equivalent(x, y) for x, y in zip(a, b))
+    return relocated(a, b)
+
+
 def field_changes(ma: dict[str, Any], mb: dict[str, Any], group: str | None = None) -> list[dict]:
-    """Every metadata field that differs between two materializations, with kind and magnitude."""
+    """Every metadata field that differs between two materializations, with kind and magnitude.
+    A value that only moved (the same path under another checkout or store root) is no change."""
     out = []
     for key in sorted(set(ma) | set(mb)):
         if key in IGNORED_KEYS or key.startswith("dagster/"):
             continue
         a, b = ma.get(key), mb.get(key)
-        if a == b:
+        if equivalent(a, b):
             continue
         kind = classify(key, a, b, group)
         change: dict[str, Any] = {"field": key, "kind": kind, "a": a, "b": b, "magnitude": 1.0}
@@ -256,10 +301,15 @@ def diff_lineages(a: dict, b: dict) -> dict:
         elif not parent_changed:
             raw.append(_cause("data", i, d, d["changes"][:1]))
         else:
-            # Code or config edits are the node's own even when its inputs also changed.
-            mine = [c for c in own if c["kind"] not in ("hf_revision",)]
+            # A code version is the node's own even when its inputs also changed (it hashes the
+            # node's modules and config section). A config or model field can follow from the
+            # inputs (a reference model retrained because its data moved): still listed, as a
+            # *derived* cause, ranked after every change upstream of it.
+            mine = [c for c in own if c["kind"] != "hf_revision"]
             if mine:
-                raw.append(_cause(_strongest(mine), i, d, mine))
+                cause = _cause(_strongest(mine), i, d, mine)
+                cause["derived"] = not any(c["kind"].startswith("code_version") for c in mine)
+                raw.append(cause)
     causes = _merge_partitions(raw)
 
     mixtures = {i: next(c for c in diffs[i]["changes"] if c["kind"] == "composition")
@@ -267,8 +317,11 @@ def diff_lineages(a: dict, b: dict) -> dict:
     for cause in causes:
         _score(cause, diffs, desc, changed, mixtures)
     causes.sort(key=lambda c: (-c["score"], c["title"]))
+    causes = _upstream_first(causes, desc)
     for rank, c in enumerate(causes, 1):
         c["rank"] = rank
+    for c in causes:
+        c["follows"] = [causes[j]["rank"] for j in c.pop("_after", ())]
     counts: dict[str, int] = defaultdict(int)
     for d in diffs.values():
         counts[d["status"]] += 1
@@ -276,6 +329,29 @@ def diff_lineages(a: dict, b: dict) -> dict:
             "b": {"root": b["root"], **(_pointer(b["nodes"].get(b["root"])) or {})},
             "status_counts": dict(counts), "causes": causes,
             "nodes": [{"id": i, **diffs[i]} for i in ids], "scoring": SCORING}
+
+
+def _upstream_first(causes: list[dict], desc: dict[str, set[str]]) -> list[dict]:
+    """`causes` (sorted by score) with every derived cause moved after the causes upstream of it:
+    an input whose revision or content moved outranks a config or model change it brought about.
+    Each derived cause keeps the positions of those upstream causes in `_after`."""
+    reach = [set().union(*(desc.get(n, set()) for n in c["nodes"])) for c in causes]
+    waits = {i: ({j for j in range(len(causes)) if j != i and set(causes[i]["nodes"]) & reach[j]}
+                 if causes[i].get("derived") else set()) for i in range(len(causes))}
+    order: list[int] = []
+    pending = list(range(len(causes)))
+    while pending:
+        # the best-scored cause whose upstream causes are placed (the first one: a cycle guard)
+        pick = next((i for i in pending if waits[i] <= set(order)), pending[0])
+        pending.remove(pick)
+        order.append(pick)
+    pos = {i: k for k, i in enumerate(order)}
+    out = []
+    for i in order:
+        c = causes[i]
+        c["_after"] = sorted(pos[j] for j in waits[i])
+        out.append(c)
+    return out
 
 
 def _strongest(changes: list[dict]) -> str:
@@ -351,18 +427,45 @@ def _short(v: Any) -> str:
     return s[:12] if re.fullmatch(r"[0-9a-f]{16,}", s) else (s if len(s) <= 40 else s[:37] + "...")
 
 
+def short_pair(a: Any, b: Any, width: int = 40) -> tuple[str, str]:
+    """Short forms of two differing values that keep where they differ: of two dicts, only the
+    keys whose values differ (three at most, then a count); of two long strings, the part from
+    just before the first differing character; a long hex digest, its first 12 characters."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        keys = [k for k in sorted(set(a) | set(b), key=str) if not equivalent(a.get(k), b.get(k))]
+        more = f", +{len(keys) - 3} more" if len(keys) > 3 else ""
+        parts = [(k, *short_pair(a.get(k, "-"), b.get(k, "-"), 24)) for k in keys[:3]]
+        return ("{" + ", ".join(f"{k}: {x}" for k, x, _ in parts) + more + "}",
+                "{" + ", ".join(f"{k}: {y}" for k, _, y in parts) + more + "}")
+    sa, sb = str(a), str(b)
+    if re.fullmatch(r"[0-9a-f]{16,}", sa) and re.fullmatch(r"[0-9a-f]{16,}", sb):
+        return sa[:12], sb[:12]
+    if len(sa) <= width and len(sb) <= width:
+        return sa, sb
+    same = 0
+    while same < min(len(sa), len(sb)) and sa[same] == sb[same]:
+        same += 1
+    start = max(0, same - 8)
+
+    def cut(s: str) -> str:
+        return ("..." if start else "") + s[start:start + width] + ("..." if len(s) > start + width else "")
+
+    return cut(sa), cut(sb)
+
+
 def _title(c: dict) -> str:
     who = c["partition"] or c["asset"]
     where = c["nodes"][0] if len(c["nodes"]) == 1 else f"{c['asset']} ({len(c['nodes'])} partitions)"
     ch = c["changes"][0] if c["changes"] else {}
     what = {"hf_revision": "HF revision", "code_version": "code version", "code_version_training": "code version",
             "config": "config", "training_config": "training config", "model": "model", "data": "data",
-            "added": "added", "removed": "removed"}.get(c["kind"], c["kind"])
+            "added": "added (not in A's lineage)", "removed": "removed (only in A's lineage)"}.get(c["kind"], c["kind"])
     text = f"{who}: {what}"
     if ch.get("modules"):
         text += " changed in " + ", ".join(m if m != "cfg" else "its config" for m in ch["modules"])
     elif c["kind"] not in ("added", "removed"):
-        text += f" {_short(ch.get('a'))} -> {_short(ch.get('b'))}"
+        sa, sb = short_pair(ch.get("a"), ch.get("b"))
+        text += f" {sa} -> {sb}"
     text += f" at {where}"
     if c.get("composition") and "share_shift" in c["composition"][0]:
         top = c["composition"][0]
@@ -377,17 +480,25 @@ def _title(c: dict) -> str:
 def render_markdown(report: dict, limit: int = 20) -> str:
     """The report as Markdown: ranked causes first, then every node and which materialization each used."""
     a, b = report["a"], report["b"]
+    if "checkpoint_a" in report and report["checkpoint_a"] is None:
+        return f"# Why did it regress: {b['root']}\n\nNothing to compare it with yet: {report['comparison']}\n"
     lines = [f"# Why did it regress: {b['root']} (B) vs {a['root']} (A)", "",
              f"A: storage id {a.get('storage_id')}, run {str(a.get('run_id'))[:8]}; "
              f"B: storage id {b.get('storage_id')}, run {str(b.get('run_id'))[:8]}", "",
+             *([f"Compared with {report['checkpoint_a']}: {report['comparison']}", ""]
+               if report.get("comparison") else []),
              "Nodes: " + ", ".join(f"{k} {v}" for k, v in sorted(report["status_counts"].items())), "",
              "## Causes, most likely first", ""]
     if not report["causes"]:
         lines.append("_no upstream difference: both checkpoints used the same materializations_")
     for c in report["causes"][:limit]:
         lines.append(f"{c['rank']}. **{c['title']}** (score {c['score']})")
-        for ch in c["changes"][:4]:
-            lines.append(f"   - {ch['field']}: `{_short(ch['a'])}` -> `{_short(ch['b'])}`")
+        if c.get("follows"):
+            lines.append("   - follows from " + ", ".join(f"#{r}" for r in c["follows"])
+                         + " (upstream of it; ranked after)")
+        for ch in c["changes"][:4] if c["kind"] not in ("added", "removed") else ():
+            sa, sb = short_pair(ch["a"], ch["b"])
+            lines.append(f"   - {ch['field']}: `{sa}` -> `{sb}`")
         for r in c["row_changes"][:4]:
             lines.append(f"   - {r['node']} {r['field']}: {_fmt(r['a'])} -> {_fmt(r['b'])}")
         if c["effects"]:

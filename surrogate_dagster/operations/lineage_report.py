@@ -1,7 +1,11 @@
 """Collect two checkpoints' lineages from the Dagster event log and report what differs.
 
-    python -m surrogate_dagster.operations.lineage_report --checkpoint-b stage2_checkpoint@latest \
+    python -m surrogate_dagster.cli why-regressed --checkpoint-b stage2_checkpoint@latest \
         --checkpoint-a stage2_checkpoint@previous [--json out.json] [--markdown out.md]
+
+(`python -m surrogate_dagster.operations.lineage_report` takes the same arguments.) Without a
+previous materialization (a first run) A is the nearest earlier model that was materialized (the
+previous stage, back to the base model), and the report says so; with none, it says why not.
 
 A checkpoint is `ASSET[PARTITION]@WHICH`, WHICH one of `latest` (default), `previous`, `-N`
 (the N-th materialization before the latest), a storage id, or a run id. For each upstream
@@ -32,7 +36,6 @@ from dagster import (
     asset,
     define_asset_job,
 )
-from ..paths import REPO_ROOT
 from ..resources import ObjectStoreResource
 from .lineage import diff_lineages, node_id, render_markdown
 
@@ -41,8 +44,6 @@ DEFAULT_DEFINITIONS = "surrogate_dagster.definitions:defs"
 # The tag prefix under which Dagster records, per parent, the materialization a step read
 # (`dagster/input_event_pointer/<parent>`); Dagster exports no public name for it.
 INPUT_EVENT_POINTER_TAG_PREFIX = "dagster/input_event_pointer"
-# The instance `make run` and `make ui` use (the CLI's DAGSTER_HOME), for the shell entry point.
-DEFAULT_DAGSTER_HOME = REPO_ROOT / "var" / "dagster_home"
 _SEL = re.compile(r"^(?P<asset>[^\[@]+)(\[(?P<part>[^\]]+)\])?(@(?P<which>.+))?$")
 
 
@@ -179,30 +180,42 @@ def collect_lineage(instance: DagsterInstance, asset_graph, record, max_nodes: i
 
 
 def build_report(instance: DagsterInstance, asset_graph, checkpoint_a: str | None,
-                 checkpoint_b: str | None) -> dict:
-    """Resolve both checkpoints (B defaults to the latest training asset, A to B's previous one) and diff."""
+                 checkpoint_b: str | None, comparison: str | None = None) -> dict:
+    """Resolve both checkpoints and diff their lineages. B defaults to the latest training asset;
+    A defaults to B's previous materialization, or on a first run to what :func:`comparison_for`
+    picks (the model before it). The report says what A is and why (`comparison`); with nothing
+    to compare B with, it has no causes and `checkpoint_a` None, and `comparison` says why."""
     if not checkpoint_b:
         checkpoint_b = latest_checkpoint_key(instance, asset_graph).to_user_string() + "@latest"
-    if not checkpoint_a:
-        key, part, _ = parse_checkpoint(checkpoint_b)
-        checkpoint_a = key.to_user_string() + (f"[{part}]" if part else "") + "@previous"
+    key, part, _ = parse_checkpoint(checkpoint_b)
+    name_b = key.to_user_string() + (f"[{part}]" if part else "")
+    if checkpoint_a in (None, "", f"{name_b}@previous") and part is None:
+        checkpoint_a, comparison = comparison_for(instance, name_b, None)
+    elif not checkpoint_a:
+        checkpoint_a, comparison = f"{name_b}@previous", f"the previous materialization of {name_b}"
     rec_b = resolve_checkpoint(instance, checkpoint_b)
-    rec_a = resolve_checkpoint(instance, checkpoint_a)
-    report = diff_lineages(collect_lineage(instance, asset_graph, rec_a), collect_lineage(instance, asset_graph, rec_b))
+    if checkpoint_a is None:
+        lin_b = collect_lineage(instance, asset_graph, rec_b)
+        report = diff_lineages(lin_b, lin_b)
+        report.update(causes=[], nodes=[], status_counts={}, a={"root": None})
+    else:
+        rec_a = resolve_checkpoint(instance, checkpoint_a)
+        report = diff_lineages(collect_lineage(instance, asset_graph, rec_a),
+                               collect_lineage(instance, asset_graph, rec_b))
     report["checkpoint_a"], report["checkpoint_b"] = checkpoint_a, checkpoint_b
+    report["comparison"] = comparison or f"{checkpoint_a}, as asked"
     return report
 
 
 def _count(instance, asset: str, limit: int = 2) -> int:
-    from dagster import AssetKey, AssetRecordsFilter
-
     return len(instance.fetch_materializations(AssetRecordsFilter(asset_key=AssetKey(asset)), limit=limit).records)
 
 
 def comparison_for(instance, checkpoint: str, baseline: str | None) -> tuple[str | None, str]:
-    """What a failed gate's checkpoint is compared with, and why: the gate's own baseline, else its
-    previous materialization, else (a first run) the model before it in the eval catalog (the
-    previous stage, or the base model); (None, reason) when nothing to compare with exists yet."""
+    """What a checkpoint is compared with, and why: the gate's own baseline, else its previous
+    materialization, else (a first run) the nearest earlier model of the eval catalog that has
+    been materialized (the previous stage, back to the base model); (None, reason) when nothing
+    to compare with exists yet."""
     from ..evals.config import load_eval_catalog
 
     if baseline:
@@ -210,18 +223,26 @@ def comparison_for(instance, checkpoint: str, baseline: str | None) -> tuple[str
         if _count(instance, name, 1):
             return (baseline if "@" in baseline else f"{baseline}@latest"), f"the gate's baseline {name}"
         return None, f"the gate's baseline {name} has no materialization"
-    if _count(instance, checkpoint) >= 2:
+    n = _count(instance, checkpoint)
+    if n >= 2:
         return f"{checkpoint}@previous", f"the previous materialization of {checkpoint}"
+    has = "has one materialization" if n else "has no materialization"
     catalog = load_eval_catalog()
     prev = catalog.previous(checkpoint) if checkpoint in catalog.checkpoints else None
-    if prev and _count(instance, prev, 1):
-        return f"{prev}@latest", f"{prev}, the model before it ({checkpoint} has one materialization)"
-    return None, f"{checkpoint} has one materialization and no earlier model was materialized"
+    skipped = []
+    while prev:
+        if _count(instance, prev, 1):
+            before = f" ({', '.join(skipped)} not materialized)" if skipped else ""
+            what = "the base model" if prev == catalog.baseline else "the model before it"
+            return f"{prev}@latest", f"{prev}, {what}{before}: {checkpoint} {has}"
+        skipped.append(prev)
+        prev = catalog.previous(prev) if prev in catalog.checkpoints else None
+    return None, f"{checkpoint} {has} and no earlier model was materialized"
 
 
 def report_link_metadata(checkpoint: str, baseline: str | None = None) -> dict[str, Any]:
     """Metadata an eval gate attaches to a failed check: a link to the report asset and the CLI line."""
-    cmd = f"python -m surrogate_dagster.operations.lineage_report --checkpoint-b {checkpoint}@latest " \
+    cmd = f"python -m surrogate_dagster.cli why-regressed --checkpoint-b {checkpoint}@latest " \
           f"--checkpoint-a {baseline or checkpoint + '@previous'}"
     return {"why_regressed": MetadataValue.asset(AssetKey(REPORT_ASSET)),
             "why_regressed_cli": MetadataValue.text(cmd),
@@ -257,36 +278,63 @@ class LineageReportConfig(Config):
     checkpoint_a: str = ""
     checkpoint_b: str = ""
     definitions: str = ""  # MODULE:ATTR whose asset graph to walk (default: this run's code location)
+    comparison: str = ""  # why A was chosen (the sensor says; empty: the report works it out)
 
 
-def _summary_table(report: dict, limit: int = 10) -> str:
+def _summary(report: dict, limit: int = 10) -> str:
+    """What was compared with what (and why), the top cause, then the ranked causes as a table."""
+    head = f"**{report['checkpoint_b']}** vs **{report['checkpoint_a'] or 'nothing'}**: {report['comparison']}"
+    if report["checkpoint_a"] is None:
+        return head + "\n\n_no report: nothing to compare with yet_"
     if not report["causes"]:
-        return "_no upstream difference_"
-    lines = ["| rank | cause | score |", "|---:|---|---:|"]
+        return head + "\n\n_no upstream difference_"
+    top = report["causes"][0]
+    lines = [head, "", f"**Top cause:** {top['title']} (score {top['score']})", "",
+             "| rank | cause | score |", "|---:|---|---:|"]
     for c in report["causes"][:limit]:
         lines.append(f"| {c['rank']} | {c['title'].replace('|', '/')} | {c['score']} |")
     return "\n".join(lines)
 
 
+# The UI stores metadata in the event log and fetches it in one GraphQL answer: a report of a
+# whole lineage (thousands of nodes) would exceed what the webserver accepts, so the metadata
+# copy keeps the causes and the changed nodes, and the store keeps everything.
+REPORT_METADATA_CHARS = 60_000
+
+
+def report_for_ui(report: dict, limit: int = 20) -> str:
+    """The Markdown report as the UI shows it: the ranked causes and the nodes that changed
+    (unchanged ones only counted), cut at REPORT_METADATA_CHARS with a pointer to the full file."""
+    changed = {**report, "nodes": [n for n in report["nodes"] if n["status"] not in
+                                   ("same_materialization", "missing", "rematerialized_same_data")]}
+    md = render_markdown(changed, limit=limit)
+    if len(md) > REPORT_METADATA_CHARS:
+        md = md[:REPORT_METADATA_CHARS].rsplit("\n", 1)[0] + "\n\n_(cut here: the full report is `report_uri`)_\n"
+    return md
+
+
 @asset(name=REPORT_ASSET, group_name="ops", kinds={"markdown"})
 def regression_lineage_report(context: AssetExecutionContext, config: LineageReportConfig,
                               object_store: ObjectStoreResource) -> MaterializeResult:
-    """Why did it regress: two checkpoints' lineages compared, causes ranked (full report in the store)."""
+    """Why did it regress: two checkpoints' lineages compared, causes ranked. The report renders in
+    the UI (metadata `report`, the top cause in `summary`); the full JSON and Markdown are in the store."""
     graph = asset_graph_of(context, config.definitions)
-    report = build_report(context.instance, graph, config.checkpoint_a or None, config.checkpoint_b or None)
+    report = build_report(context.instance, graph, config.checkpoint_a or None, config.checkpoint_b or None,
+                          config.comparison or None)
+    context.log.info(f"{report['checkpoint_b']} compared with {report['checkpoint_a']}: {report['comparison']}")
     store = object_store.get_store()
     stem = f"ops/lineage_reports/{report['b'].get('storage_id')}_vs_{report['a'].get('storage_id')}"
-    md = render_markdown(report)
     store.put_bytes(stem + ".json", json.dumps(report, default=str, indent=1).encode())
-    store.put_bytes(stem + ".md", md.encode())
+    store.put_bytes(stem + ".md", render_markdown(report).encode())
     top = report["causes"][0] if report["causes"] else None
-    # Keep metadata small (HTTP 413 on huge metadata, PITFALLS): the full report is in the store.
     return MaterializeResult(metadata={
-        "checkpoint_a": report["checkpoint_a"], "checkpoint_b": report["checkpoint_b"],
+        "checkpoint_a": report["checkpoint_a"] or "none", "checkpoint_b": report["checkpoint_b"],
+        "compared_with": report["comparison"],
         "top_cause": top["title"] if top else "none",
         "top_partition": (top or {}).get("partition") or "",
         "causes": len(report["causes"]), "nodes": len(report["nodes"]),
-        "summary": MetadataValue.md(_summary_table(report)),
+        "summary": MetadataValue.md(_summary(report)),
+        "report": MetadataValue.md(report_for_ui(report)),
         "report_uri": store.uri(stem + ".md"), "report_json_uri": store.uri(stem + ".json"),
     })
 
@@ -298,7 +346,7 @@ regression_report_job = define_asset_job("regression_report_job", selection=[REP
 # ----------------------------------------------------------------------- CLI
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m surrogate_dagster.operations.lineage_report", description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m surrogate_dagster.cli why-regressed", description=__doc__.split("\n")[0])
     ap.add_argument("--checkpoint-a", default="", help="the good checkpoint (default: B's previous materialization)")
     ap.add_argument("--checkpoint-b", default="", help="the regressed checkpoint (default: latest training asset)")
     ap.add_argument("--json", help="write the full report as JSON here")
@@ -309,32 +357,31 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     import os
 
-    defs = load_definitions(args.definitions)
+    from .instance_home import NoInstanceHome, instance_home
+
     if not os.environ.get("DAGSTER_HOME"):
-        # Read-only use of the instance `make run` created: no import of the CLI (which loads the
-        # definitions, which load this module).
-        if not (DEFAULT_DAGSTER_HOME / "dagster.yaml").is_file():
-            print(f"error: no Dagster instance at {DEFAULT_DAGSTER_HOME} (run `make run` first, or set "
-                  "DAGSTER_HOME)", file=sys.stderr)
+        # Read-only use of the instance `make run` created for the profile: no import of the CLI
+        # (which loads the definitions, which load this module).
+        try:
+            home = instance_home()
+        except NoInstanceHome as e:
+            print(f"error: {e}", file=sys.stderr)
             return 2
-        os.environ["DAGSTER_HOME"] = str(DEFAULT_DAGSTER_HOME)
+        if not (home / "dagster.yaml").is_file():
+            print(f"error: no Dagster instance at {home} (run `make run` first, or set DAGSTER_HOME)",
+                  file=sys.stderr)
+            return 2
+        os.environ["DAGSTER_HOME"] = str(home)
+    defs = load_definitions(args.definitions)
     with DagsterInstance.get() as instance:
         try:
-            checkpoint_a = args.checkpoint_a
-            name_b = args.checkpoint_b.partition("@")[0]
-            if name_b and checkpoint_a in ("", f"{name_b}@previous"):
-                # a first run has no previous materialization: compare with the model before it
-                against, why = comparison_for(instance, name_b, None)
-                if against is None:
-                    print(f"nothing to compare {args.checkpoint_b} with yet: {why}", file=sys.stderr)
-                    return 2
-                if against != checkpoint_a:
-                    print(f"comparing with {against}: {why}", file=sys.stderr)
-                checkpoint_a = against
-            report = build_report(instance, defs.resolve_asset_graph(), checkpoint_a, args.checkpoint_b)
+            report = build_report(instance, defs.resolve_asset_graph(), args.checkpoint_a or None,
+                                  args.checkpoint_b or None)
         except (CheckpointNotFound, ValueError) as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
+    print(f"comparing {report['checkpoint_b']} with {report['checkpoint_a'] or 'nothing'}: {report['comparison']}",
+          file=sys.stderr)
     md = render_markdown(report, limit=args.limit)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:

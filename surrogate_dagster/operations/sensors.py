@@ -24,7 +24,10 @@ is not made twice. The code location does not register it.
 whose name says it is a gate (GATE_PATTERN); a failed evaluation launches `regression_report_job`
 for the checkpoint the check names (metadata `checkpoint` / `baseline_checkpoint`, as
 `lineage_report.report_link_metadata` writes them) or, failing that, the eval asset's nearest
-training-group ancestor.
+training-group ancestor. It compares with what `lineage_report.comparison_for` picks (the gate's
+baseline, the checkpoint's previous materialization, or on a first run the nearest earlier model
+that exists) and requests nothing, with the reason in its log, when nothing exists to compare
+with; gates that judge the same checkpoint against the same model share one report run.
 """
 
 
@@ -159,8 +162,9 @@ def regression_report_sensor(context: SensorEvaluationContext):
         return SkipReason("no gate checks on evals assets yet")
     seen = json.loads(context.cursor) if context.cursor else {}
     latest = context.instance.event_log_storage.get_latest_asset_check_execution_by_key(keys)
-    requests = []
-    for key, rec in latest.items():
+    # Several gates judge one checkpoint (one per benchmark): one report per comparison.
+    requests: dict[tuple[str, str], RunRequest] = {}
+    for key, rec in sorted(latest.items(), key=lambda kv: kv[0].to_user_string()):
         ev = rec.event.asset_check_evaluation if rec.event and rec.event.dagster_event else None
         if ev is None or rec.id <= seen.get(key.to_user_string(), -1):
             continue
@@ -179,9 +183,11 @@ def regression_report_sensor(context: SensorEvaluationContext):
         if against is None:
             context.log.info(f"{key.to_user_string()} failed; no lineage report: {why}")
             continue
-        cfg = {"checkpoint_b": f"{ckpt}@latest", "checkpoint_a": against}
-        requests.append(RunRequest(run_key=f"{key.to_user_string()}:{rec.id}",
-                                   run_config={"ops": {REPORT_ASSET: {"config": cfg}}},
-                                   tags={"surrogate/trigger": "gate_failed", "surrogate/check": key.to_user_string(),
-                                         "surrogate/compared_with": why[:200]}))
-    return SensorResult(run_requests=requests, cursor=json.dumps(seen, sort_keys=True))
+        cfg = {"checkpoint_b": f"{ckpt}@latest", "checkpoint_a": against, "comparison": why}
+        if (ckpt, against) in requests:
+            continue
+        requests[(ckpt, against)] = RunRequest(
+            run_key=f"{key.to_user_string()}:{rec.id}", run_config={"ops": {REPORT_ASSET: {"config": cfg}}},
+            tags={"surrogate/trigger": "gate_failed", "surrogate/check": key.to_user_string(),
+                  "surrogate/compared_with": why[:200]})
+    return SensorResult(run_requests=list(requests.values()), cursor=json.dumps(seen, sort_keys=True))

@@ -68,6 +68,7 @@ def test_changed_source_is_recurated_alone(world):
     assert _observe(defs, instance)
     assert observed_revisions(instance, [XLAM])[XLAM][0] == pinned
     meta = _latest_observation_metadata(instance, XLAM)
+    assert f"| {XLAM} | {pinned[:12]} | {new_rev[:12]} | yes |" in meta.pop("sources").splitlines()
     assert meta == {"hf_id": "Salesforce/xlam-function-calling-60k", "pinned": pinned, "upstream_ref": "main",
                     "upstream_head": new_rev, "behind": True}
     assert isinstance(_tick(defs, instance), SkipReason)
@@ -161,18 +162,18 @@ def test_failed_gate_launches_the_lineage_report(tmp_path):
     assert materialize([*assets, gate, gate2], selection=[humaneval_plus_report], instance=instance,
                        raise_on_error=False)
     res, cfgs = tick(res.cursor)
-    assert cfgs == {
-        "humaneval_plus_report:regression_gate": {"checkpoint_b": "stage2_checkpoint@latest",
-                                                  "checkpoint_a": "stage1_6_checkpoint@latest"},
-        "humaneval_plus_report:target_gate_named": {"checkpoint_b": "stage2_checkpoint@latest",
-                                                    "checkpoint_a": "stage1_6_checkpoint@latest"}}
-    assert "one materialization" in next(r for r in res.run_requests
-                                         if r.tags["surrogate/check"].endswith("regression_gate")).tags[
-        "surrogate/compared_with"]
-    # A second stage 2: its own previous materialization
+    # both gates judge stage 2 against stage 1.6: one report run (the report asset is told why)
+    assert list(cfgs) == ["humaneval_plus_report:regression_gate"]
+    cfg = cfgs["humaneval_plus_report:regression_gate"]
+    assert (cfg["checkpoint_b"], cfg["checkpoint_a"]) == ("stage2_checkpoint@latest", "stage1_6_checkpoint@latest")
+    assert "one materialization" in cfg["comparison"]
+    assert "one materialization" in res.run_requests[0].tags["surrogate/compared_with"]
+    # A second stage 2: its own previous materialization (the named gate keeps its baseline)
     assert materialize([*assets, gate, gate2], instance=instance, raise_on_error=False)
     res, cfgs = tick(res.cursor)
-    assert cfgs["humaneval_plus_report:regression_gate"] == {"checkpoint_b": "stage2_checkpoint@latest",
-                                                             "checkpoint_a": "stage2_checkpoint@previous"}
+    pairs = {k: (v["checkpoint_b"], v["checkpoint_a"]) for k, v in cfgs.items()}
+    assert pairs == {"humaneval_plus_report:regression_gate": ("stage2_checkpoint@latest", "stage2_checkpoint@previous"),
+                     "humaneval_plus_report:target_gate_named": ("stage2_checkpoint@latest",
+                                                                 "stage1_6_checkpoint@latest")}
     again, _ = tick(res.cursor)
     assert again.run_requests == []  # each failed evaluation is reported once
