@@ -35,13 +35,13 @@ from dagster import (
 from ..catalog.code_version import function_code_version
 from ..catalog.keys import EVAL_CANARIES, MIXTURE_VIEWS
 from ..catalog.loader import config_hash
-from ..metadata import counts_table
+from ..metadata import bar_plot, counts_table, funnel_plot, histogram_plot
 from ..resources import HubResource, ObjectStoreResource
 from ..retries import HUB_PUSH_RETRY
 from ..sources.assets import CATALOG, normalized_rows, source_partitions
 from ..sources.normalize import read_normalized
 from ..storage.layout import (BENCHMARK_INDEX, DECONTAM, DEDUP, MINHASH, mixture_pointer, mixture_version_prefix,
-                              pointer, raw_pointer)
+                              normalized_pointer, pointer, raw_pointer, step_pointer)
 from .config import load_curation
 from .resource import CurationSettings
 from .sanitize_stage import sanitize_rows
@@ -207,6 +207,7 @@ def filtered_rows(context: AssetExecutionContext, object_store: ObjectStoreResou
             "edu_scores": MetadataValue.json(edu.metadata(res.stats.of(edu.name))),
             "edu_scorer": curation.edu_scorer, "edu_threshold": edu_threshold,
             "mb_per_s": round(_mb(rows) / dt, 2) if dt > 0 else 0.0,
+            **_filter_plots(source, reasons, edu.metadata(res.stats.of(edu.name)), edu_threshold),
         },
     )
 
@@ -413,8 +414,41 @@ def curated_rows(context: AssetExecutionContext, object_store: ObjectStoreResour
         metadata={"rows_in": len(rows), "rows_kept": len(kept), "rows_dropped": len(dropped),
                   "dropped_by_reason": MetadataValue.md(counts_table(reasons)),
                   "counts": MetadataValue.json(dict(reasons)),
-                  "decontaminated": MetadataValue.json(matched[:50])},
+                  "decontaminated": MetadataValue.json(matched[:50]),
+                  **_funnel_metadata(store, source, len(rows), len(kept)),
+                  **({"dropped_by_reason_plot": MetadataValue.md(plot)} if (plot := bar_plot(
+                      reasons, f"Rows dropped by dedup and decontamination, by reason: {source}")) else {})},
     )
+
+
+def _funnel_metadata(store, source: str, filtered: int, curated: int) -> dict:
+    """Rows of one source after each step, from the steps' pointers: numbers (the Plots tab trends
+    them) and the funnel plot, so mirrored-to-curated reads on one page."""
+    steps: dict[str, int] = {}
+    if store.exists(normalized_pointer(source)):
+        norm = json.loads(store.get_bytes(normalized_pointer(source)))
+        steps.update({"mirrored": int(norm["rows_in"]), "normalized": int(norm["rows_out"])})
+    if store.exists(step_pointer("sanitized", source)):
+        steps["sanitized"] = int(read_pointer(store, "sanitized", source)["rows"])
+    steps.update({"filtered": filtered, "curated": curated})
+    meta: dict = {f"rows_{step}": MetadataValue.int(n) for step, n in steps.items()}
+    plot = funnel_plot(steps, f"Rows per curation step: {source}")
+    if plot:
+        meta["funnel_plot"] = MetadataValue.md(plot)
+    return meta
+
+
+def _filter_plots(source: str, reasons: Counter, edu_meta: dict, edu_threshold: float) -> dict:
+    """The filter's drop reasons and edu-score histogram as plots, the scored rows as a number."""
+    meta: dict = {"edu_rows_checked": MetadataValue.int(int(edu_meta.get("rows_checked", 0)))}
+    drops = bar_plot(reasons, f"Rows dropped by the quality filters, by reason: {source}")
+    if drops:
+        meta["dropped_by_reason_plot"] = MetadataValue.md(drops)
+    hist = histogram_plot(edu_meta.get("score_histogram") or {}, f"Edu scores (rounded), rows per score: {source}",
+                          xlabel="edu score", threshold=edu_threshold, threshold_label="edu_threshold")
+    if hist:
+        meta["edu_score_plot"] = MetadataValue.md(hist)
+    return meta
 
 
 def _members(name: str) -> list[str]:
@@ -457,9 +491,17 @@ def _mixture_asset(name: str):
         repo_id = f"{client.org}/{cfg.hub_repo}"
         card = dataset_card(build, repo_id, sources_meta, steps, CURATION_VERSION)
         key = write_mixture(store, build, card)
+        limit = CURATION.checks_for(name).max_source_share
+        shares = {s: n / build.n_rows for s, n in build.by_source.items()} if build.n_rows else {}
+        plot = bar_plot(shares, f"{name} mixture: share of rows by source (the source_shares check: at most "
+                                f"max_source_share{', exempt with one member' if len(members) + len(cfg.synth) == 1 else ''})",
+                        xlabel="share of rows", limit=limit, limit_label="max_source_share", percent=True)
         return MaterializeResult(
             data_version=DataVersion(build.data_version),
-            metadata={"rows": build.n_rows,
+            metadata={**({"source_shares_plot": MetadataValue.md(plot)} if plot else {}),
+                      "max_source_share": MetadataValue.float(limit),
+                      "largest_source_share": MetadataValue.float(round(max(shares.values(), default=0.0), 4)),
+                      "rows": build.n_rows,
                       "rows_by_source": MetadataValue.md(counts_table(build.by_source, "source")),
                       "composition": MetadataValue.json(build.by_source),
                       "capped": MetadataValue.json(build.capped),

@@ -107,7 +107,8 @@ def mixture_rows(store: ObjectStore, key: str):
 
 
 def png_markdown(png: bytes, alt: str) -> str:
-    return f"![{alt}](data:image/png;base64,{base64.b64encode(png).decode()})"
+    """The stored PNG as a Markdown image, after a bold caption that names it (metadata.png_markdown)."""
+    return f"**{alt}**\n\n![{alt}](data:image/png;base64,{base64.b64encode(png).decode()})"
 
 
 def build_mixture_views_asset(executor: str, base_source: str, catalog: TrainingCatalog | None = None):
@@ -178,7 +179,12 @@ def build_mixture_views_asset(executor: str, base_source: str, catalog: Training
             metadata[f"{m.asset}/token_lengths"] = MetadataValue.md(lengths_table(view))
             metadata[f"{m.asset}/first_rows"] = MetadataValue.md(first_rows_markdown(view))
             metadata[f"{m.asset}/total_tokens"] = view.total_tokens
-            metadata[f"{m.asset}/lengths_plot"] = MetadataValue.md(png_markdown(png, f"{m.asset} token lengths"))
+            if a:  # numbers, so the Plots tab trends each mixture's lengths across versions
+                for stat in ("rows", "p50", "p95", "max", "over_sequence_len"):
+                    metadata[f"{m.asset}/{'tokens_' + stat if stat in ('p50', 'p95', 'max') else stat}"] = \
+                        MetadataValue.int(int(getattr(a, stat)))
+            metadata[f"{m.asset}/lengths_plot"] = MetadataValue.md(
+                png_markdown(png, f"{m.asset}: token lengths per source (whiskers p5-p95, sequence_len marked)"))
             metadata[f"{m.asset}/view_uri"] = store.uri(f"{prefix}/view.md")
         metadata["summary"] = MetadataValue.md("\n".join(summary))
         metadata["total_tokens"] = MetadataValue.json(totals)

@@ -81,7 +81,11 @@ def test_views_are_stored_and_described(scenario):
         table = meta[f"{asset}/token_lengths"]
         assert table.startswith("| source | rows | p50 | p95 | max | tokens | over 2048 |")
         assert "| alpha | 12 |" in table and "| beta | 5 |" in table
-        assert meta[f"{asset}/lengths_plot"].startswith(f"![{asset} token lengths](data:image/png;base64,")
+        assert meta[f"{asset}/lengths_plot"].startswith(f"**{asset}: token lengths per source")
+        assert "(data:image/png;base64," in meta[f"{asset}/lengths_plot"]
+        # the lengths as numbers too (the Plots tab trends them)
+        assert meta[f"{asset}/rows"] == 17 and 0 < meta[f"{asset}/tokens_p50"] <= meta[f"{asset}/tokens_p95"] \
+            <= meta[f"{asset}/tokens_max"]
         assert "### alpha" in meta[f"{asset}/first_rows"] and "### beta" in meta[f"{asset}/first_rows"]
         keys = store.list(f"views/mixtures/{asset}/")
         assert {k.rsplit("/", 1)[1] for k in keys} == {"view.json", "view.md", "lengths.png"}
