@@ -375,7 +375,7 @@ def exec_graded_pairs(context: AssetExecutionContext, object_store: ObjectStoreR
                       synth: SynthSettings) -> MaterializeResult:
     """DPO pairs from execution: the hardest prompts with tests (up to exec_pairs.max_prompts), k
     samples each (temperature 1.0, from the agent checkpoint), each graded in the sandbox
-    (pytest-style asserts, semgrep, shellcheck, hadolint, Terraform/Kubernetes validators, checkov),
+    (pytest-style asserts, stdin/stdout and call-based cases, semgrep, shellcheck, hadolint, Terraform/Kubernetes validators, checkov),
     several pairs per prompt with a real margin (passing vs failing tests first), near-identical
     and duplicate pairs dropped."""
     from ..curation.stage_io import read_step
