@@ -429,8 +429,9 @@ def _short(v: Any) -> str:
 
 def short_pair(a: Any, b: Any, width: int = 40) -> tuple[str, str]:
     """Short forms of two differing values that keep where they differ: of two dicts, only the
-    keys whose values differ (three at most, then a count); of two long strings, the part from
-    just before the first differing character; a long hex digest, its first 12 characters."""
+    keys whose values differ (three at most, then a count); of two long paths that differ at
+    their end, their last components; of other long strings, the part from just before the first
+    differing character; a long hex digest, its first 12 characters."""
     if isinstance(a, dict) and isinstance(b, dict):
         keys = [k for k in sorted(set(a) | set(b), key=str) if not equivalent(a.get(k), b.get(k))]
         more = f", +{len(keys) - 3} more" if len(keys) > 3 else ""
@@ -442,6 +443,18 @@ def short_pair(a: Any, b: Any, width: int = 40) -> tuple[str, str]:
         return sa[:12], sb[:12]
     if len(sa) <= width and len(sb) <= width:
         return sa, sb
+    pa, pb = _path_parts(sa), _path_parts(sb)
+    if pa and pb and pa[-2:] != pb[-2:]:
+        # paths that differ at the end: their last components (where checkouts never differ)
+        def tail(parts: list[str]) -> str:
+            out = parts[-1]
+            for p in reversed(parts[:-1]):
+                if len(out) + len(p) + 1 > width:
+                    return ".../" + out
+                out = f"{p}/{out}"
+            return out
+
+        return tail(pa), tail(pb)
     same = 0
     while same < min(len(sa), len(sb)) and sa[same] == sb[same]:
         same += 1

@@ -1,5 +1,6 @@
-"""Lineage over materialized runs: a planted change named first, the report asset and CLI, checkpoint specs
-(the ranking rules: tests/unit/operations/test_ops_lineage.py)."""
+"""Lineage over materialized runs: a planted change named first (also ahead of a moved checkout path
+and of the reference model it retrained), the report asset (the report rendered as metadata) and
+CLI, checkpoint specs (the ranking rules: tests/unit/operations/test_ops_lineage.py)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ import types
 import pytest
 from dagster import DagsterInstance, Definitions, materialize
 
-from surrogate_dagster.operations.lineage import render_markdown
+from surrogate_dagster.operations.lineage import diff_lineages, render_markdown, short_pair
 from surrogate_dagster.operations.lineage_report import (
     CheckpointNotFound,
     build_report,
+    collect_lineage,
     main,
     regression_lineage_report,
     report_link_metadata,
@@ -70,6 +72,34 @@ def test_planted_change_is_named_first(planted):
     assert "xlam_function_calling" in first
 
 
+def test_a_moved_pin_outranks_a_moved_path_and_what_it_retrained(planted):
+    """B's checkpoint also records its base and work folder under another checkout (the same
+    objects) and a reference model retrained on the moved data: the pin is still the top cause,
+    the moved paths are no change, the reference model ranks after the pin and says it follows."""
+    _, instance, assets, resources, new_rev = planted
+    graph = Definitions(assets=assets, resources=resources).resolve_asset_graph()
+    a = collect_lineage(instance, graph, resolve_checkpoint(instance, "toy_checkpoint@previous"))
+    b = collect_lineage(instance, graph, resolve_checkpoint(instance, "toy_checkpoint@latest"))
+    for lin, root, run in ((a, "/work/main", "run-a"), (b, "/tmp/f1clone", "run-b")):
+        lin["nodes"]["toy_checkpoint"]["metadata"].update(
+            base_checkpoint=f"{root}/var/object_store/training/stage1/0a1b2c3d4e/model",
+            training_config={"lr": 1e-5, "epochs": 2, "output_dir": f"{root}/var/work/toy_checkpoint"},
+            reference_model=f"{root}/var/object_store/training/stage1_6/{run}")
+    rep = diff_lineages(a, b)
+    top = rep["causes"][0]
+    assert top["partition"] == "xlam_function_calling" and top["kind"] == "hf_revision"
+    fields = {ch["field"] for c in rep["causes"] for ch in c["changes"]}
+    assert "base_checkpoint" not in fields and "training_config" not in fields
+    ref = next(c for c in rep["causes"] if c["kind"] == "model")
+    assert ref["rank"] > top["rank"] and top["rank"] in ref["follows"]
+    assert "stage1_6/run-a -> " in ref["title"] and ref["title"].endswith("stage1_6/run-b at toy_checkpoint")
+    assert len({c["title"] for c in rep["causes"]}) == len(rep["causes"])
+    # dicts are cut to the keys that differ, so two configs never read alike
+    cfg_a = {"lr": 1e-5, "epochs": 2, "warmup_steps": 10, "datasets": {"code": 100, "tool": 50}}
+    assert short_pair(cfg_a, {**cfg_a, "datasets": {"code": 100, "tool": 60}}) == \
+        ("{datasets: {tool: 50}}", "{datasets: {tool: 60}}")
+
+
 def test_report_asset_and_cli(planted, tmp_path, monkeypatch, capsys):
     tmp, instance, assets, resources, _ = planted
     mod = types.ModuleType("toy_location")
@@ -81,6 +111,13 @@ def test_report_asset_and_cli(planted, tmp_path, monkeypatch, capsys):
     meta = res.asset_materializations_for_node("regression_lineage_report")[0].metadata
     assert meta["top_partition"].value == "xlam_function_calling"
     assert meta["checkpoint_b"].value == "toy_checkpoint@latest"  # default: latest training asset vs previous
+    assert meta["compared_with"].value == "the previous materialization of toy_checkpoint"
+    # the report renders in the UI: the summary names the top cause, the full report is Markdown
+    assert f"**Top cause:** {meta['top_cause'].value}" in meta["summary"].value
+    report_md = meta["report"].value
+    assert report_md.startswith("# Why did it regress: toy_checkpoint (B) vs toy_checkpoint (A)")
+    assert "1. **xlam_function_calling: HF revision" in report_md
+    assert "| source_rows[hermes_function_calling] |" not in report_md  # unchanged nodes only counted
 
     # CLI, over the same instance on disk and a code location holding the toy graph
     home = tmp_path / "home"
