@@ -369,7 +369,11 @@ def eval_scoreboard(context: AssetExecutionContext, object_store: ObjectStoreRes
                           "reports": len(summaries), "scores": MetadataValue.json(data),
                           "uri": store.uri(SCOREBOARD)}
     if plot:
-        md["plot"] = MetadataValue.md(plot)
+        md["scores_plot"] = MetadataValue.md(plot)
+    # The release checkpoint's scores as numbers, one entry per benchmark: the Plots tab trends each.
+    for (c, b), s in summaries.items():
+        if c == CATALOG.release.checkpoint and s.get("status") == "ok" and s.get("score") is not None:
+            md[f"{b}/score"] = MetadataValue.float(float(s["score"]))
     return MaterializeResult(metadata=md)
 
 

@@ -185,6 +185,19 @@ def release_documents(*, repo_id: str, catalog: EvalCatalog, revision: str | Non
     return {"outcome.md": outcome.encode(), "knowledge_index.md": index.encode()}
 
 
+def scoreboard_table(rows: list[dict]) -> Any:
+    """The per-benchmark scoreboard as a Dagster table value (typed columns, one record per benchmark)."""
+    from dagster import TableColumn, TableRecord, TableSchema
+
+    schema = TableSchema(columns=[TableColumn("benchmark"), TableColumn("tier"), TableColumn("score", "float"),
+                                  TableColumn("target", "float"), TableColumn("verdict"), TableColumn("variant")])
+    records = [TableRecord({"benchmark": r["benchmark"], "tier": r["tier"],
+                            "score": float(r["score"]) if r["score"] is not None else None,
+                            "target": float(r["target"]) if r["target"] is not None else None,
+                            "verdict": r["verdict"], "variant": r["variant"]}) for r in rows]
+    return MetadataValue.table(records, schema=schema)
+
+
 def build_release_asset(catalog: EvalCatalog, report_assets: list[str], tier2_report: AssetKey):
     rel_report = report_assets[catalog.checkpoints.index(catalog.release.checkpoint)]
     deps = [AssetDep(AssetKey(a), partition_mapping=AllPartitionMapping()) for a in report_assets]
@@ -233,6 +246,8 @@ def build_release_asset(catalog: EvalCatalog, report_assets: list[str], tier2_re
                                 "benchmarks_failed": MetadataValue.int(sum(r["verdict"] == "FAIL" for r in rows)),
                                 "benchmarks_pending": MetadataValue.int(sum(r["verdict"] == "pending" for r in rows)),
                                 "scoreboard": MetadataValue.md(board),
+                                # the same rows as a table value: the UI scrolls it instead of cutting it off
+                                "scoreboard_table": scoreboard_table(rows),
                                 "why_not_promoted": MetadataValue.md(table), "repo": catalog.release.hub_repo,
                                 "checkpoint": rel, "checkpoint_revision": revision or "never trained"}
         hub_uri = None

@@ -108,8 +108,7 @@ def scores_plot(summaries: dict[tuple[str, str], dict], checkpoints: Sequence[st
     ax.set_xticklabels([c.removesuffix("_checkpoint") for c in checkpoints], rotation=20)
     ax.set_ylabel("score (%)")
     ax.set_ylim(-2, 102)
-    ax.set_title("Eval scores by checkpoint (dashed: runbook targets)")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    md = png_markdown(fig)
+    md = png_markdown(fig, "Eval scores by checkpoint, one line per benchmark (dashed: its target)")
     plt.close(fig)
     return md

@@ -132,7 +132,10 @@ def test_scoreboard_table_and_plot(env):
     m = run.asset_materializations_for_node("eval_scoreboard")[0].metadata
     table = m["tier1_scores"].value
     assert "| stage1_checkpoint |" in table and "| **target** | >= 84" in table
-    assert m["plot"].value.startswith("![plot](data:image/png;base64,")
+    assert m["scores_plot"].value.startswith("**Eval scores by checkpoint, one line per benchmark")
+    assert "(data:image/png;base64," in m["scores_plot"].value
+    # the release checkpoint's scores as numbers, one per benchmark (written by the promotion test)
+    assert m["humaneval_plus/score"].value == 95.0 and m["swebench_lite/score"].value == 100.0
 
 
 def test_definitions_load_with_the_schedule(env):

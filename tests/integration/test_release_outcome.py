@@ -54,6 +54,10 @@ def test_promoted_release_writes_outcome_and_index_to_the_store_and_the_repo(env
     run = materialize([A.mvp_release], resources=res, instance=inst)
     m = run.asset_materializations_for_node("mvp_release")[0].metadata
     assert m["promoted"].value is True
+    table = {r.data["benchmark"]: r.data for r in m["scoreboard_table"].records}
+    assert table["humaneval_plus"] == {"benchmark": "humaneval_plus", "tier": "tier1", "score": 95.0, "target": 84.0,
+                                       "verdict": "pass", "variant": "humaneval_plus test variant"}
+    assert table["gaia_level1"]["score"] is None and table["gaia_level1"]["verdict"] == "no target"
     revision = dir_revision(model)
     latest, outcome, index = _store_docs(store)
     assert latest["promoted"] is True and latest["revision"] == revision
