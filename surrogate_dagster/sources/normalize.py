@@ -51,6 +51,9 @@ def iter_raw_rows(store: ObjectStore, source: str) -> tuple[str, Iterator[dict]]
     return latest["revision"], iter_marker_rows(store, success_marker(latest["prefix"]))
 
 
+HELPER_CASE_COLUMNS = ("input_output", "starter_code")
+
+
 def load_helper_questions(store: ObjectStore, helpers: list[SourceSpec]) -> Callable[[str, str, int], str | None]:
     """Index the helper mirrors (TACO, APPS, ...) by each row's id for OpenCodeReasoning-2's rebuild."""
     from .ocr2_questions import build_question_index
@@ -58,7 +61,8 @@ def load_helper_questions(store: ObjectStore, helpers: list[SourceSpec]) -> Call
     by_dataset: dict[str, list[dict]] = {}
     for h in helpers:
         _, rows = iter_raw_rows(store, h.name)
-        by_dataset[h.hf_id] = list(rows)
+        # TACO/APPS also mirror their test cases (GBs upstream) for exec-graded prompts; not held here
+        by_dataset[h.hf_id] = [{k: v for k, v in r.items() if k not in HELPER_CASE_COLUMNS} for r in rows]
     index = build_question_index(by_dataset)
     # None: no helper row has that id; "": the row exists without a statement.
     return lambda dataset, split, i: index.get((dataset, split, i))
