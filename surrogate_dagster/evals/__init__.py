@@ -1,6 +1,7 @@
 """Evals: harness wrappers (harness/), one benchmark on one checkpoint (runner.py), checkpoints as
 inference loads them (checkpoints.py), gates (gates.py), report storage and views (reports.py),
-the catalog and profile models (config.py) -- all Dagster-free -- and the Dagster resource, assets,
+the release's scoreboard, outcome.md and knowledge_index.md (outcome.py), the catalog and profile
+models (config.py) -- all Dagster-free -- and the Dagster resource, assets,
 checks and release (resources.py, assets.py, checks.py, release.py). Generation itself is the
 shared ``surrogate_dagster.inference`` package, below the phases.
 
