@@ -55,7 +55,8 @@ from ..training.tiny_base import TinySpec, build_tiny_qwen2
 STARPII_ID = "bigcode/starpii"
 # StarPII's id2label: "O" and a B-/I- pair per class, classes in alphabetical order (AMBIGUOUS
 # marks spans its annotators could not decide on). The repo is gated and no copy of its config is
-# kept here: the first fetch of the real model is where this set is checked against it.
+# kept here; the NER backend refuses a model none of whose labels it maps (sanitize/ner.py), so a
+# real StarPII without a NAME label would fail at load instead of tagging nothing.
 STARPII_CLASSES = ("AMBIGUOUS", "EMAIL", "IP_ADDRESS", "KEY", "NAME", "PASSWORD", "USERNAME")
 STARPII_ID2LABEL = {0: "O", **{1 + 2 * i + j: f"{p}-{c}" for i, c in enumerate(STARPII_CLASSES)
                                for j, p in enumerate(("B", "I"))}}

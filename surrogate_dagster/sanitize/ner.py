@@ -101,6 +101,11 @@ class TransformersNER:
         folder = model_folder(model, source, revision)
         tok = AutoTokenizer.from_pretrained(folder, local_files_only=True)
         mdl = AutoModelForTokenClassification.from_pretrained(folder, local_files_only=True)
+        labels = sorted(set(map(str, (mdl.config.id2label or {}).values())))
+        if not any(canonical_label(label) for label in labels):
+            # A label set none of HF_LABELS names would tag nothing, silently: refuse it.
+            raise ValueError(f"{model}: none of its labels {labels} is a person or place label "
+                             f"({', '.join(sorted(HF_LABELS))})")
         self._pipe = pipeline("token-classification", model=mdl, tokenizer=tok, aggregation_strategy="simple",
                               device=device)
 

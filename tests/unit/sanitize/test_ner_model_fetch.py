@@ -211,3 +211,21 @@ def test_tag_keeps_only_mapped_groups():
                                     {"entity_group": "KEY", "start": 4, "end": 9},
                                     {"entity_group": "AMBIGUOUS", "start": 10, "end": 12}]]
     assert backend.tag(["Ada sk-12 xx"]) == [[(0, 3, PERSON)]]
+
+
+def test_a_model_with_no_person_or_place_label_is_refused(tmp_path):
+    import torch
+    from transformers import BertConfig, BertForTokenClassification
+
+    from surrogate_dagster.operations.rehearsal_models import encoder_tokenizer
+
+    tok = encoder_tokenizer(["some text to learn from"] * 20, vocab_size=300)
+    labels = {0: "O", 1: "B-EMAIL", 2: "I-EMAIL"}
+    cfg = BertConfig(vocab_size=len(tok), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                     intermediate_size=32, max_position_embeddings=64, id2label=labels,
+                     label2id={v: k for k, v in labels.items()})
+    torch.manual_seed(0)
+    BertForTokenClassification(cfg).save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    with pytest.raises(ValueError, match="none of its labels"):
+        load_ner(f"hf:{tmp_path}")
