@@ -138,8 +138,9 @@ rehearse: setup
 validate: setup
 	$(BIN)/dagster definitions validate -w workspace.yaml
 
+# dagster dev on the profile's instance (DAGSTER_HOME, else phases.ops.dagster_home, else var/dagster_home)
 ui: setup
-	DAGSTER_HOME=$(CURDIR)/var/dagster_home $(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
+	$(BIN)/python -m surrogate_dagster.cli ui -h 127.0.0.1 -p 3000
 
 bench: setup
 	$(BIN)/python benchmarks/run_all.py
