@@ -128,3 +128,19 @@ def test_local_profile_reads_the_shipped_copies_in_place():
     assert bench and bench[0].path == host_paths.shipped_benchmarks()
     st = [s for s in plan_host_paths(prof) if s.entry.role == "benchmarks"]
     assert st[0].ok and "verified" in st[0].detail
+
+
+def test_make_run_prepares_the_folders_before_anything_else(monkeypatch, capsys):
+    from surrogate_dagster import cli
+
+    seen = []
+
+    def refuse(profile):
+        seen.append(profile.name)
+        raise HostPathError("cannot create /mnt/work: Permission denied; phases.curation.work_dir = '/mnt/work'")
+
+    monkeypatch.delenv("SURROGATE_PROFILE", raising=False)
+    monkeypatch.setattr(host_paths, "prepare_host_paths", refuse)
+    monkeypatch.setattr(cli, "ensure_instance_home", lambda *a, **k: None)
+    assert cli.run_all() == 2  # before the instance is opened or any run starts
+    assert seen == ["local"] and "phases.curation.work_dir" in capsys.readouterr().err
