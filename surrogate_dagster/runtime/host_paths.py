@@ -2,7 +2,8 @@
 
 A profile names where each phase works (``phases.<phase>.work_dir``), where the benchmark
 reference files are read (``phases.curation.benchmarks_dir``, ``phases.evals.benchmarks_dir``) and
-where the managed vLLM server logs (``phases.serving.vllm.log_dir``). On the one GPU host these are
+where the managed vLLM server logs (``phases.serving.vllm.log_dir``), and where the Dagster
+instance lives (``phases.ops.dagster_home``). On the one GPU host these are
 under ``/mnt``, which an unprivileged user cannot create: :func:`prepare_host_paths` makes every
 named folder (``mkdir -p``) and checks it is writable, and fails once, listing every folder it
 could not make with the profile field that names it and the command that fixes it. A benchmarks
@@ -88,6 +89,8 @@ def profile_paths(profile) -> list[HostPath]:
             found.append((f"phases.{phase}.work_dir", raw, "work"))
         if phase in ("curation", "evals") and (raw := _named(section, "benchmarks_dir")):
             found.append((f"phases.{phase}.benchmarks_dir", raw, "benchmarks"))
+    if raw := _named(dict(phases.get("ops") or {}), "dagster_home"):
+        found.append(("phases.ops.dagster_home", raw, "work"))
     serving = dict(phases.get("serving") or {})
     vllm = dict(serving.get("vllm") or {})
     if serving.get("backend") == "vllm_server" and not vllm.get("external_url") and (raw := _named(vllm, "log_dir")):

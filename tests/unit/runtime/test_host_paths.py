@@ -28,7 +28,8 @@ def _host_profile(tmp_path: Path, root: Path, bench: Path | None = None):
         "synth": {"work_dir": str(root / "work" / "synth")},
         "training": {"work_dir": str(root / "work" / "training")},
         "evals": {"work_dir": str(root / "work" / "evals"), "benchmarks_dir": str(bench)},
-        "serving": {"vllm": {"log_dir": str(root / "work" / "serving")}}}}
+        "serving": {"vllm": {"log_dir": str(root / "work" / "serving")}},
+        "ops": {"dagster_home": str(root / "work" / "dagster_home")}}}
     path = tmp_path / "host-test.yaml"
     path.write_text(yaml.safe_dump(doc))
     return load_profile(str(path))
@@ -36,7 +37,7 @@ def _host_profile(tmp_path: Path, root: Path, bench: Path | None = None):
 
 def test_production_names_every_folder_under_mnt_and_cluster_keeps_training_in_its_pod():
     prod = profile_paths(load_profile("production"))
-    assert {f for e in prod for f in e.fields} == FIELDS
+    assert FIELDS <= {f for e in prod for f in e.fields} <= FIELDS | {"phases.ops.dagster_home"}
     assert all(str(e.path).startswith("/mnt/") for e in prod)
     bench = [e for e in prod if e.role == "benchmarks"]
     assert len(bench) == 1 and set(bench[0].fields) == {"phases.curation.benchmarks_dir", "phases.evals.benchmarks_dir"}
@@ -49,6 +50,7 @@ def test_prepare_creates_fills_and_verifies(tmp_path):
     assert all(st.ok and "will be created" in st.detail for st in plan_host_paths(prof))
     assert not (tmp_path / "mnt").exists()  # the plan is read-only
     rep = prepare_host_paths(prof)
+    assert {f for e in profile_paths(prof) for f in e.fields} == FIELDS | {"phases.ops.dagster_home"}
     for e in profile_paths(prof):
         assert e.path.is_dir() and e.path in rep.created
     bench = tmp_path / "mnt" / "benchmarks"
