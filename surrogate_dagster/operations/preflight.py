@@ -548,6 +548,10 @@ def host_rows(profile: Profile, skip: bool = False) -> list[Row]:
 
     rows = [Row("host.path", str(st.entry.path), OK if st.ok else FAIL, f"{', '.join(st.entry.fields)}: {st.detail}")
             for st in plan_host_paths(profile)]
+    if (profile.phases.get("k8s") or {}).get("gpu_step"):
+        # the grading steps run in the images' pods, not here (docker/, tests/env/test_images.py)
+        rows.append(Row("host.graders", "-", SKIP, "grading steps run in the cluster's images (phases.k8s.gpu_step)"))
+        return rows
     missing, found = grader_tools(profile)
     rows.append(Row("host.graders", ", ".join(sorted(found)) or "-", FAIL if missing else OK,
                     ("missing: " + "; ".join(missing)) if missing else f"{len(found)} tools found"))

@@ -47,3 +47,8 @@ def test_preflight_host_rows_name_the_profile_fields(tmp_path, monkeypatch):
     assert {r.target for r in rows} >= {"/mnt/work", "/mnt/benchmarks", "/mnt/work/evals"}
     bench = next(r for r in rows if r.target == "/mnt/benchmarks")
     assert "phases.evals.benchmarks_dir" in bench.detail and "phases.curation.benchmarks_dir" in bench.detail
+
+
+def test_on_the_cluster_the_images_carry_the_graders():
+    rows = {r.check: r for r in preflight.host_rows(load_profile("cluster"))}
+    assert rows["host.graders"].status == preflight.SKIP and "phases.k8s.gpu_step" in rows["host.graders"].detail
