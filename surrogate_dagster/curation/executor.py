@@ -30,8 +30,12 @@ process over the survivors, on every kind but in_process (which runs everything 
 from __future__ import annotations
 
 import json
+import signal
+import threading
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -118,6 +122,27 @@ def apply_blocks(rows: Sequence[dict], blocks: Sequence[Block | Callable[[dict],
     return BlockRun(reasons, stats, kind, time.monotonic() - t0)
 
 
+@contextmanager
+def _default_signal_handlers() -> Iterator[None]:
+    """The default SIGTERM/SIGINT handlers while datatrove runs, the caller's back afterwards.
+
+    datatrove's local executor forks a pool and ends it with SIGTERM. A fork inherits the calling
+    process's handlers, and a Dagster step's turn SIGTERM into an exception: a worker raising it
+    inside the pool's queue lock left that lock held, and the next run in the process hung. Workers
+    forked meanwhile get the defaults (SIGTERM ends them, SIGINT is KeyboardInterrupt)."""
+    if threading.current_thread() is not threading.main_thread():  # handlers are the main thread's
+        yield
+        return
+    saved = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+
+
 def _datatrove_run(rows: Sequence[dict], blocks: Sequence[Block], cfg: dict[str, Any],
                    work_dir: str | Path) -> tuple[list[Reason], list[list[int]]]:
     """(reasons, positions each block dropped) of one run through a fresh run folder."""
@@ -146,7 +171,8 @@ def _datatrove_run(rows: Sequence[dict], blocks: Sequence[Block], cfg: dict[str,
             excl = JsonlWriter(f"{run_dir}/dropped/{j:02d}", adapter=_position_out, compression=None)
             steps.append(BlockFilter(b.decide, label=b.name, exclusion_writer=excl))
         steps.append(JsonlWriter(f"{run_dir}/kept", adapter=_position_out, compression=None))
-        make_executor(steps, cfg, f"{run_dir}/logs").run()
+        with _default_signal_handlers():
+            make_executor(steps, cfg, f"{run_dir}/logs").run()
         reasons: list[Reason] = [None] * len(rows)
         dropped_by: list[list[int]] = [[] for _ in blocks]
         seen = [False] * len(rows)

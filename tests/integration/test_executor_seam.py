@@ -109,3 +109,43 @@ def test_blocks_that_are_not_fork_safe_run_in_the_calling_process(tmp_path) -> N
     for settings in ({"kind": "pool", "workers": 2, "chunk_rows": 3}, {"kind": "local", "tasks": 2, "workers": 1}):
         run = apply_blocks(rows, chain, settings, tmp_path)
         assert run.reasons == expected and run.stats.as_metadata() == ref_stats.as_metadata()
+
+
+_UNDER_A_STEP = r"""
+import signal, sys
+sys.path.insert(0, {root!r})
+from tests.integration.test_executor_seam import BLOCKS, _rows
+from surrogate_dagster.curation.executor import apply_blocks
+
+
+class Interrupted(Exception):
+    pass
+
+
+def raising_handler(signum, frame):  # what an orchestrator's step installs: a signal becomes an exception
+    raise Interrupted(signum)
+
+
+signal.signal(signal.SIGTERM, raising_handler)
+signal.signal(signal.SIGINT, raising_handler)
+for k in range(3):  # one run per source, as the curation chain does
+    run = apply_blocks(_rows(12), BLOCKS, {{"kind": "local", "tasks": 2, "workers": 2}}, {work!r} + f"/{{k}}")
+    assert sum(r is None for r in run.reasons) == 6, run.reasons
+assert signal.getsignal(signal.SIGTERM) is raising_handler  # the step's own handlers are back
+print("three datatrove runs done")
+"""
+
+
+def test_datatrove_local_runs_complete_under_a_step_signal_handler(tmp_path) -> None:
+    """A Dagster step turns SIGTERM into an exception; datatrove's local executor terminates its forked
+    pool with SIGTERM. Workers that inherited the step's handler died holding the pool's queue lock
+    and the next source's run hung: the seam gives the workers the default handlers."""
+    import subprocess
+    import sys
+
+    root = str(Path(__file__).resolve().parents[2])
+    code = _UNDER_A_STEP.format(root=root, work=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=240, cwd=root)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-4000:]
+    assert "three datatrove runs done" in out.stdout
+    assert "Interrupted" not in out.stderr  # no worker raised the step's exception on its way out
