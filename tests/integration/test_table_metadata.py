@@ -75,3 +75,22 @@ def test_a_table_set_records_its_first_table(tmp_path):
     assert cols["score"].type == "float|int" and cols["tags"].type == "list"
     assert cols["note"].type == "null" and cols["note"].constraints.nullable
     assert not cols["id"].constraints.nullable
+
+
+def test_filtered_rows_show_drop_reasons_and_edu_scores_as_plots(tmp_path):
+    code_source = "rstar_coder"  # code rows: the edu scorer scores them (tool-call rows go unscored)
+    resources = {**make_resources(tmp_path, hub_copy(tmp_path)),
+                 "curation": CurationSettings(ner_model=None, edu_scorer="rubric", edu_threshold=2,
+                                              work_dir=str(tmp_path / "work"))}
+    assets = [source_rows, helper_rows, normalized_rows, sanitized_rows, filtered_rows]
+    res = materialize(assets, selection=[a.key for a in assets if a is not helper_rows], partition_key=code_source,
+                      resources=resources, instance=DagsterInstance.ephemeral())
+    meta = res.asset_materializations_for_node("filtered_rows")[0].metadata
+    edu = meta["edu_scores"].value
+    # the rows the edu scorer saw, as a number the Plots tab can trend; its scores as a histogram
+    assert meta["edu_rows_checked"].value == edu["rows_checked"] > 0 and edu["score_histogram"]
+    assert meta["edu_score_plot"].value.startswith(f"**Edu scores (rounded), rows per score: {code_source}**")
+    if meta["rows_dropped"].value:
+        assert meta["dropped_by_reason_plot"].value.startswith("**Rows dropped by the quality filters, by reason")
+    else:
+        assert "dropped_by_reason_plot" not in meta
