@@ -101,9 +101,9 @@ class _State:
 
 
 class _HttpError(Exception):
-    def __init__(self, status: int, message: str, code: str | None = None) -> None:
+    def __init__(self, status: int, message: str, code: str | None = None, **extra: Any) -> None:
         super().__init__(message)
-        self.status, self.message, self.code = status, message, code
+        self.status, self.message, self.code, self.extra = status, message, code, extra
 
 
 def _iso(ts: float) -> str:
@@ -218,9 +218,10 @@ class _Handler(BaseHTTPRequestHandler):
         headers = {"X-Error-Message": err.message}
         if err.code:
             headers["X-Error-Code"] = err.code
-        self._send(err.status, json.dumps({"error": err.message}).encode(), headers)
+        self._send(err.status, json.dumps({"error": err.message, **err.extra}).encode(), headers)
 
     def _body(self) -> bytes:
+        self.body_read = True
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
             out = bytearray()
             while True:
@@ -233,6 +234,7 @@ class _Handler(BaseHTTPRequestHandler):
         return self.rfile.read(int(self.headers.get("Content-Length") or 0))
 
     def _body_chunks(self):
+        self.body_read = True
         left = int(self.headers.get("Content-Length") or 0)
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
             yield self._body()
@@ -268,6 +270,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._dispatch()
 
     def _dispatch(self) -> None:
+        self.body_read = False
         try:
             user = self._user()
             url = urlsplit(self.path)
@@ -275,8 +278,8 @@ class _Handler(BaseHTTPRequestHandler):
             parts = [unquote(p) for p in url.path.split("/")[1:]]
             self._route(parts, user)
         except _HttpError as err:
-            if self.command in ("POST", "PUT"):
-                self._drain()
+            if self.command in ("POST", "PUT") and not self.body_read:
+                self._drain()  # the unread body would be taken for the next request on this connection
             self._error(err)
 
     def _drain(self) -> None:
@@ -503,7 +506,8 @@ class _Handler(BaseHTTPRequestHandler):
         private = bool(data.get("private")) or data.get("visibility") in ("private", "protected")
         url = f"{self._endpoint()}/{_PREFIX[repo_type]}{repo_id}"
         if not self.store.create(repo_type, repo_id, private):
-            raise _HttpError(409, "You already created this repo")
+            # The Hub names the existing repo: create_repo(exist_ok=True) returns that url.
+            raise _HttpError(409, "You already created this repo", url=url)
         self._json(200, {"url": url, "name": repo_id, "id": repo_id})
 
     def _endpoint(self) -> str:
