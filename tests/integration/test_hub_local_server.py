@@ -309,3 +309,33 @@ def test_the_models_folder_is_read_only_and_commits_need_an_existing_repo(env):
         api.create_commit(MODEL, [CommitOperationAdd("a.txt", b"1")], commit_message="x")
     assert models.value.response.status_code == 403
     assert env["server"].sha(MODEL, "model") == MODEL_SHA
+
+
+def test_online_hub_push_files_lands_a_private_versioned_repo(env, tmp_path, monkeypatch):
+    from surrogate_dagster.hub.client import OnlineHub
+
+    server = env["server"]
+    monkeypatch.setenv("SURROGATE_TEST_LOCALHUB_TOKEN", ALICE)
+    hub = OnlineHub("axentx", "SURROGATE_TEST_LOCALHUB_TOKEN", endpoint_url=env["url"])
+    weights = tmp_path / "adapter_model.safetensors"
+    weights.write_bytes(b"\0" * 4096)
+    uri = hub.push_files("model", "pushed-by-online-hub", {"README.md": b"# card\n", "adapter_model.safetensors": weights},
+                         "first push")
+    sha = server.sha("axentx/pushed-by-online-hub", "model")
+    assert uri == f"hf://models/axentx/pushed-by-online-hub@{sha}"
+    again = hub.push_files("model", "pushed-by-online-hub", {"README.md": b"# card v2\n"}, "second push")
+    assert again != uri and again.endswith(server.sha("axentx/pushed-by-online-hub", "model"))
+    api = env["api"]
+    assert api.model_info("axentx/pushed-by-online-hub").private is True
+    assert {s.rfilename for s in api.model_info("axentx/pushed-by-online-hub", revision=sha).siblings} == {
+        ".gitattributes", "README.md", "adapter_model.safetensors"}
+
+
+def test_command_line_help_names_the_roots():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "surrogate_dagster.hub.local_server", "--help"], capture_output=True,
+                         text=True, timeout=60, cwd=REPO_ROOT)
+    assert out.returncode == 0
+    assert "--mirror" in out.stdout and "--models-dir" in out.stdout and "--push-dir" in out.stdout
