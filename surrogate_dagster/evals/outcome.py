@@ -34,7 +34,7 @@ def _score(summary: dict | None) -> str:
     if summary is None:
         return "-"
     if summary.get("status") != "ok" or summary.get("score") is None:
-        return f"n/a ({summary.get('reason') or summary.get('status')})"
+        return "n/a"  # why: under the table (a long reason would widen every row)
     return f"{summary['score']:.2f}"
 
 
@@ -57,7 +57,9 @@ def scoreboard_rows(release_checkpoint: str, benches: Sequence[tuple[str, str]],
         rows.append({"benchmark": b, "tier": tier, "score": (s or {}).get("score") if (s or {}).get("status") == "ok"
                      else None, "score_text": _score(s), "target": target, "verdict": verdict,
                      "variant": (s or {}).get("variant") or "-",
-                     "not_passed": [(g.name, g.description) for g in failed + pending]})
+                     "not_passed": [(g.name, g.description) for g in failed + pending],
+                     "not_evaluated": (s or {}).get("reason") or (s or {}).get("status")
+                     if s is not None and s.get("status") != "ok" else None})
     return rows
 
 
@@ -66,12 +68,14 @@ def _esc(text: Any) -> str:
 
 
 def scoreboard_markdown(rows: list[dict[str, Any]]) -> str:
+    """The table ("-": no report yet, "n/a": ran but not evaluated), then why each n/a was not evaluated."""
     lines = ["| benchmark | tier | score | target | verdict | variant |", "|---|---|---:|---:|---|---|"]
     for r in rows:
         target = "-" if r["target"] is None else f">= {r['target']:g}"
         lines.append(f"| {r['benchmark']} | {r['tier']} | {_esc(r['score_text'])} | {target} | **{r['verdict']}** "
                      f"| {_esc(r['variant'])} |")
-    return "\n".join(lines)
+    notes = [f"- **{r['benchmark']}** not evaluated: {r['not_evaluated']}" for r in rows if r.get("not_evaluated")]
+    return "\n".join(lines + ([""] + notes if notes else []))
 
 
 def verdict_line(promoted: bool, gates: list[Gate]) -> str:

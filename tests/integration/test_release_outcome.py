@@ -70,7 +70,8 @@ def test_promoted_release_writes_outcome_and_index_to_the_store_and_the_repo(env
     assert "| humaneval_plus | tier1 | 95.00 | >= 84 | **pass** | humaneval_plus test variant |" in outcome
     assert "| bfcl | tier1 | 95.00 | >= 80 | **pass** | bfcl test variant |" in outcome  # the variant's own target
     assert "| ruler_128k | tier1 | 95.00 | - | **no target** |" in outcome
-    assert "| gaia_level1 | tier2 | n/a (no HF token) | - | **no target** |" in outcome
+    assert "| gaia_level1 | tier2 | n/a | - | **no target** |" in outcome
+    assert "- **gaia_level1** not evaluated: no HF token" in outcome
     assert outcome.count("| tier1 |") == len(TIER1) and outcome.count("| tier2 |") == len(TIER2)
     # lineage: sources with their pins, mixtures, stages; and the costs of the ledger
     src = load_sources().sources[0]
