@@ -109,9 +109,10 @@ def gate_metadata(gate: Gate, bench: str) -> dict:
 
 
 def gate_result(check_name: str, gate: Gate, error: bool, bench: str) -> AssetCheckResult:
-    """A gate as a check result; ``error`` picks ERROR (gating) or WARN (informative)."""
+    """A gate as a check result; ``error`` picks ERROR (gating) or WARN (informative). A pending gate
+    (the report it compares with is not computed yet) is never an ERROR: it did not fail."""
     return AssetCheckResult(check_name=check_name, passed=gate.passed,
-                            severity=AssetCheckSeverity.ERROR if error else AssetCheckSeverity.WARN,
+                            severity=AssetCheckSeverity.ERROR if error and not gate.pending else AssetCheckSeverity.WARN,
                             description=gate.description[:1000], metadata=gate_metadata(gate, bench))
 
 

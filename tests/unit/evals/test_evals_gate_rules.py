@@ -66,3 +66,18 @@ def test_a_report_not_computed_yet_is_pending_not_failed():
     assert tally_line(gates) == "1 failed, 4 pending (not run yet), 1 passed of 6 gates"
     assert tally_line(gates[-2:]) == "1 failed, 1 passed of 2 gates"
     assert decide(pending)[0] is False  # nothing is promoted on a report that was never computed
+
+
+def test_a_pending_gate_is_never_an_error_check():
+    from dagster import AssetCheckSeverity
+
+    from surrogate_dagster.evals.checks import gate_result
+
+    waiting = regression_gate("r", S(50.0), None, tolerance=0.05, mode="relative", previous_checkpoint="s1")
+    res = gate_result("no_regression", waiting, error=True, bench="bfcl")
+    assert not res.passed and res.severity == AssetCheckSeverity.WARN
+    failed = gate_result("no_regression", regression_gate("r", S(10.0), S(50.0), tolerance=0.05, mode="relative",
+                                                          previous_checkpoint="s1"), error=True, bench="bfcl")
+    assert failed.severity == AssetCheckSeverity.ERROR
+    # numbers per benchmark, text as is
+    assert failed.metadata["bfcl/previous_score"].value == 50.0 and failed.metadata["mode"].text == "relative"
