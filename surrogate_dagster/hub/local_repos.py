@@ -31,6 +31,7 @@ import shutil
 import threading
 import time
 from collections.abc import Iterable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -184,8 +185,12 @@ class Repo:
 class RepoStore:
     """Finds repos in the three roots, resolves revisions, creates repos and records commits."""
 
-    def __init__(self, mirror_dir: Path | None, models_dir: Path | None, push_dir: Path | None) -> None:
+    def __init__(self, mirror_dir: Path | None, models_dir: Path | None, push_dir: Path | None,
+                 mirror_pins: bool = False) -> None:
         self.mirror_dir, self.models_dir, self.push_dir = mirror_dir, models_dir, push_dir
+        # mirror_pins: the mirror's ``main`` is its revision.txt, i.e. this server holds the commits
+        # the catalog pins (the rehearsal runs the catalog as it is); default: a sha1 of the files.
+        self.mirror_pins = mirror_pins
         self.lock = threading.RLock()  # commits, and reads of a push repo's tree while one runs
 
     # -- lookup --------------------------------------------------------------------------------
@@ -207,12 +212,17 @@ class RepoStore:
                 return self._repo(repo_type, repo_id, kind, root)
         return None
 
+    def _guard(self, kind: str):
+        """The lock a read of this root needs: only the push root changes while it is served (hashing
+        a large read-only file must not stall every other request)."""
+        return self.lock if kind == "push" else nullcontext()
+
     def _repo(self, repo_type: str, repo_id: str, kind: str, root: Path) -> Repo:
-        with self.lock:
+        with self._guard(kind):
             older = sorted(p.name[1:] for p in root.iterdir() if p.is_dir() and _SHA.fullmatch(p.name[1:])
                            and p.name.startswith("@"))
             rev_file = root / "revision.txt"
-            if kind == "mirror" or not rev_file.is_file():
+            if (kind == "mirror" and not self.mirror_pins) or not rev_file.is_file():
                 main = tree_sha(self._files(kind, root))
             else:
                 main = rev_file.read_text().strip()
@@ -254,7 +264,7 @@ class RepoStore:
             folder, sha = repo.root / f"@{rev}", rev
         else:
             return None
-        with self.lock:
+        with self._guard(repo.kind):
             files = self._files(repo.kind, folder)
             date = (folder / "revision.txt").stat().st_mtime if (folder / "revision.txt").is_file() \
                 else folder.stat().st_mtime

@@ -2,7 +2,8 @@
 ``transformers`` use, so a rehearsal points ``HF_ENDPOINT`` at it and changes nothing else.
 
 It serves the repos of ``local_repos.RepoStore``: the dataset mirror (``fixtures/hub``), a folder of
-models, and a push root written through the API. Routes, with the Hub's headers and error codes (as
+models, and a push root written through the API. This module routes requests and answers the reads;
+``local_writes.py`` holds the write routes, ``local_api.py`` the accounts and the JSON shapes. Routes, with the Hub's headers and error codes (as
 ``huggingface_hub.utils.hf_raise_for_status`` maps them to ``RepositoryNotFoundError``,
 ``RevisionNotFoundError``, ``GatedRepoError``, ``RemoteEntryNotFoundError``):
 
@@ -42,52 +43,24 @@ Run it by hand: ``python -m surrogate_dagster.hub.local_server --port 8766`` (th
 from __future__ import annotations
 
 import argparse
-import base64
 import hashlib
 import json
 import logging
-import re
 import threading
-import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-import yaml
-
 from ..paths import resolve_repo_path
-from .local_repos import Blob, Repo, RepoStore, Revision, is_lfs
+from .local_api import (INVALID_CREDENTIALS, URL_PREFIX, HttpError, HubUser, card_data, file_entry, folder_entry,
+                        iso_time, last_commit, parse_range, tree_entries)
+from .local_repos import Repo, RepoStore, Revision
+from .local_writes import WriteRoutes
 
-INVALID_CREDENTIALS = "Invalid credentials in Authorization header"
 log = logging.getLogger(__name__)
 _TYPES = {"models": "model", "datasets": "dataset"}
-_PREFIX = {"model": "", "dataset": "datasets/"}
-_WRITE_ROLES = {"admin", "write", "contributor"}
-
-
-@dataclass
-class HubUser:
-    """A Hub account behind one access token.
-
-    ``orgs`` maps an organization to the user's role there (``admin``, ``write``, ``contributor``,
-    ``read``); ``token_role`` is the token's own role (``write``, ``read``); ``accepted`` holds the
-    gated repo ids whose terms this user accepted.
-    """
-
-    name: str
-    token: str
-    is_pro: bool = False
-    orgs: dict[str, str] = field(default_factory=dict)
-    token_role: str = "write"
-    accepted: set[str] = field(default_factory=set)
-
-    def can_read(self, namespace: str) -> bool:
-        return namespace == self.name or namespace in self.orgs
-
-    def can_write(self, namespace: str) -> bool:
-        return self.token_role == "write" and (namespace == self.name or self.orgs.get(namespace) in _WRITE_ROLES)
 
 
 @dataclass
@@ -100,85 +73,7 @@ class _State:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-class _HttpError(Exception):
-    def __init__(self, status: int, message: str, code: str | None = None, **extra: Any) -> None:
-        super().__init__(message)
-        self.status, self.message, self.code, self.extra = status, message, code, extra
-
-
-def _iso(ts: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(ts))
-
-
-def _card_data(rev: Revision) -> dict | None:
-    blob = rev.files.get("README.md")
-    if blob is None:
-        return None
-    text = b"".join(blob.read()).decode("utf-8", errors="replace")
-    if not text.startswith("---"):
-        return None
-    head = text[3:].split("\n---", 1)[0]
-    try:
-        data = yaml.safe_load(head)
-    except yaml.YAMLError:
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _file_entry(rel: str, blob: Blob) -> dict[str, Any]:
-    entry: dict[str, Any] = {"type": "file", "oid": blob.oid, "size": blob.size, "path": rel}
-    if blob.lfs:
-        entry["lfs"] = {"oid": blob.sha256, "size": blob.size, "pointerSize": len(blob.pointer)}
-    return entry
-
-
-def _folder_entry(rel: str, files: dict[str, Blob]) -> dict[str, Any]:
-    digest = hashlib.sha1(usedforsecurity=False)
-    for p in sorted(f for f in files if f.startswith(rel + "/")):
-        digest.update(p.encode() + files[p].oid.encode())
-    return {"type": "directory", "oid": digest.hexdigest(), "size": 0, "path": rel}
-
-
-def _last_commit(rev: Revision) -> dict[str, str]:
-    return {"id": rev.sha, "title": "local commit", "date": _iso(rev.date)}
-
-
-def _tree(rev: Revision, path: str, recursive: bool) -> list[dict[str, Any]] | None:
-    """The entries under ``path`` (one level, or all with ``recursive``); None if it is no folder."""
-    prefix = f"{path}/" if path else ""
-    folders: set[str] = set()
-    out: list[dict[str, Any]] = []
-    for rel in sorted(rev.files):
-        if not rel.startswith(prefix):
-            continue
-        parts = rel[len(prefix):].split("/")
-        for i in range(1, len(parts)):
-            folder = prefix + "/".join(parts[:i])
-            if (recursive or i == 1) and folder not in folders:
-                folders.add(folder)
-                out.append(_folder_entry(folder, rev.files))
-        if recursive or len(parts) == 1:
-            out.append(_file_entry(rel, rev.files[rel]))
-    if path and not out:
-        return None
-    # The Hub lists folders before files at each level.
-    return sorted(out, key=lambda e: (e["path"].count("/"), e["type"] != "directory", e["path"]))
-
-
-def _parse_range(header: str, size: int) -> tuple[int, int] | None:
-    """[start, end) of a single ``bytes=`` range, or None when it cannot be satisfied."""
-    m = re.fullmatch(r"bytes=(\d*)-(\d*)", header.strip())
-    if not m or (not m.group(1) and not m.group(2)):
-        return None
-    if not m.group(1):
-        n = int(m.group(2))
-        return (max(size - n, 0), size) if n else None
-    start = int(m.group(1))
-    end = min(int(m.group(2)) + 1, size) if m.group(2) else size
-    return (start, end) if start < size and start < end else None
-
-
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(WriteRoutes, BaseHTTPRequestHandler):
     server_version = "surrogate-local-hub/2"
     protocol_version = "HTTP/1.1"
 
@@ -214,7 +109,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _json(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
         self._send(status, json.dumps(data).encode(), headers)
 
-    def _error(self, err: _HttpError) -> None:
+    def _error(self, err: HttpError) -> None:
         headers = {"X-Error-Message": err.message}
         if err.code:
             headers["X-Error-Code"] = err.code
@@ -254,7 +149,7 @@ class _Handler(BaseHTTPRequestHandler):
         scheme, _, token = auth.partition(" ")
         user = self.state.users.get(token.strip()) if scheme.lower() == "bearer" else None
         if user is None:
-            raise _HttpError(401, INVALID_CREDENTIALS)
+            raise HttpError(401, INVALID_CREDENTIALS)
         return user
 
     def do_GET(self) -> None:  # noqa: N802 - stdlib naming
@@ -277,7 +172,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.query = {k: v for k, v in parse_qs(url.query).items()}
             parts = [unquote(p) for p in url.path.split("/")[1:]]
             self._route(parts, user)
-        except _HttpError as err:
+        except HttpError as err:
             if self.command in ("POST", "PUT") and not self.body_read:
                 self._drain()  # the unread body would be taken for the next request on this connection
             self._error(err)
@@ -309,37 +204,37 @@ class _Handler(BaseHTTPRequestHandler):
             return self._resolve(repo_type, f"{rest[0]}/{rest[1]}", rest[3], "/".join(rest[4:]), user)
         if len(rest) == 6 and rest[1].endswith(".git") and rest[2:] == ["info", "lfs", "objects", "batch"]:
             return self._lfs_batch(repo_type, f"{rest[0]}/{rest[1][:-4]}", user)
-        raise _HttpError(404, f"no route for {method} {urlsplit(self.path).path}")
+        raise HttpError(404, f"no route for {method} {urlsplit(self.path).path}")
 
     # -- repos and revisions -------------------------------------------------------------------
     def _repo(self, repo_type: str, repo_id: str, user: HubUser | None) -> Repo:
         repo = self.store.get(repo_type, repo_id)
         if repo is None or (repo.private and (user is None or not user.can_read(repo_id.split("/")[0]))):
-            raise _HttpError(404, "Repository not found", "RepoNotFound")
+            raise HttpError(404, "Repository not found", "RepoNotFound")
         return repo
 
     def _revision(self, repo: Repo, rev: str) -> Revision:
         found = self.store.resolve(repo, rev)
         if found is None:
-            raise _HttpError(404, f"Invalid rev id: {rev}", "RevisionNotFound")
+            raise HttpError(404, f"Invalid rev id: {rev}", "RevisionNotFound")
         return found
 
     def _check_gated(self, repo: Repo, user: HubUser | None) -> None:
         if repo.repo_id not in self.state.gated or (user is not None and repo.repo_id in user.accepted):
             return
         kind = "dataset" if repo.repo_type == "dataset" else "model"
-        url = f"https://huggingface.co/{_PREFIX[repo.repo_type]}{repo.repo_id}"
+        url = f"https://huggingface.co/{URL_PREFIX[repo.repo_type]}{repo.repo_id}"
         if user is None:
-            raise _HttpError(401, f"Access to {kind} {repo.repo_id} is restricted. You must have access to it and "
+            raise HttpError(401, f"Access to {kind} {repo.repo_id} is restricted. You must have access to it and "
                                   "be authenticated to access it. Please log in.", "GatedRepo")
-        raise _HttpError(403, f"Access to {kind} {repo.repo_id} is restricted and you are not in the authorized "
+        raise HttpError(403, f"Access to {kind} {repo.repo_id} is restricted and you are not in the authorized "
                               f"list. Visit {url} to ask for access.", "GatedRepo")
 
     def _check_write(self, repo_type: str, repo_id: str, user: HubUser | None) -> None:
         if user is None:
-            raise _HttpError(401, INVALID_CREDENTIALS)
+            raise HttpError(401, INVALID_CREDENTIALS)
         if not user.can_write(repo_id.split("/")[0]):
-            raise _HttpError(403, f"You don't have the rights to write to {repo_type} {repo_id}")
+            raise HttpError(403, f"You don't have the rights to write to {repo_type} {repo_id}")
 
     def _api_repo(self, method: str, repo_type: str, repo_id: str, tail: list[str], user: HubUser | None) -> None:
         repo = self._repo(repo_type, repo_id, user)
@@ -364,7 +259,7 @@ class _Handler(BaseHTTPRequestHandler):
             if tail[0] == "commit":
                 self._check_write(repo_type, repo_id, user)
                 return self._commit(repo, "/".join(tail[1:]))
-        raise _HttpError(404, f"no route for {method} {urlsplit(self.path).path}")
+        raise HttpError(404, f"no route for {method} {urlsplit(self.path).path}")
 
     def _flag(self, name: str) -> bool:
         return (self.query.get(name) or ["false"])[-1].lower() in ("1", "true")
@@ -383,9 +278,9 @@ class _Handler(BaseHTTPRequestHandler):
         org = repo.repo_id.split("/")[0]
         info: dict[str, Any] = {
             "_id": rev.sha[:24], "id": repo.repo_id, "author": org, "sha": rev.sha,
-            "lastModified": _iso(rev.date), "createdAt": _iso(rev.date), "private": repo.private,
+            "lastModified": iso_time(rev.date), "createdAt": iso_time(rev.date), "private": repo.private,
             "gated": self.state.gated.get(repo.repo_id, False), "disabled": False, "downloads": 0, "likes": 0,
-            "tags": [], "siblings": siblings, "cardData": _card_data(rev),
+            "tags": [], "siblings": siblings, "cardData": card_data(rev),
         }
         if repo.repo_type == "model":
             info.update(modelId=repo.repo_id, library_name="transformers")
@@ -395,14 +290,14 @@ class _Handler(BaseHTTPRequestHandler):
         self._json(200, info)
 
     def _list_tree(self, rev: Revision, path: str) -> None:
-        entries = _tree(rev, path, self._flag("recursive"))
+        entries = tree_entries(rev, path, self._flag("recursive"))
         if entries is None:
             if path in rev.files:
-                raise _HttpError(400, f"{path} is a file, not a folder")
-            raise _HttpError(404, f"Entry not found: {path}", "EntryNotFound")
+                raise HttpError(400, f"{path} is a file, not a folder")
+            raise HttpError(404, f"Entry not found: {path}", "EntryNotFound")
         if self._flag("expand"):
             for e in entries:
-                e["lastCommit"] = _last_commit(rev)
+                e["lastCommit"] = last_commit(rev)
         self._json(200, entries)
 
     def _form(self) -> dict[str, list[str]]:
@@ -420,13 +315,13 @@ class _Handler(BaseHTTPRequestHandler):
         for path in form.get("paths", []):
             path = path.strip("/")
             if path in rev.files:
-                entry = _file_entry(path, rev.files[path])
+                entry = file_entry(path, rev.files[path])
             elif any(f.startswith(path + "/") for f in rev.files):
-                entry = _folder_entry(path, rev.files)
+                entry = folder_entry(path, rev.files)
             else:
                 continue
             if expand:
-                entry["lastCommit"] = _last_commit(rev)
+                entry["lastCommit"] = last_commit(rev)
             out.append(entry)
         self._json(200, out)
 
@@ -436,13 +331,13 @@ class _Handler(BaseHTTPRequestHandler):
         revision = self._revision(repo, rev)
         blob = revision.files.get(path)
         if blob is None:
-            raise _HttpError(404, "Entry not found", "EntryNotFound")
+            raise HttpError(404, "Entry not found", "EntryNotFound")
         headers = {"ETag": f'"{blob.etag}"', "X-Repo-Commit": revision.sha, "Accept-Ranges": "bytes"}
         if blob.lfs:
             headers.update({"X-Linked-Etag": f'"{blob.sha256}"', "X-Linked-Size": str(blob.size)})
         start, end, status = 0, blob.size, 200
         if self.headers.get("Range") and self.command == "GET":
-            span = _parse_range(self.headers["Range"], blob.size)
+            span = parse_range(self.headers["Range"], blob.size)
             if span is None:
                 self.send_response(416)
                 self.send_header("Content-Range", f"bytes */{blob.size}")
@@ -468,7 +363,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _whoami(self, user: HubUser | None) -> None:
         if user is None:
-            raise _HttpError(401, INVALID_CREDENTIALS)
+            raise HttpError(401, INVALID_CREDENTIALS)
         orgs = [{"type": "org", "name": org, "fullname": org, "roleInOrg": role,
                  **({"plan": self.state.org_plans[org]} if org in self.state.org_plans else {})}
                 for org, role in sorted(user.orgs.items())]
@@ -477,137 +372,6 @@ class _Handler(BaseHTTPRequestHandler):
                          "isPro": user.is_pro, "orgs": orgs,
                          "auth": {"type": "access_token",
                                   "accessToken": {"displayName": "local", "role": user.token_role}}})
-
-    def _validate_yaml(self) -> None:
-        """A README's front matter must be a YAML mapping (what upload_folder checks before a push)."""
-        text = str(json.loads(self._body() or b"{}").get("content", ""))
-        head = text[3:].split("\n---", 1)[0] if text.startswith("---") else ""
-        try:
-            data = yaml.safe_load(head) if head.strip() else {}
-        except yaml.YAMLError as e:
-            return self._json(400, {"errors": [{"message": f"invalid YAML: {e}"}], "warnings": []})
-        if not isinstance(data, dict):
-            return self._json(400, {"errors": [{"message": "the metadata must be a YAML mapping"}], "warnings": []})
-        self._json(200, {"errors": [], "warnings": []})
-
-    # -- writes --------------------------------------------------------------------------------
-    def _create_repo(self, user: HubUser | None) -> None:
-        data = json.loads(self._body() or b"{}")
-        repo_type = data.get("type") or "model"
-        if user is None:
-            raise _HttpError(401, INVALID_CREDENTIALS)
-        namespace = data.get("organization") or user.name
-        repo_id = f"{namespace}/{data.get('name', '')}"
-        if repo_type not in _PREFIX or not re.fullmatch(r"[\w.-]+/[\w.-]+", repo_id) or ".." in repo_id:
-            raise _HttpError(400, f"Invalid repo name or type: {repo_type} {repo_id}")
-        self._check_write(repo_type, repo_id, user)
-        if self.store.push_dir is None:
-            raise _HttpError(403, "This local Hub has no push root: it is read-only")
-        private = bool(data.get("private")) or data.get("visibility") in ("private", "protected")
-        url = f"{self._endpoint()}/{_PREFIX[repo_type]}{repo_id}"
-        if not self.store.create(repo_type, repo_id, private):
-            # The Hub names the existing repo: create_repo(exist_ok=True) returns that url.
-            raise _HttpError(409, "You already created this repo", url=url)
-        self._json(200, {"url": url, "name": repo_id, "id": repo_id})
-
-    def _endpoint(self) -> str:
-        host, port = self.server.server_address[:2]  # type: ignore[misc]
-        return f"http://{host}:{port}"
-
-    def _writable(self, repo: Repo) -> None:
-        if not repo.writable:
-            raise _HttpError(403, f"{repo.repo_id} is served read-only from the local mirror")
-
-    def _preupload(self, repo: Repo, rev: str) -> None:
-        self._writable(repo)
-        revision = self._revision(repo, rev)
-        data = json.loads(self._body() or b"{}")
-        files = []
-        for f in data.get("files", []):
-            path, size = f["path"], int(f.get("size", 0))
-            existing = revision.files.get(path)
-            files.append({"path": path, "uploadMode": "lfs" if is_lfs(path, size) else "regular",
-                          "shouldIgnore": False, "oid": existing.git_oid if existing else None})
-        self._json(200, {"files": files, "commitOid": revision.sha})
-
-    def _lfs_batch(self, repo_type: str, repo_id: str, user: HubUser | None) -> None:
-        repo = self._repo(repo_type, repo_id, user)
-        data = json.loads(self._body() or b"{}")
-        if data.get("operation") != "upload":
-            raise _HttpError(400, "only LFS uploads are served here; download files with resolve")
-        self._check_write(repo_type, repo_id, user)
-        self._writable(repo)
-        objects = []
-        for obj in data.get("objects", []):
-            oid, size = str(obj.get("oid", "")), int(obj.get("size", 0))
-            if not re.fullmatch(r"[0-9a-f]{64}", oid):
-                objects.append({"oid": oid, "size": size, "error": {"code": 422, "message": "invalid oid"}})
-                continue
-            entry: dict[str, Any] = {"oid": oid, "size": size, "authenticated": True}
-            if not self.store.has_lfs_object(oid, size):
-                base = f"{self._endpoint()}/lfs-{{}}/{repo_type}s/{repo_id}/{oid}"
-                entry["actions"] = {"upload": {"href": base.format("upload")},
-                                    "verify": {"href": base.format("verify")}}
-            objects.append(entry)
-        self._send(200, json.dumps({"transfer": "basic", "objects": objects, "hash_algo": "sha256"}).encode(),
-                   content_type="application/vnd.git-lfs+json")
-
-    def _lfs_upload(self, oid: str, verify: bool) -> None:
-        # Upload URLs carry no credentials (the Hub's are pre-signed): the oid is the capability,
-        # and a body whose sha256 is not the oid is refused.
-        if self.store.push_dir is None or not re.fullmatch(r"[0-9a-f]{64}", oid):
-            raise _HttpError(404, "unknown LFS object")
-        if verify:
-            body = json.loads(self._body() or b"{}")
-            if not self.store.has_lfs_object(oid, int(body.get("size", -1))):
-                raise _HttpError(404, f"LFS object {oid} was not uploaded")
-            return self._json(200, {"success": True})
-        if not self.store.store_lfs_object(oid, self._body_chunks()):
-            raise _HttpError(400, "the uploaded content does not match its sha256 oid")
-        self._send(200, b"", content_type="text/plain")
-
-    def _commit(self, repo: Repo, rev: str) -> None:
-        self._writable(repo)
-        if rev not in ("main", "refs/heads/main"):
-            raise _HttpError(400, f"commits go to main here, not {rev}", "RevisionNotFound")
-        adds: dict[str, bytes | Path] = {}
-        deletes: list[str] = []
-        folders: list[str] = []
-        summary = ""
-        parent = None
-        for line in self._body().splitlines():
-            if not line.strip():
-                continue
-            item = json.loads(line)
-            key, value = item.get("key"), item.get("value") or {}
-            if key == "header":
-                summary, parent = value.get("summary", ""), value.get("parentCommit")
-            elif key == "file":
-                content = value.get("content", "")
-                adds[value["path"]] = base64.b64decode(content) if value.get("encoding") == "base64" \
-                    else content.encode()
-            elif key == "lfsFile":
-                oid = value.get("oid", "")
-                if not re.fullmatch(r"[0-9a-f]{64}", oid) or not self.store.lfs_object(oid).is_file():
-                    raise _HttpError(422, f"LFS file {value.get('path')} was never uploaded (oid {oid})")
-                adds[value["path"]] = self.store.lfs_object(oid)
-            elif key == "deletedFile":
-                deletes.append(value["path"])
-            elif key == "deletedFolder":
-                folders.append(value["path"])
-            else:
-                raise _HttpError(400, f"unknown commit operation {key!r}")
-        for path in [*adds, *deletes, *folders]:
-            if path.startswith("/") or ".." in path.split("/") or path.split("/")[0] in ("revision.txt", "private") \
-                    or path.startswith("@"):
-                raise _HttpError(400, f"invalid path in repo: {path}")
-        if parent is not None and parent != repo.main:
-            raise _HttpError(412, "A commit has happened since. Please refresh and try again.")
-        sha = self.store.commit(repo, adds, deletes, folders, summary)
-        url = f"{self._endpoint()}/{_PREFIX[repo.repo_type]}{repo.repo_id}"
-        self._json(200, {"success": True, "commitOid": sha, "commitUrl": f"{url}/commit/{sha}",
-                         "hookOutput": ""})
-
 
 class HubServer:
     """The local Hub server; use as a context manager or call start()/stop().

@@ -14,7 +14,7 @@ import yaml
 from surrogate_dagster.hub.client import _split_lines, jsonl_rows
 from surrogate_dagster.hub.local_repos import (LFS_THRESHOLD, RepoStore, bytes_blob, dataset_card, is_lfs,
                                                tree_sha)
-from surrogate_dagster.hub.local_server import _parse_range, _tree
+from surrogate_dagster.hub.local_api import parse_range, tree_entries
 
 
 def _write(root: Path, files: dict[str, str | bytes]) -> None:
@@ -118,14 +118,14 @@ def test_lfs_objects_are_kept_only_when_their_sha256_matches(store):
 
 def test_tree_lists_one_level_or_everything(store):
     rev = store.resolve(store.get("dataset", "org/ds"), "main")
-    top = [(e["type"], e["path"]) for e in _tree(rev, "", recursive=False)]
+    top = [(e["type"], e["path"]) for e in tree_entries(rev, "", recursive=False)]
     assert top[:2] == [("directory", "default"), ("directory", "other")]
     assert ("file", "README.md") in top and ("file", "default/train.jsonl") not in top
-    deep = {e["path"] for e in _tree(rev, "", recursive=True)}
+    deep = {e["path"] for e in tree_entries(rev, "", recursive=True)}
     assert {"default", "default/train.jsonl", "other/test.jsonl"} <= deep
-    assert [e["path"] for e in _tree(rev, "other", recursive=False)] == ["other/test.jsonl"]
-    assert _tree(rev, "missing", recursive=True) is None
-    entry = next(e for e in _tree(rev, "default", recursive=False) if e["path"] == "default/train.jsonl")
+    assert [e["path"] for e in tree_entries(rev, "other", recursive=False)] == ["other/test.jsonl"]
+    assert tree_entries(rev, "missing", recursive=True) is None
+    entry = next(e for e in tree_entries(rev, "default", recursive=False) if e["path"] == "default/train.jsonl")
     assert entry["lfs"]["oid"] == hashlib.sha256(b'{"x": 1}\n').hexdigest() and entry["size"] == 9
 
 
@@ -133,7 +133,7 @@ def test_tree_lists_one_level_or_everything(store):
                                          ("bytes=90-500", (90, 100)), ("bytes=100-", None), ("bytes=-0", None),
                                          ("bytes=-", None), ("lines=1-2", None), ("bytes=9-3", None)])
 def test_byte_ranges(header, want):
-    assert _parse_range(header, 100) == want
+    assert parse_range(header, 100) == want
 
 
 def test_jsonl_rows_quarantine_bad_lines_and_keep_the_rest():
