@@ -19,7 +19,7 @@ the store:
   (their loaders return no rows) and ``curated_orchestrator_traces`` /
   ``curated_exec_graded_pairs`` are materialized on them, so those mixtures hold the sources' rows;
 - every training stage's trainer run spec (the rendered axolotl config, inputs, references,
-  config hash, fingerprint) for the ``local`` and ``production`` profiles, resolved by
+  config hash, fingerprint) for the ``local``, ``production`` and ``cluster`` profiles, resolved by
   ``training.refs.resolve_stage`` against the mixtures above and stand-in pointers for the tiny
   base model and the previous stages' checkpoints (no model is built or trained);
 - the object-store keys written, except the name parts that carry a code or MinHash-geometry
@@ -60,7 +60,7 @@ BASELINE = Path(__file__).with_name("outputs_baseline.json")
 # sanitizes many planted secrets.
 CANARIES = {"per_kind": 4, "rate": 0.5, "salt": "outputs-unchanged"}
 STEPS = ("sanitized", "filtered", "curated")
-PROFILES = ("local", "production")
+PROFILES = ("local", "production", "cluster")
 # Object-store key parts that name a code version or the MinHash geometry, which the recorded
 # outputs do not depend on: replaced by <version> in the recorded key list.
 VOLATILE_KEYS = [
