@@ -250,6 +250,8 @@ class _Handler(WriteRoutes, BaseHTTPRequestHandler):
                                         **({"pullRequests": []} if self._flag("include_prs") else {})})
             if tail[0] == "tree" and len(tail) >= 2:
                 return self._list_tree(self._revision(repo, tail[1]), "/".join(tail[2:]).strip("/"))
+            if tail[0] in ("xet-write-token", "xet-read-token"):
+                raise HttpError(501, "this local Hub stores files over LFS, not Xet: set HF_HUB_DISABLE_XET=1")
         elif method == "POST" and len(tail) >= 2:
             if tail[0] == "paths-info":
                 return self._paths_info(self._revision(repo, "/".join(tail[1:])))

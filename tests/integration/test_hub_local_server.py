@@ -339,3 +339,9 @@ def test_command_line_help_names_the_roots():
                          text=True, timeout=60, cwd=REPO_ROOT)
     assert out.returncode == 0
     assert "--mirror" in out.stdout and "--models-dir" in out.stdout and "--push-dir" in out.stdout
+
+
+def test_xet_token_requests_say_how_to_upload_here(env):
+    answer = httpx.get(f"{env['url']}/api/models/{MODEL}/xet-write-token/main",
+                       headers={"Authorization": f"Bearer {ALICE}"})
+    assert answer.status_code == 501 and "HF_HUB_DISABLE_XET=1" in answer.json()["error"]
