@@ -3,7 +3,8 @@
 
 It serves the repos of ``local_repos.RepoStore``: the dataset mirror (``fixtures/hub``), a folder of
 models, and a push root written through the API. This module routes requests and answers the reads;
-``local_writes.py`` holds the write routes, ``local_api.py`` the accounts and the JSON shapes. Routes, with the Hub's headers and error codes (as
+``local_writes.py`` holds the write routes, ``local_api.py`` the accounts and the JSON shapes.
+Routes, with the Hub's headers and error codes (as
 ``huggingface_hub.utils.hf_raise_for_status`` maps them to ``RepositoryNotFoundError``,
 ``RevisionNotFoundError``, ``GatedRepoError``, ``RemoteEntryNotFoundError``):
 
@@ -36,8 +37,8 @@ only (404 ``RepoNotFound`` to anyone else); writes need a ``write`` token of a m
 ``write``/``admin`` role. No token ever appears in a response or in the server's log
 (``logging`` name ``surrogate_dagster.hub.local_server``: method, path and status only).
 
-Run it by hand: ``python -m surrogate_dagster.hub.local_server --port 8766`` (then
-``HF_ENDPOINT=http://127.0.0.1:8766``).
+Run it by hand: ``python -m surrogate_dagster.hub.local_server --port 8766 [--models-dir DIR]
+[--push-dir DIR]`` (then ``HF_ENDPOINT=http://127.0.0.1:8766``).
 """
 
 from __future__ import annotations

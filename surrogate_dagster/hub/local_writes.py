@@ -20,6 +20,8 @@ from .local_repos import Repo, is_lfs
 
 
 class WriteRoutes:
+    """The POST and PUT routes that change the push root (and the metadata check before one)."""
+
     def _validate_yaml(self) -> None:
         """A README's front matter must be a YAML mapping (what upload_folder checks before a push)."""
         text = str(json.loads(self._body() or b"{}").get("content", ""))
@@ -32,7 +34,6 @@ class WriteRoutes:
             return self._json(400, {"errors": [{"message": "the metadata must be a YAML mapping"}], "warnings": []})
         self._json(200, {"errors": [], "warnings": []})
 
-    # -- writes --------------------------------------------------------------------------------
     def _create_repo(self, user: HubUser | None) -> None:
         data = json.loads(self._body() or b"{}")
         repo_type = data.get("type") or "model"
