@@ -49,7 +49,8 @@ def _release_gate_check():
 def test_report_below_threshold_blocks_release_in_the_same_run(env):
     tmp, model, res = env
     rel_report = A.CHECKPOINT_REPORTS[-1]
-    inst = DagsterInstance.ephemeral()
+    (tmp / "dagster_home").mkdir(exist_ok=True)
+    inst = DagsterInstance.local_temp(str(tmp / "dagster_home"))  # persistent: the UI query reads it from a code server
     run = materialize([rel_report, _release_gate_check(), A.mvp_release], partition_key="ruler_32k", resources=res,
                       instance=inst, raise_on_error=False)
     assert not run.success
@@ -81,6 +82,9 @@ def test_report_below_threshold_blocks_release_in_the_same_run(env):
     status = {(i.check_key.name, i.partition_key): i.latest_execution_status.value for i in infos}
     assert status == {("meets_target", "ruler_32k"): "FAILED", ("meets_target", "ruler_128k"): "SUCCEEDED",
                       ("release_gate", "ruler_32k"): "FAILED", ("release_gate", "ruler_128k"): "FAILED"}
+    # what the UI reads (Dagster's GraphQL, the code location loaded by a code server): one status per benchmark
+    assert _ui_check_partitions(inst, tmp)["meets_target"] == {"failedPartitions": ["ruler_32k"],
+                                                             "succeededPartitions": ["ruler_128k"]}
     # on its own, the release re-checks the gates, pushes nothing and says why
     alone = materialize([A.mvp_release], resources=res, instance=inst)
     m = alone.asset_materializations_for_node("mvp_release")[0].metadata
@@ -99,6 +103,27 @@ def test_report_below_threshold_blocks_release_in_the_same_run(env):
     assert check.description.startswith(f"not promoted: 1 failed, {m['pending_gates'].value} pending (not run yet)")
     # the release's verdict is attributed to the release checkpoint the catalog names
     assert check.metadata["checkpoint"].value == A.CATALOG.release.checkpoint == "stage2_5_checkpoint"
+
+
+def _ui_check_partitions(instance, tmp) -> dict[str, dict]:
+    """{check: its partition statuses} of stage2_5_eval_report's checks, as the UI's Checks tab queries them."""
+    from pathlib import Path
+
+    from dagster_graphql.test.utils import define_out_of_process_context, execute_dagster_graphql
+
+    import surrogate_dagster
+
+    root = Path(surrogate_dagster.__file__).resolve().parents[1]
+    workspace = tmp / "workspace.yaml"
+    workspace.write_text("load_from:\n  - python_module:\n      module_name: surrogate_dagster.definitions\n"
+                         f"      working_directory: {root}\n")
+    query = """query { assetNodeOrError(assetKey: {path: ["stage2_5_eval_report"]}) { ... on AssetNode {
+      assetChecksOrError { ... on AssetChecks { checks { name partitionStatuses {
+        ... on AssetCheckDefaultPartitionStatuses { succeededPartitions failedPartitions } } } } } } } }"""
+    with define_out_of_process_context(str(workspace), None, instance) as ctx:
+        data = execute_dagster_graphql(ctx, query).data
+    return {c["name"]: {k: sorted(v) for k, v in (c["partitionStatuses"] or {}).items()}
+            for c in data["assetNodeOrError"]["assetChecksOrError"]["checks"]}
 
 
 def test_release_promotes_when_every_gate_passes(env):
