@@ -155,6 +155,8 @@ def sanitized_rows(context: AssetExecutionContext, object_store: ObjectStoreReso
             "canaries_survived": audit["survived"] if audit else 0,
             "findings": sum(counts.values()),
             "findings_by_category": MetadataValue.md(counts_table(counts, "category", "findings")),
+            **_plots({"findings_plot": bar_plot(counts, f"Sanitizer findings by category: {source}",
+                                                xlabel="findings")}),
             "counts": MetadataValue.json(dict(counts)),
             "ner_model": curation.ner_model or "none",
             "mb": round(mb, 3), "mb_per_s": round(mb / dt, 2) if dt > 0 else 0.0,
@@ -325,6 +327,8 @@ def dedup_decisions(context: AssetExecutionContext, object_store: ObjectStoreRes
         metadata={"docs": outcome.stats["docs"], "dropped": len(decisions), "cross_source_duplicates": cross,
                   "dropped_by_reason": MetadataValue.md(counts_table(by_reason)),
                   "dropped_by_source": MetadataValue.md(counts_table(per_source, "source")),
+                  **_plots({"dropped_by_source_plot": bar_plot(
+                      per_source, "Duplicates dropped, by source (the catalog's first twin is kept)")}),
                   "near_dup_stats": MetadataValue.json(outcome.stats["near"])},
     )
 
@@ -419,6 +423,11 @@ def curated_rows(context: AssetExecutionContext, object_store: ObjectStoreResour
                   **({"dropped_by_reason_plot": MetadataValue.md(plot)} if (plot := bar_plot(
                       reasons, f"Rows dropped by dedup and decontamination, by reason: {source}")) else {})},
     )
+
+
+def _plots(plots: dict) -> dict:
+    """The plots that have something to show, as Markdown metadata (a plot of nothing is left out)."""
+    return {k: MetadataValue.md(v) for k, v in plots.items() if v}
 
 
 def _funnel_metadata(store, source: str, filtered: int, curated: int) -> dict:

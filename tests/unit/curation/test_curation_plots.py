@@ -31,3 +31,11 @@ def test_filter_plots():
     assert meta["dropped_by_reason_plot"].value.startswith("**Rows dropped by the quality filters, by reason: src**")
     assert meta["edu_score_plot"].value.startswith("**Edu scores (rounded), rows per score: src**")
     assert "dropped_by_reason_plot" not in _filter_plots("src", Counter(), {"rows_checked": 0}, 2)
+
+
+def test_a_plot_of_nothing_is_left_out():
+    from surrogate_dagster.curation.assets import _plots
+    from surrogate_dagster.metadata import bar_plot
+
+    meta = _plots({"a_plot": bar_plot({"x": 2}, "A"), "empty_plot": bar_plot({}, "B")})
+    assert list(meta) == ["a_plot"] and meta["a_plot"].value.startswith("**A**")
