@@ -22,7 +22,9 @@ then, from empty (a fresh Dagster instance, bucket, Hub push area and model cach
    an adapter, ``AutoModelForCausalLM`` otherwise), through ``HF_ENDPOINT``;
 5. writes ``var/rehearsal/report.md`` (differences, pre-flight table, run summary, pushes, timings).
 
-Credentials are random per rehearsal and live only in the child processes' environment.
+The child processes' environment differs from production's in ``HF_ENDPOINT``, the rehearsal
+credentials (random per rehearsal, only in that environment), an empty ``HF_HOME`` and
+``HF_HUB_DISABLE_XET=1`` (the stand-in Hub takes uploads over LFS, not Xet).
 """
 
 from __future__ import annotations
@@ -170,6 +172,9 @@ def stand_ins(profile_name: str = "rehearsal", root: str | Path = ROOT) -> Itera
         "HF_ENDPOINT": prof.hub.endpoint or "",
         "HF_HOME": str(base / "hf_home"),  # an empty cache: every model is downloaded through the Hub
         "HF_HUB_OFFLINE": "0", "HF_DATASETS_OFFLINE": "0", "TRANSFORMERS_OFFLINE": "0",
+        # huggingface_hub uploads through Xet when hf_xet is installed; the stand-in speaks the Hub's
+        # LFS protocol (which the Hub still serves), not Xet's
+        "HF_HUB_DISABLE_XET": "1",
         HF_TOKEN_ENV: hf_token, LLM_KEY_ENV: llm_key,
         S3_KEY_ENV: f"rehearsal-{secrets.token_hex(8)}", S3_SECRET_ENV: secrets.token_hex(20),
         "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
