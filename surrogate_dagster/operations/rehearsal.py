@@ -216,6 +216,18 @@ def _python() -> str:
     return sys.executable
 
 
+def _die_with_parent() -> None:
+    """In the child, before exec: SIGTERM when the rehearsal process dies (Linux), so a killed
+    rehearsal leaves no run writing into the next one's fresh instance."""
+    import ctypes
+    import signal
+
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
 def _child(world: World, args: list[str], log: Path, timeout: float | None = None) -> tuple[int, float]:
     """Run ``python -m surrogate_dagster.<args>`` in the rehearsal environment; its output goes to
     ``log`` and to this console."""
@@ -223,7 +235,8 @@ def _child(world: World, args: list[str], log: Path, timeout: float | None = Non
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("w") as fh:
         proc = subprocess.Popen([_python(), "-m", *args], cwd=REPO_ROOT, env=world.env, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True, bufsize=1)
+                                stderr=subprocess.STDOUT, text=True, bufsize=1,
+                                preexec_fn=_die_with_parent if sys.platform == "linux" else None)
         assert proc.stdout is not None
         for line in proc.stdout:
             fh.write(line)
