@@ -1,7 +1,9 @@
 """The Dagster UI as a person uses it: dagster-webserver on a temp copy of the local profile,
 Debian's Chromium (headless) through chromedriver: the asset catalog lists every group and asset,
 one partition of source_rows is materialized from the UI, the run succeeds, screenshots are saved
-(the test's tmp dir; docs/img/asset_graph.png with SURROGATE_UPDATE_SCREENSHOT=1)."""
+(the test's tmp dir; docs/img/asset_graph.png with SURROGATE_UPDATE_SCREENSHOT=1); after an edit of
+that source's catalog entry (its cap), observed by catalog_sync_sensor as the daemon would record
+it, the partition shows Unsynced in the partition view without anyone clicking Observe."""
 
 import os
 import shutil
@@ -53,6 +55,17 @@ def webserver(tmp_path_factory):
     (home / "dagster.yaml").write_text(
         "telemetry:\n  enabled: false\n"
         "run_coordinator:\n  module: dagster._core.run_coordinator\n  class: DefaultRunCoordinator\n")
+    # As `make run` leaves it: every source's entry observed (hf_revisions), so the partitions the UI
+    # materializes read a data version of their entry.
+    from dagster import DagsterInstance
+
+    from surrogate_dagster.resources import HubResource
+    from surrogate_dagster.sources.revisions import record_revision_observations
+
+    hub = HubResource(mode="offline", mirror_dir=str(REPO / "fixtures" / "hub"), push_dir=str(tmp / "pushes"),
+                      org="axentx")
+    with DagsterInstance.from_config(str(home)) as instance:
+        assert not record_revision_observations(instance, hub.get_client()).failed
     env = {**os.environ, "DAGSTER_HOME": str(home), "SURROGATE_PROFILE": str(_profile(tmp))}
     port = _free_port()
     exe = Path(sys.executable).with_name("dagster-webserver")
@@ -252,3 +265,43 @@ def test_materialize_one_partition_from_the_ui(webserver, browser):
     if os.environ.get("SURROGATE_UPDATE_SCREENSHOT") == "1":  # refresh the README's picture
         (REPO / "docs" / "img").mkdir(parents=True, exist_ok=True)
         shutil.copyfile(shot, REPO / "docs" / "img" / "asset_graph.png")
+
+
+def test_an_edited_entry_shows_unsynced_in_the_partition_view(webserver, browser):
+    """Runs after the UI materialized the partition: the cap edit reaches it as a new data version."""
+    from dagster import DagsterInstance, SensorResult, build_sensor_context
+    from selenium.webdriver.common.by import By
+
+    from surrogate_dagster.resources import HubResource
+    from surrogate_dagster.sources.assets import CATALOG
+    from surrogate_dagster.sources.revisions import catalog_sync_sensor
+
+    url, tmp, env = webserver
+    hub = HubResource(mode="offline", mirror_dir=str(REPO / "fixtures" / "hub"), push_dir=str(tmp / "pushes"),
+                      org="axentx")
+    page = f"{url}/assets/source_rows?view=partitions&partition={PARTITION}"
+    with DagsterInstance.from_config(env["DAGSTER_HOME"]) as instance:
+        def sync():
+            res = catalog_sync_sensor(build_sensor_context(instance=instance, resources={"hub": hub}))
+            for ev in res.asset_events if isinstance(res, SensorResult) else ():
+                instance.report_runless_asset_event(ev)  # what the daemon does with a sensor's events
+            return res
+
+        assert not isinstance(sync(), SensorResult)  # every entry observed as it is: nothing to record
+        browser.get(page)
+        _dismiss_popups(browser)
+        _until(lambda: "Materialized" in browser.find_element(By.TAG_NAME, "body").text, 60, "the partition view")
+        assert "Unsynced" not in browser.find_element(By.TAG_NAME, "body").text
+        i = next(i for i, s in enumerate(CATALOG.sources) if s.name == PARTITION)
+        old = CATALOG.sources[i]
+        CATALOG.sources[i] = old.model_copy(update={"cap": (old.cap or 1000) - 1})  # the one-line edit
+        try:
+            res = sync()
+        finally:
+            CATALOG.sources[i] = old
+        assert [e.partition for e in res.asset_events] == [PARTITION]
+    browser.get(page)
+    _dismiss_popups(browser)
+    _until(lambda: "Unsynced" in browser.find_element(By.TAG_NAME, "body").text, 60,
+           "the partition view to say Unsynced")
+    browser.save_screenshot(str(tmp / "partition_unsynced.png"))
