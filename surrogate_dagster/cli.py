@@ -431,7 +431,12 @@ def dagster_env(args: list[str] | None = None) -> dict[str, str]:
 def run_dagster(args: list[str]) -> int:
     """Dagster's CLI (`dagster ARGS...` of this venv) with :func:`dagster_env`; replaces this process."""
     exe = str(Path(sys.executable).with_name("dagster"))
-    os.environ.update(dagster_env(args))
+    env = dagster_env(args)
+    if "DAGSTER_MODULE_NAME" not in env:
+        # the args name the target: an exported module (`env`) would make Dagster refuse both
+        os.environ.pop("DAGSTER_MODULE_NAME", None)
+        os.environ.pop("DAGSTER_WORKING_DIRECTORY", None)
+    os.environ.update(env)
     sys.stdout.flush()
     os.execv(exe, [exe, *args])
     return 0  # not reached

@@ -199,6 +199,12 @@ def test_dagster_cli_finds_the_code_location_and_the_instance(tmp_path):
     assert {"source_rows", "normalized_rows", "regression_lineage_report"} <= set(out.stdout.split())
     assert (home / "dagster.yaml").read_text() == cli.INSTANCE_YAML  # the project's instance settings
 
+    # a target named on the command line wins over an exported one (Dagster refuses both at once)
+    named = subprocess.run([str(PY), "-m", "surrogate_dagster.cli", "dagster", "definitions", "validate", "-w",
+                            "workspace.yaml"], cwd=REPO, env={**env, "DAGSTER_MODULE_NAME": LOCATION},
+                           capture_output=True, text=True, timeout=300)
+    assert named.returncode == 0, named.stderr[-2000:]
+
     exports = subprocess.run([str(PY), "-m", "surrogate_dagster.cli", "env"], cwd=REPO, env=env,
                              capture_output=True, text=True, timeout=120).stdout
     assert f"export DAGSTER_HOME={home}" in exports.splitlines()
