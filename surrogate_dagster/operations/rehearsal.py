@@ -57,7 +57,7 @@ DIFFERENCES: dict[str, list[str]] = {
         "object_store.endpoint_url", "object_store.access_key_env", "object_store.secret_key_env",
         "hub.endpoint", "hub.token_env", "phases.llm.base_url", "phases.llm.api_key_env"],
     "host: this box's paths and cores": [
-        "phases.*.work_dir", "phases.*.benchmarks_dir", "phases.serving.vllm.log_dir",
+        "phases.*.work_dir", "phases.*.benchmarks_dir", "phases.serving.vllm.log_dir", "phases.ops.dagster_home",
         "phases.ops.datatrove_executor.tasks", "phases.ops.datatrove_executor.workers",
         "phases.evals.sandbox_workers", "phases.synth.grader_workers", "phases.synth.concurrency",
         "phases.evals.inference.concurrency", "phases.training.env.OMP_NUM_THREADS"],
