@@ -193,6 +193,8 @@ class _Handler(WriteRoutes, BaseHTTPRequestHandler):
             return self._create_repo(user)
         if parts == ["api", "validate-yaml"] and method == "POST":
             return self._validate_yaml()
+        if len(parts) == 2 and parts[0] == "api" and parts[1] in _TYPES and method == "GET":
+            return self._list_repos(_TYPES[parts[1]], user)
         if len(parts) >= 4 and parts[0] == "api" and parts[1] in _TYPES:
             repo_type, repo_id, tail = _TYPES[parts[1]], f"{parts[2]}/{parts[3]}", parts[4:]
             return self._api_repo(method, repo_type, repo_id, tail, user)
@@ -263,6 +265,23 @@ class _Handler(WriteRoutes, BaseHTTPRequestHandler):
                 self._check_write(repo_type, repo_id, user)
                 return self._commit(repo, "/".join(tail[1:]))
         raise HttpError(404, f"no route for {method} {urlsplit(self.path).path}")
+
+    def _list_repos(self, repo_type: str, user: HubUser | None) -> None:
+        """``HfApi.list_models`` / ``list_datasets``: ``author`` and ``search`` filter, one page; a
+        private repo is listed only to a member of its namespace."""
+        author = (self.query.get("author") or [None])[-1]
+        search = (self.query.get("search") or [""])[-1].lower()
+        out = []
+        for repo_id in sorted(self.store.list_ids(repo_type)):
+            if (author and repo_id.split("/")[0] != author) or search not in repo_id.lower():
+                continue
+            repo = self.store.get(repo_type, repo_id)
+            if repo is None or (repo.private and (user is None or not user.can_read(repo_id.split("/")[0]))):
+                continue
+            out.append({"_id": repo.main[:24], "id": repo_id, "author": repo_id.split("/")[0], "sha": repo.main,
+                        "private": repo.private, "gated": self.state.gated.get(repo_id, False), "downloads": 0,
+                        "likes": 0, "tags": [], **({"modelId": repo_id} if repo_type == "model" else {})})
+        self._json(200, out)
 
     def _flag(self, name: str) -> bool:
         return (self.query.get(name) or ["false"])[-1].lower() in ("1", "true")

@@ -66,7 +66,7 @@ ENCODER_SPECIALS = {"pad_token": "<pad>", "cls_token": "<cls>", "sep_token": "<s
                     "unk_token": "<|endoftext|>"}
 ENCODER_VOCAB = 1024
 ENCODER_MAX_POSITIONS = 1024  # StarEncoder's context: the Stack-Edu scorer truncates to 1024 tokens
-SAMPLE_MAX_CHARS = 400_000
+SAMPLE_MAX_CHARS = 2_000_000  # the whole fixture mirror (~0.93M chars): the tokenizers see every source
 DEFAULT_MIRROR = "fixtures/hub"
 
 

@@ -345,3 +345,16 @@ def test_xet_token_requests_say_how_to_upload_here(env):
     answer = httpx.get(f"{env['url']}/api/models/{MODEL}/xet-write-token/main",
                        headers={"Authorization": f"Bearer {ALICE}"})
     assert answer.status_code == 501 and "HF_HUB_DISABLE_XET=1" in answer.json()["error"]
+
+
+def test_listing_an_orgs_repos_shows_private_ones_to_members_only(env):
+    url, api = env["url"], env["api"]
+    api.create_repo("axentx/listed-private", private=True, exist_ok=True)
+    api.create_repo("axentx/listed-public-ds", repo_type="dataset", private=False, exist_ok=True)
+    mine = {m.id: m for m in api.list_models(author="axentx")}
+    assert "axentx/listed-private" in mine and mine["axentx/listed-private"].private is True
+    assert all(m.startswith("axentx/") for m in mine)
+    assert "axentx/listed-public-ds" in {d.id for d in api.list_datasets(author="axentx")}
+    assert "axentx/listed-private" not in {m.id for m in HfApi(endpoint=url, token=BOB).list_models(author="axentx")}
+    assert DATASET in {d.id for d in api.list_datasets(search="rstar")}
+    assert MODEL in {m.id for m in api.list_models(author="tiny-org")}

@@ -4,6 +4,7 @@ refuses what Wasabi refuses. (`make rehearse` itself, the whole graph, runs in C
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
@@ -90,3 +91,24 @@ def test_the_stand_in_hub_serves_the_production_model_ids(world):
     assert "bigcode/starpii" in w.models
     base = load_training_catalog().base_model
     assert w.models[base.hf_id] == base.revision  # the production pin resolves on the stand-in
+
+
+def test_verify_pushes_loads_what_was_pushed_as_a_user_would(world, tmp_path):
+    """`make rehearse`'s last step: every model of the org on the stand-in Hub, loaded through HF_ENDPOINT."""
+    w, _ = world
+    base = w.root / "hub" / "models" / load_training_catalog().base_model.hf_id
+    push = subprocess.run([sys.executable, "-c", (
+        "import os, sys; from huggingface_hub import HfApi; api = HfApi(token=os.environ[sys.argv[1]]); "
+        "api.create_repo('axentx/verify-probe', private=True, exist_ok=True); "
+        "api.upload_folder(repo_id='axentx/verify-probe', folder_path=sys.argv[2], "
+        "ignore_patterns=['revision.txt', '@*'])"), HF_TOKEN_ENV, str(base)],
+        cwd=REPO_ROOT, env=w.env, capture_output=True, text=True, timeout=300)
+    assert push.returncode == 0, push.stderr[-3000:]
+    out = tmp_path / "pushes.json"
+    verify = subprocess.run([sys.executable, "-m", "surrogate_dagster.operations.rehearsal", "verify-pushes",
+                             "--out", str(out)], cwd=REPO_ROOT, env=w.env, capture_output=True, text=True,
+                            timeout=300)
+    assert verify.returncode == 0, verify.stdout[-2000:] + verify.stderr[-3000:]
+    rows = {r["repo"]: r for r in json.loads(out.read_text())}
+    assert rows["axentx/verify-probe"]["loaded_as"] == "AutoModelForCausalLM"
+    assert rows["axentx/verify-probe"]["revision"] == w.hub.sha("axentx/verify-probe", "model")
