@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictInt, field_validator, model_validator
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 # A git ref as the Hub takes it: a commit sha, a branch ("main"), or refs/... (refs/pr/5).
@@ -53,14 +53,14 @@ class SourceSpec(Strict):
     # A 40-hex commit in the catalog file (SourcesCatalog refuses anything else); "main" is the
     # default only for specs built in code (tests, ad-hoc mirrors).
     revision: str = "main"
-    cap: int | None = Field(default=None, gt=0, description="the runbook's row cap (a ceiling)")
+    cap: StrictInt | None = Field(default=None, gt=0, description="the runbook's row cap (a ceiling)")
     filters: list[RowFilter] = Field(default_factory=list)
     # Sampling under the cap (sources/sampling.py). `group_by` names the problem: the first
     # non-empty of these native columns; with it, the cap is spread round-robin over problems
     # instead of taking the first rows of the file.
     group_by: list[str] | None = Field(default=None, min_length=1)
-    sample_seed: int = 0
-    sample_pool: int | None = Field(default=None, gt=0,
+    sample_seed: StrictInt = 0
+    sample_pool: StrictInt | None = Field(default=None, gt=0,
                                     description="rows passing the filters to choose from (default: all)")
     adapter: str | None = None
     columns: list[str] | None = Field(default=None, description="project columns when mirroring")
@@ -145,7 +145,7 @@ class S3StoreConfig(Strict):
     region: str = "us-east-1"
     access_key_env: str = "WASABI_ACCESS_KEY"
     secret_key_env: str = "WASABI_SECRET"
-    max_attempts: int = 8
+    max_attempts: StrictInt = 8
 
 
 class HubConfig(Strict):
@@ -180,6 +180,8 @@ class Profile(Strict):
     # Phase sections, each validated by the phase that reads it; the names are checked here, so a
     # misspelt section (`servng`) is an error, not a silent fall-back to the defaults.
     phases: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    # The file it was loaded from (catalog.loader.load_profile), named by phase-section errors.
+    _source: str = PrivateAttr("")
 
     @field_validator("phases")
     @classmethod

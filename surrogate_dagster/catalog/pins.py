@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-import yaml
-
+from .loader import parse_yaml
 from .models import is_pinned
 
 # The hub client's interface, duck-typed: current_revision(hf_id, ref) -> sha.
@@ -36,7 +35,7 @@ class PinChange:
 
 def catalog_entries(text: str) -> dict[str, dict]:
     """name -> raw entry (sources and helpers) of a sources.yaml text, unvalidated."""
-    data = yaml.safe_load(text) or {}
+    data = parse_yaml(text) or {}  # a repeated key is refused here too: which entry would be pinned?
     return {e["name"]: e for section in ("sources", "helpers") for e in data.get(section) or []
             if isinstance(e, dict) and "name" in e}
 

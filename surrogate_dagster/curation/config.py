@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, StrictInt, model_validator
 
 from ..catalog.loader import load_yaml_model
 from ..catalog.models import Strict
@@ -23,15 +23,15 @@ class ExactCfg(Strict):
 
 
 class MinhashCfg(Strict):
-    n_grams: int = Field(5, ge=1)
-    buckets: int = Field(32, ge=1)
-    hashes_per_bucket: int = Field(8, ge=1)
+    n_grams: StrictInt = Field(5, ge=1)
+    buckets: StrictInt = Field(32, ge=1)
+    hashes_per_bucket: StrictInt = Field(8, ge=1)
     threshold: float = Field(0.7, gt=0, le=1)
 
 
 class DecontCfg(Strict):
-    n: int = Field(13, ge=4)
-    min_matches: int = Field(4, ge=1)
+    n: StrictInt = Field(13, ge=4)
+    min_matches: StrictInt = Field(4, ge=1)
     benchmarks: list[str]
 
 
@@ -69,7 +69,7 @@ class MixtureCfg(Strict):
     families: list[str] = Field(default_factory=list)
     sources: list[str] = Field(default_factory=list)
     hub_repo: str
-    caps: dict[str, int] = Field(default_factory=dict)
+    caps: dict[str, StrictInt] = Field(default_factory=dict)
     # Synthesized inputs (synth group): orchestrator_traces, exec_graded_pairs.
     synth: list[Literal["orchestrator_traces", "exec_graded_pairs"]] = Field(default_factory=list)
     # This mixture's own check bounds, over `mixture_checks`.
@@ -117,10 +117,10 @@ class CurationProfile(Strict):
     # signatures, decontamination); 1 runs them in the step process. Forking is safe here: the
     # step runs on Dagster's main thread with no other thread alive (in-process and multiprocess
     # executors alike), and a worker that dies fails the step with a message, never a hang.
-    workers: int = Field(1, ge=1)
+    workers: StrictInt = Field(1, ge=1)
     # Rows per chunk handed to a worker: ~0.3-0.5 MB of chat rows, ~0.1-0.3 CPU-s each (see
     # parallel.py). Results never depend on it; tests make it tiny to exercise the pool.
-    chunk_rows: int = Field(DEFAULT_CHUNK_ROWS, ge=1)
+    chunk_rows: StrictInt = Field(DEFAULT_CHUNK_ROWS, ge=1)
 
 
 def load_curation(path=None) -> CurationCatalog:

@@ -15,9 +15,9 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, StrictInt, model_validator
 
-from ..catalog.loader import load_yaml_model
+from ..catalog.loader import load_yaml_model, validate_phase
 from ..catalog.models import Profile, Strict
 from ..paths import ASSETS_DIR, resolve_repo_path
 
@@ -41,7 +41,7 @@ class Bench(Strict):
     threshold: float | None = Field(default=None, description="the runbook's figure: score >= threshold (percent), "
                                                               "for the benchmark as the runbook runs it")
     variant: Variant | None = None
-    max_new_tokens: int = Field(default=512, gt=0)
+    max_new_tokens: StrictInt = Field(default=512, gt=0)
 
 
 class MbppBench(Bench):
@@ -62,20 +62,20 @@ class BfclBench(Bench):
 
 
 class RulerBench(Bench):
-    length: int = Field(gt=0)
-    samples_per_family: int = Field(default=25, gt=0)
+    length: StrictInt = Field(gt=0)
+    samples_per_family: StrictInt = Field(default=25, gt=0)
 
 
 class DevsecopsBench(Bench):
     seed: str
-    target_total: int = Field(default=280, gt=0)
+    target_total: StrictInt = Field(default=280, gt=0)
 
 
 class NoleakBench(Bench):
-    prompts: int = Field(default=100, gt=0)
-    canaries_per_kind: int = Field(default=4, gt=0)
+    prompts: StrictInt = Field(default=100, gt=0)
+    canaries_per_kind: StrictInt = Field(default=4, gt=0)
     canary_rate: float = Field(default=0.01, gt=0, le=1)
-    seed: int = 0
+    seed: StrictInt = 0
 
 
 # BFCL's categories with `--test-category all` include multi-turn (v3) and agentic (v4) ones.
@@ -190,12 +190,12 @@ class InferenceSection(Strict):
     backend: Literal["transformers", "vllm_server", "vllm_offline"] = "transformers"
     device: str = "cpu"
     dtype: str = "float32"
-    batch_size: int = Field(default=16, gt=0)
-    max_context: int | None = None
-    threads: int | None = None
+    batch_size: StrictInt = Field(default=16, gt=0)
+    max_context: StrictInt | None = None
+    threads: StrictInt | None = None
     base_url: str | None = None
     api_key_env: str | None = None
-    concurrency: int = 32
+    concurrency: StrictInt = 32
     # backend vllm_server: base_url names a server run elsewhere; without it the profile's
     # phases.serving runs one per step (evals/resources.py checks that one of them is set)
 
@@ -203,14 +203,14 @@ class InferenceSection(Strict):
 class BenchOverride(Strict):
     """Smaller runs for a small machine; each one is named in the report's notes."""
 
-    max_items: int | None = Field(default=None, gt=0)
-    max_new_tokens: int | None = Field(default=None, gt=0)
-    length: int | None = Field(default=None, gt=0)
+    max_items: StrictInt | None = Field(default=None, gt=0)
+    max_new_tokens: StrictInt | None = Field(default=None, gt=0)
+    length: StrictInt | None = Field(default=None, gt=0)
     length_label: str | None = None
-    samples_per_family: int | None = Field(default=None, gt=0)
-    max_per_category: int | None = Field(default=None, gt=0)
+    samples_per_family: StrictInt | None = Field(default=None, gt=0)
+    max_per_category: StrictInt | None = Field(default=None, gt=0)
     cutoff: date | None = None
-    target_total: int | None = Field(default=None, gt=0)
+    target_total: StrictInt | None = Field(default=None, gt=0)
 
 
 class EvalsProfile(Strict):
@@ -228,7 +228,7 @@ class EvalsProfile(Strict):
                                        "report_only: it is recorded as failed and overridden")
     smoke_gate_reason: str | None = Field(default=None, description="required with report_only: why the profile "
                                                                     "overrides the runbook's gate")
-    sandbox_workers: int = Field(default=2, gt=0)
+    sandbox_workers: StrictInt = Field(default=2, gt=0)
     swebench_python: str | None = None
     hf_token_env: str = "HF_TOKEN"
 
@@ -259,10 +259,7 @@ def load_eval_catalog(path: str | Path | None = None) -> EvalCatalog:
 def evals_profile(profile: Profile) -> EvalsProfile:
     """The profile's ``phases.evals`` (validated); absent -> offline defaults."""
     raw: dict[str, Any] = profile.phases.get("evals") or {"offline": True}
-    try:
-        return EvalsProfile.model_validate(raw)
-    except ValueError as e:
-        raise ValueError(f"profile {profile.name}: phases.evals: {e}") from e
+    return validate_phase(profile, "evals", EvalsProfile, raw)
 
 
 def threshold(catalog: EvalCatalog, prof: EvalsProfile, bench: str) -> tuple[float | None, str]:

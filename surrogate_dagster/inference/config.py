@@ -11,7 +11,7 @@ from __future__ import annotations
 import shlex
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, StrictInt, field_validator
 
 from ..catalog.models import Strict
 
@@ -26,10 +26,10 @@ class VLLMSection(Strict):
     command: list[str] = Field(default_factory=lambda: ["vllm", "serve"],
                                description="argv prefix; the model and flags are appended")
     host: str = "127.0.0.1"
-    port: int = Field(default=8000, gt=0, lt=65536)
-    max_context: int = Field(default=32768, gt=0, description="--max-model-len")
+    port: StrictInt = Field(default=8000, gt=0, lt=65536)
+    max_context: StrictInt = Field(default=32768, gt=0, description="--max-model-len")
     gpu_memory_utilization: float = Field(default=0.9, gt=0, le=1)
-    max_lora_rank: int = Field(default=DEFAULT_MAX_LORA_RANK, gt=0,
+    max_lora_rank: StrictInt = Field(default=DEFAULT_MAX_LORA_RANK, gt=0,
                                description="--max-lora-rank: at least the stages' adapter rank (lora_r)")
     dtype: str = "bfloat16"
     extra_args: list[str] = Field(default_factory=list)

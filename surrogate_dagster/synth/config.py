@@ -22,8 +22,9 @@ import json
 import re
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, StrictInt, field_validator
 
+from ..catalog.loader import validate_mapping
 from ..catalog.models import Strict
 
 from ..metadata import attach_table_metadata
@@ -50,10 +51,57 @@ def synth_catalog() -> dict[str, Any]:
 class PriceCfg(Strict):
     """US dollars per million tokens."""
 
-    input: float = Field(ge=0)
-    output: float = Field(ge=0)
-    cache_write: float | None = Field(default=None, ge=0, description="5-minute cache write; null: 1.25x input")
-    cache_read: float | None = Field(default=None, ge=0, description="cache hit; null: 0.1x input")
+    input: float = Field(ge=0, allow_inf_nan=False)
+    output: float = Field(ge=0, allow_inf_nan=False)
+    cache_write: float | None = Field(default=None, ge=0, allow_inf_nan=False,
+                                      description="5-minute cache write; null: 1.25x input")
+    cache_read: float | None = Field(default=None, ge=0, allow_inf_nan=False, description="cache hit; null: 0.1x input")
+
+
+def _known_roles(v: dict[str, Any]) -> dict[str, Any]:
+    """A role the synthesis code never asks for is a typo (``planer``), not an extra setting."""
+    unknown = sorted(set(v) - set(ROLES))
+    if unknown:
+        raise ValueError(f"unknown role(s) {unknown}; roles: {list(ROLES)}")
+    return v
+
+
+class TracesCatalog(Strict):
+    """The ``traces`` section of assets/synth.yaml (checked further by scenarios.load_synth_config)."""
+
+    max_attempts_per_scenario: StrictInt = Field(ge=1)
+    max_fresh_scenarios_per_batch: StrictInt = Field(ge=0)
+    measured_tokens_per_trace: dict[str, dict[str, float]]
+
+
+class SynthCatalog(Strict):
+    """The top level of assets/synth.yaml; ``exec_pairs`` is typed by exec_pairs.ExecPairsCatalog."""
+
+    target_count: StrictInt = Field(ge=1)
+    per_request: StrictInt = Field(ge=1)
+    dedup_jaccard: float = Field(gt=0, le=1)
+    batch_size: StrictInt = Field(ge=1)
+    max_planner_turns: StrictInt = Field(ge=1)
+    budget_usd: float = Field(gt=0, allow_inf_nan=False)
+    models: dict[str, str]
+    max_tokens: dict[str, StrictInt]
+    prices_per_mtok: dict[str, PriceCfg]
+    seeds: list[dict[str, Any]]
+    exec_pairs: dict[str, Any]
+    traces: TracesCatalog
+
+    @field_validator("models", "max_tokens")
+    @classmethod
+    def _roles(cls, v: dict[str, Any]) -> dict[str, Any]:
+        return _known_roles(v)
+
+    @field_validator("max_tokens")
+    @classmethod
+    def _positive(cls, v: dict[str, int]) -> dict[str, int]:
+        bad = {k: n for k, n in v.items() if n < 1}
+        if bad:
+            raise ValueError(f"max_tokens must be positive: {bad}")
+        return v
 
 
 class LLMProfile(Strict):
@@ -62,16 +110,16 @@ class LLMProfile(Strict):
     base_url: str | None = None
     api_key_env: str = "ANTHROPIC_API_KEY"
     models: dict[str, str] = Field(default_factory=dict)
-    max_tokens: dict[str, int] = Field(default_factory=dict)
+    max_tokens: dict[str, StrictInt] = Field(default_factory=dict)
     prices_per_mtok: dict[str, PriceCfg] = Field(default_factory=dict)
-    budget_usd: float | None = Field(default=None, gt=0)
+    budget_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     temperature: float | None = Field(default=None, ge=0, le=1)
     timeout_s: float = Field(600.0, gt=0)
-    max_attempts: int = Field(6, ge=1)
+    max_attempts: StrictInt = Field(6, ge=1)
     backoff_base_s: float = Field(1.0, ge=0)
     backoff_max_s: float = Field(60.0, ge=0)
     retry_after_cap_s: float = Field(120.0, ge=0)
-    breaker_threshold: int = Field(5, ge=1)
+    breaker_threshold: StrictInt = Field(5, ge=1)
     breaker_reset_s: float = Field(60.0, ge=0)
     # Prompt caching of the repeated system prompts (planner, simulator, judges, scenario writer).
     prompt_caching: bool = True
@@ -80,7 +128,7 @@ class LLMProfile(Strict):
     message_batches: bool = True
     batch_poll_s: float = Field(1.0, gt=0)
     batch_poll_max_s: float = Field(300.0, gt=0)
-    batch_max_resubmits: int = Field(1, ge=0, description="new batches for expired requests before direct calls")
+    batch_max_resubmits: StrictInt = Field(1, ge=0, description="new batches for expired requests before direct calls")
 
     @field_validator("base_url")
     @classmethod
@@ -105,6 +153,11 @@ class LLMProfile(Strict):
             raise ValueError(f"max_tokens must be positive: {bad}")
         return v
 
+    @field_validator("models", "max_tokens")
+    @classmethod
+    def _roles(cls, v: dict[str, Any]) -> dict[str, Any]:
+        return _known_roles(v)
+
 
 class ResolvedLLM(Strict):
     """``phases.llm`` merged over the catalog: what the LLM resource is built from."""
@@ -112,28 +165,29 @@ class ResolvedLLM(Strict):
     base_url: str | None
     api_key_env: str
     models: dict[str, str]
-    max_tokens: dict[str, int]
+    max_tokens: dict[str, StrictInt]
     prices_per_mtok: dict[str, dict[str, float]]
     budget_usd: float
     temperature: float | None
     timeout_s: float
-    max_attempts: int
+    max_attempts: StrictInt
     backoff_base_s: float
     backoff_max_s: float
     retry_after_cap_s: float
-    breaker_threshold: int
+    breaker_threshold: StrictInt
     breaker_reset_s: float
     prompt_caching: bool
     message_batches: bool
     batch_poll_s: float
     batch_poll_max_s: float
-    batch_max_resubmits: int
+    batch_max_resubmits: StrictInt
 
 
-def resolve_llm(section: dict[str, Any] | None, catalog: dict[str, Any]) -> ResolvedLLM:
+def resolve_llm(section: dict[str, Any] | None, catalog: dict[str, Any], source: str = "profile") -> ResolvedLLM:
     """Validate ``phases.llm`` and fill what it omits from the catalog; every role must end up with
-    a model, an output cap and a price for its model (a missing price would stop a paid run midway)."""
-    prof = LLMProfile(**(section or {}))
+    a model, an output cap and a price for its model (a missing price would stop a paid run midway).
+    ``source`` (the profile's file) starts each problem's line: ``<source>: phases.llm.<key>: <reason>``."""
+    prof = validate_mapping(LLMProfile, section or {}, source, "phases.llm")
     models = {**catalog.get("models", {}), **prof.models}
     max_tokens = {**catalog.get("max_tokens", {}), **prof.max_tokens}
     prices = {m: PriceCfg(**p).model_dump(exclude_none=True) for m, p in catalog.get("prices_per_mtok", {}).items()}
@@ -152,34 +206,34 @@ class SynthProfile(Strict):
     """The profile's ``phases.synth`` section."""
 
     # Scenarios to build; at most the catalog's target_count, whose batches are the partitions.
-    target_count: int | None = Field(default=None, ge=1)
-    sample_rows: int = Field(20, ge=0, description="scenarios shown in the metadata table")
-    sample_traces: int = Field(3, ge=0, description="kept and rejected traces rendered in metadata")
+    target_count: StrictInt | None = Field(default=None, ge=1)
+    sample_rows: StrictInt = Field(20, ge=0, description="scenarios shown in the metadata table")
+    sample_traces: StrictInt = Field(3, ge=0, description="kept and rejected traces rendered in metadata")
     # -- execution-graded pairs
     pair_sources: list[str] | None = Field(default=None, description="None: assets/synth.yaml exec_pairs.sources")
-    max_prompts_per_source: int | None = Field(default=None, ge=1, description="null: every prompt with tests")
+    max_prompts_per_source: StrictInt | None = Field(default=None, ge=1, description="null: every prompt with tests")
     devsecops: bool = True
-    max_devsecops_prompts: int | None = Field(default=None, ge=1)
-    max_prompt_chars: int = Field(6000, ge=100)
-    samples_per_prompt: int = Field(4, ge=2)
+    max_devsecops_prompts: StrictInt | None = Field(default=None, ge=1)
+    max_prompt_chars: StrictInt = Field(6000, ge=100)
+    samples_per_prompt: StrictInt = Field(4, ge=2)
     temperature: float = Field(1.0, gt=0)
-    max_new_tokens: int = Field(1024, ge=1)
-    seed: int = 0
+    max_new_tokens: StrictInt = Field(1024, ge=1)
+    seed: StrictInt = 0
     # None: assets/synth.yaml exec_pairs (max_prompts, min_margin, max_pairs_per_prompt)
-    max_prompts: int | None = Field(default=None, ge=1)
+    max_prompts: StrictInt | None = Field(default=None, ge=1)
     min_margin: float | None = Field(default=None, gt=0, le=1)
-    max_pairs_per_prompt: int | None = Field(default=None, ge=1)
+    max_pairs_per_prompt: StrictInt | None = Field(default=None, ge=1)
     inject_pool: bool = Field(False, description="grade each prompt's reference answer beside the samples")
-    grader_workers: int = Field(2, ge=1)
+    grader_workers: StrictInt = Field(2, ge=1)
     # -- sampling backend (transformers in-process locally; a vLLM server in the GPU image)
     backend: Literal["transformers", "vllm_server"] = "transformers"
     device: str = "cpu"
     dtype: str = "float32"
-    batch_size: int = Field(8, ge=1)
+    batch_size: StrictInt = Field(8, ge=1)
     base_url: str | None = None
     api_key_env: str | None = None
     served_name: str | None = None
-    concurrency: int = Field(16, ge=1)
+    concurrency: StrictInt = Field(16, ge=1)
     model_dir: str | None = Field(default=None, description="sample from this HF dir instead of the checkpoint")
     base_model_dir: str | None = Field(default=None, description="base for an adapter-only checkpoint")
     work_dir: str = "var/work/synth"
@@ -192,9 +246,10 @@ class SynthProfile(Strict):
         return v
 
 
-def resolve_synth(section: dict[str, Any] | None, catalog: dict[str, Any]) -> SynthProfile:
-    """Validate ``phases.synth``; the target defaults to, and may not exceed, the catalog's."""
-    prof = SynthProfile(**(section or {}))
+def resolve_synth(section: dict[str, Any] | None, catalog: dict[str, Any], source: str = "profile") -> SynthProfile:
+    """Validate ``phases.synth``; the target defaults to, and may not exceed, the catalog's. Problems
+    read ``<source>: phases.synth.<key>: <reason>``."""
+    prof = validate_mapping(SynthProfile, section or {}, source, "phases.synth")
     cat_target = int(catalog["target_count"])
     if prof.backend == "vllm_server" and not prof.base_url:
         raise ValueError("phases.synth: backend vllm_server needs base_url")

@@ -44,8 +44,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-import yaml
-
+from surrogate_dagster.catalog.loader import read_yaml_mapping
 from surrogate_dagster.paths import ASSETS_DIR
 from surrogate_dagster.sandbox.core import Sandbox, SandboxLimits
 from surrogate_dagster.sandbox.iac import IacScanner
@@ -310,7 +309,7 @@ def call_result_matches(got: Any, want: Any) -> bool:
 
 def load_devsecops_tasks(path: str | Path | None = None) -> list[GradingTask]:
     """The seed DevSecOps prompts (assets/devsecops_prompts.yaml)."""
-    data = yaml.safe_load(Path(path or ASSETS_DIR / "devsecops_prompts.yaml").read_text())
+    data = read_yaml_mapping(Path(path or ASSETS_DIR / "devsecops_prompts.yaml"))
     k8s = str(data.get("k8s_version", "1.30.0"))
     out = []
     for t in data["tasks"]:
@@ -398,7 +397,7 @@ sys.stdout.write("\n" + spec["marker"] + json.dumps(out) + "\n")
 
 def iac_checks(path: str | Path | None = None) -> dict[str, list[str]]:
     """The checkov checks that count, per framework (assets/synth.yaml ``exec_pairs.iac_scanner``)."""
-    data = yaml.safe_load(Path(path or ASSETS_DIR / "synth.yaml").read_text())
+    data = read_yaml_mapping(Path(path or ASSETS_DIR / "synth.yaml"))
     checks = ((data.get("exec_pairs") or {}).get("iac_scanner") or {}).get("checks")
     if not isinstance(checks, dict) or not checks:
         raise ValueError("assets/synth.yaml: exec_pairs.iac_scanner.checks is missing")

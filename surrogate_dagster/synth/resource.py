@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 from dagster import InitResourceContext
 from pydantic import PrivateAttr
 
+from ..catalog.loader import profile_source
 from ..catalog.models import Profile
 from ..inference.resource import ServedResource, serving_json
 from ..paths import resolve_repo_path
@@ -123,7 +124,8 @@ def synth_resources(profile: Profile) -> dict[str, Any]:
     """``{"llm": LLMResource, "synth": SynthSettings}`` from a profile's ``phases.llm`` / ``phases.synth``
     (each validated and merged over assets/synth.yaml; a bad section fails definitions loading)."""
     catalog = synth_catalog()
-    llm = resolve_llm(profile.phases.get("llm"), catalog)
-    synth = resolve_synth(profile.phases.get("synth"), catalog)
+    source = profile_source(profile)  # each problem of a section names the profile's file
+    llm = resolve_llm(profile.phases.get("llm"), catalog, source)
+    synth = resolve_synth(profile.phases.get("synth"), catalog, source)
     return {"llm": LLMResource(**llm.model_dump()),
             "synth": SynthSettings(**synth.model_dump(), serving_json=serving_json(profile))}

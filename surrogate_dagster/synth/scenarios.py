@@ -22,8 +22,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import yaml
 
+from ..catalog.loader import read_yaml_mapping, validate_mapping
 from ..llm.client import LLMClient
 
 SCENARIO_TOOL = {
@@ -49,9 +49,7 @@ stacks, components and kinds of work. Tag each task honestly:
 
 def load_synth_config(path: str | Path) -> dict[str, Any]:
     """Read and check ``assets/synth.yaml`` (seeds, target_count, batch_size, ...)."""
-    cfg = yaml.safe_load(Path(path).read_text())
-    if not isinstance(cfg, dict):
-        raise ValueError(f"{path}: expected a mapping at the top level")
+    cfg = read_yaml_mapping(Path(path))  # repeated keys and syntax errors name the file and line
     for key, typ in (("target_count", int), ("batch_size", int), ("seeds", list)):
         if not isinstance(cfg.get(key), typ):
             raise ValueError(f"{path}: '{key}' must be a {typ.__name__}, got {cfg.get(key)!r}")
@@ -62,6 +60,13 @@ def load_synth_config(path: str | Path) -> dict[str, Any]:
         problem = _item_problem(s)
         if problem:
             raise ValueError(f"{path}: seeds[{i}] {problem}: {s!r}")
+    # Types, bounds and unknown keys of every section, each problem as `<file>: <key>: <reason>`.
+    from .config import SynthCatalog
+    from .exec_pairs import ExecPairsCatalog
+
+    validate_mapping(SynthCatalog, cfg, path)
+    validate_mapping(ExecPairsCatalog, cfg["exec_pairs"] if isinstance(cfg.get("exec_pairs"), dict) else {},
+                     path, "exec_pairs")
     return cfg
 
 

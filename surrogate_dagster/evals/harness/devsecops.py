@@ -24,8 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-import yaml
-
+from ...catalog.loader import read_yaml_mapping
 from ...synth.graders import GradingTask
 from ...inference import GenRequest, InferenceClient
 from .common import EvalReport, Timer, pct
@@ -76,7 +75,7 @@ def task_from_dict(t: dict, category: str, k8s_version: str, source: str) -> Gra
 
 
 def load_seed(path: str | Path) -> Seed:
-    data = yaml.safe_load(Path(path).read_text())
+    data = read_yaml_mapping(Path(path))  # repeated keys refused, errors name the file
     k8s = str(data.get("k8s_version", "1.30.0"))
     tasks = [task_from_dict(t, t["category"], k8s, "devsecops_eval_seed") for t in data["tasks"]]
     ids = [t.id for t in tasks]
