@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictInt, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, StrictInt, field_validator, model_validator
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 # A git ref as the Hub takes it: a commit sha, a branch ("main"), or refs/... (refs/pr/5).
@@ -21,6 +21,17 @@ def is_pinned(revision: str) -> bool:
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _not_bool(v: Any) -> Any:
+    # pydantic reads `true` as 1.0 for a float; a budget of "true" is a mistake, not $1.
+    if isinstance(v, bool):
+        raise ValueError("must be an amount in US dollars, not true/false")
+    return v
+
+
+# A budget in US dollars: a finite number above zero (`.inf` would mean no budget at all).
+Money = Annotated[float, BeforeValidator(_not_bool), Field(gt=0, allow_inf_nan=False)]
 
 
 # ---------------------------------------------------------------- sources.yaml

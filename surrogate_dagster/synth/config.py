@@ -25,7 +25,7 @@ from typing import Any, Literal
 from pydantic import Field, StrictInt, field_validator
 
 from ..catalog.loader import validate_mapping
-from ..catalog.models import Strict
+from ..catalog.models import Money, Strict
 
 from ..metadata import attach_table_metadata
 from ..paths import ASSETS_DIR
@@ -82,7 +82,7 @@ class SynthCatalog(Strict):
     dedup_jaccard: float = Field(gt=0, le=1)
     batch_size: StrictInt = Field(ge=1)
     max_planner_turns: StrictInt = Field(ge=1)
-    budget_usd: float = Field(gt=0, allow_inf_nan=False)
+    budget_usd: Money
     models: dict[str, str]
     max_tokens: dict[str, StrictInt]
     prices_per_mtok: dict[str, PriceCfg]
@@ -112,7 +112,7 @@ class LLMProfile(Strict):
     models: dict[str, str] = Field(default_factory=dict)
     max_tokens: dict[str, StrictInt] = Field(default_factory=dict)
     prices_per_mtok: dict[str, PriceCfg] = Field(default_factory=dict)
-    budget_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    budget_usd: Money | None = None
     temperature: float | None = Field(default=None, ge=0, le=1)
     timeout_s: float = Field(600.0, gt=0)
     max_attempts: StrictInt = Field(6, ge=1)
