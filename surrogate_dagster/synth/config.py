@@ -26,14 +26,13 @@ from pydantic import Field, StrictInt, field_validator
 
 from ..catalog.loader import validate_mapping
 from ..catalog.models import Money, Strict
+from .catalog import ROLES, PriceCfg, known_roles
 
 from ..metadata import attach_table_metadata
 from ..paths import ASSETS_DIR
 from ..storage import layout
 from ..storage.parquet_io import parquet_bytes_to_rows, rows_to_parquet_bytes
 
-# Every role the synthesis code asks for (scenarios.py, orchestrator.py, validate_traces.py).
-ROLES = ("planner", "subagent", "simulator", "scenario_writer", "judge", "judge_2")
 LOCAL_BASE_URL = "local"
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -46,62 +45,6 @@ def synth_catalog() -> dict[str, Any]:
     return load_synth_config(ASSETS_DIR / "synth.yaml")
 
 
-
-
-class PriceCfg(Strict):
-    """US dollars per million tokens."""
-
-    input: float = Field(ge=0, allow_inf_nan=False)
-    output: float = Field(ge=0, allow_inf_nan=False)
-    cache_write: float | None = Field(default=None, ge=0, allow_inf_nan=False,
-                                      description="5-minute cache write; null: 1.25x input")
-    cache_read: float | None = Field(default=None, ge=0, allow_inf_nan=False, description="cache hit; null: 0.1x input")
-
-
-def _known_roles(v: dict[str, Any]) -> dict[str, Any]:
-    """A role the synthesis code never asks for is a typo (``planer``), not an extra setting."""
-    unknown = sorted(set(v) - set(ROLES))
-    if unknown:
-        raise ValueError(f"unknown role(s) {unknown}; roles: {list(ROLES)}")
-    return v
-
-
-class TracesCatalog(Strict):
-    """The ``traces`` section of assets/synth.yaml (checked further by scenarios.load_synth_config)."""
-
-    max_attempts_per_scenario: StrictInt = Field(ge=1)
-    max_fresh_scenarios_per_batch: StrictInt = Field(ge=0)
-    measured_tokens_per_trace: dict[str, dict[str, float]]
-
-
-class SynthCatalog(Strict):
-    """The top level of assets/synth.yaml; ``exec_pairs`` is typed by exec_pairs.ExecPairsCatalog."""
-
-    target_count: StrictInt = Field(ge=1)
-    per_request: StrictInt = Field(ge=1)
-    dedup_jaccard: float = Field(gt=0, le=1)
-    batch_size: StrictInt = Field(ge=1)
-    max_planner_turns: StrictInt = Field(ge=1)
-    budget_usd: Money
-    models: dict[str, str]
-    max_tokens: dict[str, StrictInt]
-    prices_per_mtok: dict[str, PriceCfg]
-    seeds: list[dict[str, Any]]
-    exec_pairs: dict[str, Any]
-    traces: TracesCatalog
-
-    @field_validator("models", "max_tokens")
-    @classmethod
-    def _roles(cls, v: dict[str, Any]) -> dict[str, Any]:
-        return _known_roles(v)
-
-    @field_validator("max_tokens")
-    @classmethod
-    def _positive(cls, v: dict[str, int]) -> dict[str, int]:
-        bad = {k: n for k, n in v.items() if n < 1}
-        if bad:
-            raise ValueError(f"max_tokens must be positive: {bad}")
-        return v
 
 
 class LLMProfile(Strict):
@@ -156,7 +99,7 @@ class LLMProfile(Strict):
     @field_validator("models", "max_tokens")
     @classmethod
     def _roles(cls, v: dict[str, Any]) -> dict[str, Any]:
-        return _known_roles(v)
+        return known_roles(v)
 
 
 class ResolvedLLM(Strict):

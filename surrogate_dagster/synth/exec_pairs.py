@@ -40,12 +40,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import zip_longest
 from pathlib import Path
-from typing import Any, Callable, Iterable, Literal, Sequence
-
-from pydantic import Field
+from typing import Any, Callable, Iterable, Sequence
 
 from ..catalog.keys import AGENT_CHECKPOINT
-from ..catalog.models import Strict
+# The section's models live with the rest of synth.yaml's (synth/catalog.py); imported here by name too.
+from .catalog import DifficultyCfg, ExecPairsCatalog, IacScannerCfg, IoTestsCfg, PromptSourceCfg  # noqa: F401
 from ..inference import GenRequest, ModelRef, render_prompt
 from ..inference.client import server_error
 from ..storage.checkpoints import download_tree, latest_checkpoint
@@ -61,49 +60,6 @@ MODEL, INJECTED = "model", "injected_reference"  # a graded completion's origin
 
 
 # ------------------------------------------------------------------------------------- catalog
-
-
-class DifficultyCfg(Strict):
-    """How prompts are ranked (assets/synth.yaml ``exec_pairs.difficulty`` states the rule)."""
-
-    tests_for_max: int = Field(10, ge=1)
-    chars_for_max: int = Field(2000, ge=1)
-    never_passed: float = Field(0.5, ge=0, le=1)
-
-
-class IacScannerCfg(Strict):
-    tool: str = "checkov"
-    checks: dict[str, list[str]] = Field(default_factory=dict)
-
-
-class IoTestsCfg(Strict):
-    """How stdin/stdout and call-based cases are run (``exec_pairs.io_tests``)."""
-
-    max_cases: int = Field(10, ge=1)
-    case_timeout_s: float = Field(4.0, gt=0)
-
-
-class PromptSourceCfg(Strict):
-    """One source of prompts with tests (``exec_pairs.sources.<curated source>``)."""
-
-    cap: int = Field(ge=1)
-    tests: Literal["unit_tests", "testcase", "helper_input_output", "rstar_testcase"]
-    # helper_input_output: the helper mirrors (assets/sources.yaml helpers) holding input_output;
-    # rstar_testcase: the mirror holding rStar's seed_testcase rows
-    mirrors: list[str] = Field(default_factory=list)
-
-
-class ExecPairsCatalog(Strict):
-    """The ``exec_pairs`` section of assets/synth.yaml."""
-
-    max_prompts: int = Field(ge=1)
-    sources: dict[str, PromptSourceCfg] = Field(default_factory=dict)
-    io_tests: IoTestsCfg = IoTestsCfg()
-    difficulty: DifficultyCfg = DifficultyCfg()
-    max_pairs_per_prompt: int = Field(ge=1)
-    min_margin: float = Field(gt=0, le=1)
-    drop_same_code: bool = True
-    iac_scanner: IacScannerCfg = IacScannerCfg()
 
 
 def exec_pairs_catalog(catalog: dict | None = None) -> ExecPairsCatalog:

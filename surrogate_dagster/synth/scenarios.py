@@ -25,6 +25,7 @@ from typing import Any
 
 from ..catalog.loader import read_yaml_mapping, validate_mapping
 from ..llm.client import LLMClient
+from .catalog import SynthCatalog
 
 SCENARIO_TOOL = {
     "name": "record_scenarios",
@@ -61,12 +62,7 @@ def load_synth_config(path: str | Path) -> dict[str, Any]:
         if problem:
             raise ValueError(f"{path}: seeds[{i}] {problem}: {s!r}")
     # Types, bounds and unknown keys of every section, each problem as `<file>: <key>: <reason>`.
-    from .config import SynthCatalog
-    from .exec_pairs import ExecPairsCatalog
-
     validate_mapping(SynthCatalog, cfg, path)
-    validate_mapping(ExecPairsCatalog, cfg["exec_pairs"] if isinstance(cfg.get("exec_pairs"), dict) else {},
-                     path, "exec_pairs")
     return cfg
 
 
