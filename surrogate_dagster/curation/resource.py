@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..catalog.loader import validate_phase
 from ..catalog.models import Profile
 from ..hub.model_cache import ModelSource
 from ..paths import resolve_repo_path
@@ -46,7 +47,7 @@ def curation_resources(profile: Profile) -> dict[str, Any]:
     """``{"curation": CurationSettings}`` from a profile's ``phases.curation`` (validated here) and
     the executor its ``phases.ops.datatrove_executor`` names, with the hub settings model
     downloads use."""
-    curation = CurationProfile(**profile.phases.get("curation", {}))
+    curation = validate_phase(profile, "curation", CurationProfile)  # problems name the profile file
     model_hub = profile.hub.model_dump(include={"mode", "endpoint", "token_env"}, exclude_none=True)
     return {"curation": CurationSettings(**curation.model_dump(), datatrove_executor=executor_settings(profile),
                                          model_hub=model_hub)}

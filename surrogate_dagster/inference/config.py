@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import Field, StrictInt, field_validator
 
+from ..catalog.loader import validate_mapping
 from ..catalog.models import Strict
 
 from .server import DEFAULT_MAX_LORA_RANK, ServerSpec
@@ -75,7 +76,5 @@ class ServingSection(Strict):
 
 def serving_section(phases: dict[str, Any], profile_name: str = "") -> ServingSection:
     """The validated ``phases.serving`` of a profile's phases; absent: in-process transformers."""
-    try:
-        return ServingSection.model_validate(phases.get("serving") or {})
-    except ValueError as e:
-        raise ValueError(f"profile {profile_name}: phases.serving: {e}") from e
+    # One `profile <name>: phases.serving.<key>: <reason>` line per problem (a CatalogError).
+    return validate_mapping(ServingSection, phases.get("serving") or {}, f"profile {profile_name}", "phases.serving")

@@ -233,3 +233,20 @@ def test_shipped_catalogs_validate():
         resolve_synth(prof.phases.get("synth"), synth, profile_source(prof))
         training_profile(prof)
         evals_profile(prof)
+
+
+def test_profile_curation_section_names_the_file_and_key(tmp_path):
+    from surrogate_dagster.curation.resource import curation_resources
+
+    p = mutated(tmp_path, PROFILES_DIR / "local.yaml", sub1(r"^    workers: 2 ", '    workers: "2" '))
+    refused(lambda: curation_resources(load_profile(p)), p, f"{p}: phases.curation.workers: ", "integer")
+
+
+def test_serving_section_one_line_per_problem():
+    from surrogate_dagster.inference.config import serving_section
+
+    with pytest.raises(CatalogError) as e:
+        serving_section({"serving": {"port": "8000", "max_context": 0}}, "local")
+    lines = str(e.value).splitlines()
+    assert [ln.split(":")[:2] for ln in lines] == [["profile local", " phases.serving.port"],
+                                                   ["profile local", " phases.serving.max_context"]], lines
