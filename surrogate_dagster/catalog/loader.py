@@ -1,4 +1,9 @@
-"""Load a YAML file into a pydantic model; a broken file names the file, the key and the expectation."""
+"""Load a YAML file into a pydantic model; a broken file names the file, the key and the expectation.
+
+Every catalog, profile and stage file is read by :func:`read_yaml_mapping` (a key repeated in one
+mapping is refused, a syntax error names the file and line) and validated by
+:func:`validate_mapping` (one ``<file>: <dotted.key>: <reason>`` line per problem).
+"""
 
 from __future__ import annotations
 
@@ -17,6 +22,8 @@ from .models import Profile, SourcesCatalog
 M = TypeVar("M", bound=BaseModel)
 
 PROFILE_ENV = "SURROGATE_PROFILE"  # the one variable that selects the deployment profile
+
+
 class CatalogError(ValueError):
     """A catalog or profile file that does not parse or validate."""
 
