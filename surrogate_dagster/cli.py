@@ -252,6 +252,15 @@ def run_log_path() -> Path:
     return REPO_ROOT / "var" / "logs" / f"run-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
 
 
+def _store_location(store) -> str:
+    """Where the profile's object store is, as a person would look for it (no credentials)."""
+    from .paths import resolve_repo_path
+
+    if store.kind == "local":
+        return str(resolve_repo_path(store.root))
+    return f"s3://{store.bucket}/{store.prefix or ''} at {store.endpoint_url or 'AWS S3'}"
+
+
 def run_all(select: list[str] | None = None, fail_fast: bool = False, log_level: str = "WARNING",
             everything: bool = False) -> int:
     ensure_instance_home()
@@ -363,7 +372,10 @@ def _run_all(instance, guard, select: list[str] | None, fail_fast: bool, log_lev
     say(f"\n{n_runs} runs in {time.monotonic() - t_all:.0f}s; {n_failed} failed or skipped; "
         f"{len(gates_failed)} run(s) with a failed gate; {len(gates_overridden)} failed gate(s) "
         f"overridden by the profile")
-    say(f"object store: {REPO_ROOT / 'var' / 'object_store'} (local profile)")
+    from .catalog import load_profile
+
+    profile = load_profile()
+    say(f"object store: {_store_location(profile.object_store)} ({profile.name} profile)")
     say(f"Dagster instance: {os.environ['DAGSTER_HOME']}")
     say(f"log: {log_path}")
     say("open the UI with `make ui` (dagster dev on http://127.0.0.1:3000), then Assets -> Lineage")
