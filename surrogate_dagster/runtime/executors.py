@@ -107,21 +107,41 @@ class ArrowS3FileSystem(ArrowFSWrapper):
     """``s3://`` for fsspec (and so for datatrove's folders) over ``pyarrow.fs.S3FileSystem``.
 
     The constructor's keywords are fsspec's storage options: a pickled instance (a Ray task's
-    pipeline) is rebuilt from them on the worker, endpoint and keys included."""
+    pipeline) is rebuilt from them on the worker, endpoint and keys included. A forked process
+    (datatrove's local executor) makes its own S3 client on first use rather than share the
+    parent's connection pool. The AWS SDK under pyarrow is not fork-safe as a whole: ranks forked
+    from a process that had loaded the whole code location were seen to hang on their first
+    request, so an s3:// io_root belongs with Ray (the cluster profile) and the local kind with a
+    local io_root (production)."""
 
     protocol = ("s3", "s3a")
 
     def __init__(self, endpoint_url: str | None = None, region: str | None = None, key: str | None = None,
                  secret: str | None = None, **kwargs: Any) -> None:
-        from pyarrow.fs import S3FileSystem
-
         opts: dict[str, Any] = {"region": region, "access_key": key, "secret_key": secret}
         if endpoint_url:
             url = urlparse(endpoint_url)
             opts.update(endpoint_override=url.netloc or url.path, scheme=url.scheme or "https")
         # S3-compatible services (Wasabi, moto) answer path-style requests everywhere
-        super().__init__(S3FileSystem(**{k: v for k, v in opts.items() if v is not None},
-                                      force_virtual_addressing=False), **kwargs)
+        self._arrow_opts = {**{k: v for k, v in opts.items() if v is not None}, "force_virtual_addressing": False,
+                            "background_writes": False}
+        super().__init__(self._new_client(), **kwargs)
+
+    def _new_client(self):
+        from pyarrow.fs import S3FileSystem
+
+        self._client_pid = os.getpid()
+        return S3FileSystem(**self._arrow_opts)
+
+    @property
+    def fs(self):
+        if self._client_pid != os.getpid():
+            self._fs = self._new_client()
+        return self._fs
+
+    @fs.setter
+    def fs(self, value) -> None:
+        self._fs = value
 
     @classmethod
     def _strip_protocol(cls, path):
