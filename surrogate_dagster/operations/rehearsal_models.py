@@ -39,6 +39,7 @@ its sha.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import shutil
@@ -66,6 +67,7 @@ ENCODER_SPECIALS = {"pad_token": "<pad>", "cls_token": "<cls>", "sep_token": "<s
                     "unk_token": "<|endoftext|>"}
 ENCODER_VOCAB = 1024
 ENCODER_MAX_POSITIONS = 1024  # StarEncoder's context: the Stack-Edu scorer truncates to 1024 tokens
+REHEARSAL_BASE_VOCAB = 8192
 SAMPLE_MAX_CHARS = 2_000_000  # the whole fixture mirror (~0.93M chars): the tokenizers see every source
 DEFAULT_MIRROR = "fixtures/hub"
 
@@ -212,7 +214,12 @@ def build_rehearsal_models(models_dir: str | Path, mirror_dir: str | Path = DEFA
         tmp.rename(target)
         shas[repo_id] = sha
 
-    spec = TinySpec(**base.tiny.model_dump(include=set(TinySpec.__dataclass_fields__)))
+    # The local tiny base's shape, with a larger vocabulary: the local one learns its 2,048 tokens
+    # from the curated mixtures themselves, this one from the raw mirror, and at 2,048 its long tool
+    # traces ran past the CPU recipe's sequence_len (2 of 29 tool_sft rows over 2,048 tokens; the
+    # mixture gate allows 5%). Qwen2.5's own vocabulary is 151,646.
+    spec = dataclasses.replace(TinySpec(**base.tiny.model_dump(include=set(TinySpec.__dataclass_fields__))),
+                               vocab_size=REHEARSAL_BASE_VOCAB)
     publish(base.hf_id, lambda d: build_tiny_qwen2(sample, d, spec), sha=base.revision)
     tok = encoder_tokenizer(sample)
     publish(STARPII_ID, lambda d: build_starpii(tok, d))
