@@ -272,7 +272,9 @@ def orchestrator_traces(context: AssetExecutionContext, object_store: ObjectStor
     usage = client.usage_by_role()
     # this batch's own per-trace figures (fresh draws and rejected attempts included), to re-project with
     measured = measure_profile(usage, len(kept)) if kept else {}
-    projection = _projection(llm, spent_before, client, recorder)  # re-measured with count_tokens when keyed
+    # re-measured with count_tokens when keyed, and only when this attempt paid for replies: a batch
+    # served whole from the cache sends nothing (its counted projection is its first run's metadata)
+    projection = _projection(llm, spent_before, client, recorder if ledger["batch_usd"] > 0 else None)
     version = content_version(sptr["version"], kept)
     volume_meta = {k: vol[k] for k in ("target", "accepted", "rejected_by_reason", "attempts", "rounds", "stop_reason",
                                        "fresh_scenarios_drawn", "fresh_draws", "max_fresh_scenarios",

@@ -201,6 +201,11 @@ def _curated(root) -> None:
                    [{"role": "user", "content": "Explain."}, {"role": "assistant", "content": "ok"}])]
     write_step(store, "curated", "opencodeinstruct", "v1", oci)
     write_step(store, "curated", "opc_sft_stage2", "v1", opc)
+    # the catalog's other prompt sources (assets/synth.yaml exec_pairs.sources) curated to no rows
+    from surrogate_dagster.synth.exec_pairs import exec_pairs_catalog
+
+    for source in set(exec_pairs_catalog().sources) - {"opencodeinstruct", "opc_sft_stage2"}:
+        write_step(store, "curated", source, "v1", [])
 
 
 def fake_generate(prompts: list[str], n: int, temperature: float) -> list[list[str]]:

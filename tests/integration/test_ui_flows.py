@@ -214,8 +214,9 @@ def test_dagster_cli_finds_the_code_location_and_the_instance(tmp_path):
 def test_each_profile_names_its_instance(monkeypatch):
     monkeypatch.delenv("DAGSTER_HOME", raising=False)
     assert instance_home(load_profile("local")) == LOCAL_HOME
+    assert instance_home(load_profile("production")) == Path("/mnt/dagster_home")  # the host's disk, not a checkout
     with pytest.raises(NoInstanceHome, match="phases.ops.dagster_home"):
-        instance_home(load_profile("production"))  # never var/dagster_home of a checkout
+        instance_home(load_profile("cluster"))  # names none: the pods' DAGSTER_HOME, never var/dagster_home
     prod = load_profile("production")
     prod.phases.setdefault("ops", {})["dagster_home"] = "/srv/dagster_home"
     assert instance_home(prod) == Path("/srv/dagster_home")
