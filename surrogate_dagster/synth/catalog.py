@@ -27,6 +27,14 @@ class PriceCfg(Strict):
     cache_read: float | None = Field(default=None, ge=0, allow_inf_nan=False, description="cache hit; null: 0.1x input")
 
 
+def positive_max_tokens(v: dict[str, int]) -> dict[str, int]:
+    """Output caps per role, each at least one token."""
+    bad = {k: n for k, n in v.items() if n < 1}
+    if bad:
+        raise ValueError(f"max_tokens must be positive: {bad}")
+    return v
+
+
 def known_roles(v: dict[str, Any]) -> dict[str, Any]:
     """A role the synthesis code never asks for is a typo (``planer``), not an extra setting."""
     unknown = sorted(set(v) - set(ROLES))
@@ -110,7 +118,4 @@ class SynthCatalog(Strict):
     @field_validator("max_tokens")
     @classmethod
     def _positive(cls, v: dict[str, int]) -> dict[str, int]:
-        bad = {k: n for k, n in v.items() if n < 1}
-        if bad:
-            raise ValueError(f"max_tokens must be positive: {bad}")
-        return v
+        return positive_max_tokens(v)

@@ -26,7 +26,7 @@ from pydantic import Field, StrictInt, field_validator
 
 from ..catalog.loader import validate_mapping
 from ..catalog.models import Money, Strict
-from .catalog import ROLES, PriceCfg, known_roles
+from .catalog import ROLES, PriceCfg, known_roles, positive_max_tokens
 
 from ..metadata import attach_table_metadata
 from ..paths import ASSETS_DIR
@@ -91,10 +91,7 @@ class LLMProfile(Strict):
     @field_validator("max_tokens")
     @classmethod
     def _positive(cls, v: dict[str, int]) -> dict[str, int]:
-        bad = {k: n for k, n in v.items() if n < 1}
-        if bad:
-            raise ValueError(f"max_tokens must be positive: {bad}")
-        return v
+        return positive_max_tokens(v)
 
     @field_validator("models", "max_tokens")
     @classmethod
