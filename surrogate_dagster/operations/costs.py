@@ -76,8 +76,10 @@ class CostConfig:
             start = date.fromisoformat(start)
         cfg = cls(**costs, **budget, start=start)
         for name in ("gpu_usd_per_hour", "storage_usd_per_gb_month", "storage_min_billable_gb", "cash_usd", "monthly_usd"):
-            if getattr(cfg, name) < 0:
-                raise ValueError(f"phases.ops: {name} must be >= 0, got {getattr(cfg, name)}")
+            value = getattr(cfg, name)
+            # a bool is an int to Python, and .inf would be no budget at all: both refused
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+                raise ValueError(f"phases.ops: {name} must be a finite number >= 0, got {value!r}")
         if not 0 < cfg.warn_at <= cfg.fail_at:
             raise ValueError(f"phases.ops.budget: need 0 < warn_at <= fail_at, got {cfg.warn_at}, {cfg.fail_at}")
         return cfg

@@ -53,6 +53,10 @@ def test_bad_metadata_and_config_are_errors():
     assert costs_from_metadata({"api_cost_usd": True, "rows": 3}) == {"api_usd": 0.0, "gpu_hours": 0.0, "bytes": 0.0}
     with pytest.raises(ValueError, match="unknown cost/budget keys"):
         CostConfig.from_profile_section({"costs": {"gpu_usd_per_hr": 2}})
+    for bad in (float("inf"), float("nan"), -5, True):  # .inf would be no budget; true is not a sum of money
+        with pytest.raises(ValueError, match="monthly_usd must be a finite number"):
+            CostConfig.from_profile_section({"budget": {"monthly_usd": bad}})
+    assert CostConfig.from_profile_section({"budget": {"monthly_usd": 0}}).monthly_usd == 0  # no monthly spend allowed
     assert months_elapsed(date(2026, 1, 5), date(2026, 3, 4)) == 2 and months_elapsed(date(2026, 1, 5), date(2026, 3, 5)) == 3
 
 
