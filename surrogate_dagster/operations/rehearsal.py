@@ -308,13 +308,14 @@ def rehearse(select: list[str] | None = None, fail_fast: bool = False, root: str
         rc = 0
         for name, args in steps:
             print(f"== {name}", flush=True)
-            rc, secs = _child(world, args, logs / f"{name.split()[0]}.log")
-            report["steps"][name] = {"rc": rc, "seconds": round(secs, 1)}
-            print(f"== {name}: {'ok' if rc == 0 else f'FAILED (exit {rc})'} in {secs:.0f} s", flush=True)
-            if rc != 0:
+            step_rc, secs = _child(world, args, logs / f"{name.split()[0]}.log")
+            report["steps"][name] = {"rc": step_rc, "seconds": round(secs, 1)}
+            print(f"== {name}: {'ok' if step_rc == 0 else f'FAILED (exit {step_rc})'} in {secs:.0f} s", flush=True)
+            rc = rc or step_rc
+            if step_rc != 0 and name != "run":  # a run with failed steps still pushed what it could: load it
                 break
         pushes = world.root / "pushes.json"
-        report["pushes"] = json.loads(pushes.read_text()) if rc == 0 and pushes.exists() else []
+        report["pushes"] = json.loads(pushes.read_text()) if pushes.exists() else []
         report["hub_requests"] = len(world.hub.requests)
         report["messages_requests"] = world.llm.n_requests
         report["s3_rejected_checksum_requests"] = len(world.s3_proxy.rejected)

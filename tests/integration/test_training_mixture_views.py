@@ -65,7 +65,7 @@ def _materialization(result):
 def test_the_stages_train_the_five_mixtures_at_the_local_sequence_len():
     found = trained_mixtures(CATALOG, "local")
     assert [m.asset for m in found] == MIXTURES
-    assert {m.sequence_len for m in found} == {2048}
+    assert {m.sequence_len for m in found} == {CATALOG.executor_overrides["local"]["sequence_len"]} == {16384}
     assert {m.asset: m.sequence_len for m in trained_mixtures(CATALOG, "subprocess")}["tool_dpo_mixture"] == 8192
 
 
@@ -79,7 +79,7 @@ def test_views_are_stored_and_described(scenario):
     tokenizer = AutoTokenizer.from_pretrained(tok_dir)
     for asset in MIXTURES:
         table = meta[f"{asset}/token_lengths"]
-        assert table.startswith("| source | rows | p50 | p95 | max | tokens | over 2048 |")
+        assert table.startswith("| source | rows | p50 | p95 | max | tokens | over 16384 |")
         assert "| alpha | 12 |" in table and "| beta | 5 |" in table
         assert meta[f"{asset}/lengths_plot"].startswith(f"**{asset}: token lengths per source")
         assert "(data:image/png;base64," in meta[f"{asset}/lengths_plot"]
