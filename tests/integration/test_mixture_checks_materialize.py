@@ -200,7 +200,7 @@ def test_mixture_views_blocks_a_mixture_with_too_many_rows_over_sequence_len(tmp
 
     catalog = load_training_catalog()
     store = LocalObjectStore(tmp_path / "store", fsync=False)
-    long_text = " ".join(f"token{j} + value{j * 7}" for j in range(1500))  # well past 2048 tokens
+    long_text = " ".join(f"token{j} + value{j * 7}" for j in range(6000))  # well past the CPU recipe's 16384 tokens
     for name in ("code_sft", "tool_sft", "agent_sft", "code_dpo", "tool_dpo"):
         if name.endswith("dpo"):
             rows = [_dpo(i) for i in range(10)]
