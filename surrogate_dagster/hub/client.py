@@ -77,6 +77,18 @@ def _split_lines(chunks: Iterable[bytes]) -> Iterator[bytes]:
         yield rest
 
 
+def write_file(target: Path, data: FileData, tmp_suffix: str = ".tmp") -> None:
+    """``data`` (bytes, or a local file streamed) at ``target``, whole or not at all: written beside it,
+    then renamed over it (a rename also leaves any hard link to the old file its old bytes)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}{tmp_suffix}")
+    if isinstance(data, bytes):
+        tmp.write_bytes(data)
+    else:
+        shutil.copyfile(data, tmp)
+    os.replace(tmp, target)
+
+
 class RevisionNotFound(LookupError):
     """A pinned revision that the hub (or mirror) does not have."""
 
@@ -138,14 +150,7 @@ class OfflineHub(HubClient):
         for rel in sorted(files):
             data = files[rel]
             digest.update(rel.encode() + b"\0" + _sha256(data))
-            target = repo / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_name(f".{target.name}.tmp")
-            if isinstance(data, bytes):
-                tmp.write_bytes(data)
-            else:
-                shutil.copyfile(data, tmp)
-            os.replace(tmp, target)
+            write_file(repo / rel, data)
         sha = digest.hexdigest()
         (repo / "revision.txt").write_text(sha + "\n")
         (repo / "private").write_text("true\n")  # the Hub pushes are private; mirror that

@@ -37,6 +37,8 @@ from pathlib import Path
 
 import yaml
 
+from .client import write_file
+
 # The patterns the Hub's default .gitattributes stores in LFS; a file over LFS_THRESHOLD is always LFS.
 LFS_PATTERNS = ("*.7z", "*.arrow", "*.bin", "*.bz2", "*.ckpt", "*.ftz", "*.gz", "*.h5", "*.joblib", "*.jsonl",
                 "*.lz4", "*.mlmodel", "*.model", "*.msgpack", "*.npy", "*.npz", "*.onnx", "*.ot", "*.parquet",
@@ -336,14 +338,7 @@ class RepoStore:
                 if target.is_dir() and target != root:
                     shutil.rmtree(target)
             for rel, data in adds.items():
-                target = root / rel
-                target.parent.mkdir(parents=True, exist_ok=True)
-                tmp = target.with_name(f".{target.name}.commit.tmp")
-                if isinstance(data, bytes):
-                    tmp.write_bytes(data)
-                else:
-                    shutil.copyfile(data, tmp)
-                os.replace(tmp, target)  # a rename: the hard link in @<old>/ keeps the old bytes
+                write_file(root / rel, data, ".commit.tmp")  # a rename: the hard link in @<old>/ keeps the old bytes
             new_files = self._files("push", root)
             seed = f"{old}\n{summary}\n{tree_sha(new_files)}\n{time.time_ns()}".encode()
             sha = hashlib.sha1(seed, usedforsecurity=False).hexdigest()
