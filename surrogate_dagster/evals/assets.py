@@ -49,7 +49,7 @@ from ..synth.assets import exec_graded_pairs
 from ..synth.resource import LLMResource
 from .checks import SMOKE_CHECK, build_checks, current_revision, gate_result, gate_specs, smoke_gate_result, \
     smoke_gate_spec, smoke_gates
-from .config import TIER1, TIER2, load_eval_catalog, threshold
+from .config import TIER1, TIER2, gating, load_eval_catalog, threshold
 from .gates import regression_gate, target_gate
 from .reports import collect, read_summary, scores_plot, scores_table, write_report
 from .resources import EvalSettings
@@ -145,13 +145,13 @@ def build_checkpoint_report_asset(checkpoint: str, previous: str | None):
         report = run_tier1(bench, client, EvalEnv(CATALOG, prof, store, log=context.log.info))
         summary = write_report(store, checkpoint, bench, report, checkpoint_info(ref))
         thr, src = threshold(CATALOG, prof, bench)
-        tg = target_gate(f"{checkpoint}/{bench}", summary, thr, src)
+        tg = target_gate(f"{checkpoint}/{bench}", summary, thr, src, blocking=gating(CATALOG, prof, bench))
         prev = read_summary(store, previous, bench) if previous else None
         rg = regression_gate(f"{checkpoint}/{bench}", summary, prev, tolerance=CATALOG.regression.tolerance,
                              mode=CATALOG.regression.mode, previous_checkpoint=previous)
         return MaterializeResult(
             data_version=DataVersion(f"{ref.revision}:{summary['samples_sha256'][:12]}"),
-            metadata=report_metadata(summary, thr, src),
+            metadata={**report_metadata(summary, thr, src), "target_gating": tg.blocking},
             check_results=[gate_result("meets_target", tg, error=is_release, bench=bench),
                            gate_result("no_regression", rg, True, bench=bench)])
 
@@ -341,9 +341,9 @@ def tier2_eval_report(context: AssetExecutionContext, object_store: ObjectStoreR
     report = _run_tier2(bench, context, store, evals, client)
     summary = write_report(store, ckpt, bench, report, checkpoint_info(ref))
     thr, src = threshold(CATALOG, evals.profile(), bench)
-    tg = target_gate(f"{ckpt}/{bench}", summary, thr, src)
+    tg = target_gate(f"{ckpt}/{bench}", summary, thr, src, blocking=gating(CATALOG, evals.profile(), bench))
     return MaterializeResult(data_version=DataVersion(f"{ref.revision}:{summary['samples_sha256'][:12]}"),
-                             metadata=report_metadata(summary, thr, src),
+                             metadata={**report_metadata(summary, thr, src), "target_gating": tg.blocking},
                              check_results=[gate_result("meets_target", tg, error=thr is not None, bench=bench)])
 
 

@@ -51,7 +51,7 @@ from dagster import (
 
 from ..resources import ObjectStoreResource
 from .config import TIER1, TIER2, EvalCatalog, EvalsProfile
-from .gates import Gate, tally, tally_line
+from .gates import Gate, blocking_not_passed, tally, tally_line
 from .resources import EvalSettings
 
 
@@ -110,9 +110,11 @@ def gate_metadata(gate: Gate, bench: str) -> dict:
 
 def gate_result(check_name: str, gate: Gate, error: bool, bench: str) -> AssetCheckResult:
     """A gate as a check result; ``error`` picks ERROR (gating) or WARN (informative). A pending gate
-    (the report it compares with is not computed yet) is never an ERROR: it did not fail."""
+    (the report it compares with is not computed yet) and a non-blocking gate (an informative
+    threshold) are never an ERROR."""
     return AssetCheckResult(check_name=check_name, passed=gate.passed,
-                            severity=AssetCheckSeverity.ERROR if error and not gate.pending else AssetCheckSeverity.WARN,
+                            severity=AssetCheckSeverity.ERROR if error and gate.blocking and not gate.pending
+                            else AssetCheckSeverity.WARN,
                             description=gate.description[:1000], metadata=gate_metadata(gate, bench))
 
 
@@ -145,7 +147,7 @@ def _reports_current_check(catalog: EvalCatalog, asset_name: str, checkpoint: st
 def release_benchmark_gates(catalog: EvalCatalog, prof: EvalsProfile, store, bench: str, revision: str | None,
                             tier1: bool) -> list[Gate]:
     """The release checkpoint's gates on one benchmark, from the stored reports."""
-    from .config import threshold
+    from .config import gating, threshold
     from .gates import currency_gate, regression_gate, target_gate
     from .reports import read_summary
 
@@ -153,7 +155,7 @@ def release_benchmark_gates(catalog: EvalCatalog, prof: EvalsProfile, store, ben
     summary = read_summary(store, rel, bench)
     thr, src = threshold(catalog, prof, bench)
     gates = [currency_gate(f"{bench}: current", summary, revision),
-             target_gate(f"{bench}: meets_target", summary, thr, src)]
+             target_gate(f"{bench}: meets_target", summary, thr, src, blocking=gating(catalog, prof, bench))]
     if tier1:
         previous = catalog.previous(rel)
         prev = read_summary(store, previous, bench) if previous else None
@@ -178,7 +180,7 @@ def _release_gate_check(catalog: EvalCatalog, asset_name: str, partitions_def: P
             store = object_store.get_store()
             rev = current_revision(store, evals, catalog, rel)
             gates = release_benchmark_gates(catalog, evals.profile(), store, bench, rev, tier1)
-            bad = [g for g in gates if not g.passed]
+            bad = blocking_not_passed(gates)  # an informative target never blocks
             t = tally(gates)
             desc = (f"{bench}: " + "; ".join(f"{g.name.split(': ', 1)[1]} ({g.description})" for g in bad))[:2000] \
                 if bad else f"{bench}: all {len(gates)} gates pass"
@@ -211,7 +213,7 @@ def smoke_gate_spec(catalog: EvalCatalog, gated: list[str]) -> AssetCheckSpec:
 def smoke_gates(catalog: EvalCatalog, prof: EvalsProfile, summaries: dict[tuple[str, str], dict],
                 revision: str | None) -> list[Gate]:
     """The Day-14 gates of the smoke checkpoint, from its stored reports and the baseline's."""
-    from .config import threshold
+    from .config import gating, threshold
     from .gates import currency_gate, regression_gate, target_gate
 
     ck, base = catalog.smoke_gate.checkpoint, catalog.baseline
@@ -220,7 +222,7 @@ def smoke_gates(catalog: EvalCatalog, prof: EvalsProfile, summaries: dict[tuple[
         cur = summaries.get((ck, b))
         thr, src = threshold(catalog, prof, b)
         gates += [currency_gate(f"{ck}/{b}: current", cur, revision),
-                  target_gate(f"{ck}/{b}: meets_target", cur, thr, src),
+                  target_gate(f"{ck}/{b}: meets_target", cur, thr, src, blocking=gating(catalog, prof, b)),
                   regression_gate(f"{ck}/{b}: no_regression_from_{base}", cur, summaries.get((base, b)),
                                   tolerance=catalog.regression.tolerance, mode=catalog.regression.mode,
                                   previous_checkpoint=base)]
@@ -230,12 +232,12 @@ def smoke_gates(catalog: EvalCatalog, prof: EvalsProfile, summaries: dict[tuple[
 def smoke_gate_result(gates: list[Gate], mode: str, reason: str | None) -> tuple[AssetCheckResult, dict]:
     """The blocking check's result and the gate asset's metadata. A failure is never reported as a
     pass: ``report_only`` keeps ``passed=False`` and only lowers the severity to WARN (not blocking)."""
-    failed = [g for g in gates if not g.passed]
+    failed = blocking_not_passed(gates)  # an informative target is listed, never failing the gate
     enforce = mode == "enforce"
     listing = "\n".join(f"- `{g.name}`: {g.description}" for g in failed) or "none"
     counts = tally(gates)
     if not failed:
-        desc = f"all {len(gates)} smoke gates pass: stage 2 may proceed"
+        desc = f"every gating smoke gate passes ({tally_line(gates)}): stage 2 may proceed"
     elif enforce:
         desc = f"BLOCKED (enforced): smoke gates {tally_line(gates)}: " + "; ".join(g.name for g in failed)
     else:

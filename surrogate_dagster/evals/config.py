@@ -7,6 +7,12 @@ runbook defines it. A Tier-1 benchmark configured differently (another BFCL vers
 LCB date window, RULER without its QA tasks) is a variant: it must declare ``variant:`` with its own
 threshold and the reason, and the gates use that threshold (``threshold()``). A variant without its
 own threshold fails catalog loading, so the runbook's figure is never compared with something else.
+
+A threshold that is not the runbook's figure on the runbook's quantity (a bar this project chose for
+a variant, before any model was measured on it) is ``informative: true``: it is shown beside the
+score and recorded as a gate, but it does not gate (the release, the smoke gate and the checks'
+severities ignore it) until it is calibrated on the base model's report. A variant's gating
+threshold must equal the runbook's figure, with the reason it is the same quantity.
 """
 
 from __future__ import annotations
@@ -35,13 +41,24 @@ class Variant(Strict):
     # Required (no default): a variant never falls back to the runbook's figure. null = no target.
     threshold: float | None = Field(description="the variant's own gate: score >= threshold (percent)")
     reason: str = Field(min_length=1, description="why this threshold for this variant")
+    informative: bool = Field(default=False, description="shown, never gating: not the runbook's figure on "
+                                                         "the runbook's quantity (calibrate on the base model)")
 
 
 class Bench(Strict):
     threshold: float | None = Field(default=None, description="the runbook's figure: score >= threshold (percent), "
                                                               "for the benchmark as the runbook runs it")
     variant: Variant | None = None
+    informative: bool = Field(default=False, description="the threshold is shown, never gating")
     max_new_tokens: StrictInt = Field(default=512, gt=0)
+
+    @model_validator(mode="after")
+    def _invented_thresholds_are_informative(self) -> "Bench":
+        v = self.variant
+        if v is not None and v.threshold is not None and not v.informative and v.threshold != self.threshold:
+            raise ValueError(f"variant {v.name}: threshold {v.threshold} is not the runbook's figure "
+                             f"({self.threshold}); a bar the project chose gates nothing: mark it `informative: true`")
+        return self
 
 
 class MbppBench(Bench):
@@ -272,3 +289,12 @@ def threshold(catalog: EvalCatalog, prof: EvalsProfile, bench: str) -> tuple[flo
         return b.variant.threshold, (f"variant {b.variant.name} (assets/evals.yaml; the runbook's figure "
                                      f"{b.threshold} is for the runbook's run)")
     return b.threshold, "runbook (assets/evals.yaml)"
+
+
+def gating(catalog: EvalCatalog, prof: EvalsProfile, bench: str) -> bool:
+    """Whether ``bench``'s target gate blocks (release, smoke gate): False for an ``informative``
+    threshold. A profile's labelled override gates: the profile states it as its bar."""
+    if bench in prof.thresholds:
+        return True
+    b = catalog.bench(bench)
+    return not (b.variant.informative if b.variant is not None else b.informative)

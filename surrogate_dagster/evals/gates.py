@@ -1,7 +1,9 @@
 """The gates, as pure functions of stored report summaries (Dagster-free).
 
 - target gate: ``score >= threshold`` (runbook targets). A benchmark that did not run
-  (``status: unavailable``) fails a gate that has a target: not evaluated is not a pass.
+  (``status: unavailable``) fails a gate that has a target: not evaluated is not a pass. An
+  informative threshold (config.gating) makes a non-blocking gate: recorded and shown, never
+  deciding a release or the smoke gate, and counted apart (``informative``) in the tallies.
 - regression gate (runbook risk register: "rollback if regression > 5%"): a Tier-1 score more
   than ``tolerance`` below the previous checkpoint's is an ERROR that blocks promotion. Reports are
   compared only when they ran the same variant, version and item count; otherwise the gate fails
@@ -36,7 +38,14 @@ class Gate:
 def target_gate(name: str, summary: dict | None, threshold: float | None, source: str = "",
                 blocking: bool = True) -> Gate:
     """score >= threshold; unavailable or missing reports fail when there is a threshold."""
-    meta = {"threshold": threshold, "threshold_source": source}
+    meta = {"threshold": threshold, "threshold_source": source, "gating": blocking}
+    gate = _target_gate(name, summary, threshold, blocking, meta)
+    if not blocking and threshold is not None:
+        gate.description = f"informative (not gating): {gate.description}"
+    return gate
+
+
+def _target_gate(name: str, summary: dict | None, threshold: float | None, blocking: bool, meta: dict) -> Gate:
     if summary is None:
         if threshold is None:
             return Gate(name, True, "no target; not run yet", blocking, meta)
@@ -104,22 +113,31 @@ def currency_gate(name: str, summary: dict | None, revision: str | None) -> Gate
                 {"report_revision": rev, "checkpoint_revision": revision})
 
 
+def blocking_not_passed(gates: list[Gate]) -> list[Gate]:
+    """The gates that stop a release or the smoke gate: blocking and not passed (failed or pending)."""
+    return [g for g in gates if g.blocking and not g.passed]
+
+
 def decide(gates: list[Gate]) -> tuple[bool, list[Gate]]:
     """(promote?, the blocking gates that did not pass: failed or pending)."""
-    failed = [g for g in gates if g.blocking and not g.passed]
+    failed = blocking_not_passed(gates)
     return not failed, failed
 
 
 def tally(gates: list[Gate]) -> dict[str, int]:
-    """How many gates passed, failed and are pending (their report not computed yet)."""
-    pending = sum(1 for g in gates if not g.passed and g.pending)
-    failed = sum(1 for g in gates if not g.passed and not g.pending)
-    return {"passed": len(gates) - failed - pending, "failed": failed, "pending": pending}
+    """How many gates passed, failed, are pending (their report not computed yet) and are informative
+    misses (a non-blocking gate that did not pass: never a failure)."""
+    informative = sum(1 for g in gates if not g.passed and not g.blocking)
+    pending = sum(1 for g in gates if not g.passed and g.blocking and g.pending)
+    failed = sum(1 for g in gates if not g.passed and g.blocking and not g.pending)
+    return {"passed": len(gates) - failed - pending - informative, "failed": failed, "pending": pending,
+            "informative": informative}
 
 
 def tally_line(gates: list[Gate]) -> str:
-    """One line such as "2 failed, 3 pending (not run yet), 13 passed of 18 gates"; pending gates are
-    never counted among the failures."""
+    """One line such as "2 failed, 3 pending (not run yet), 13 passed of 18 gates"; pending gates and
+    informative misses are never counted among the failures."""
     t = tally(gates)
-    parts = [f"{t['failed']} failed"] + ([f"{t['pending']} pending (not run yet)"] if t["pending"] else [])
+    parts = [f"{t['failed']} failed"] + ([f"{t['pending']} pending (not run yet)"] if t["pending"] else []) + (
+        [f"{t['informative']} informative not met (not gating)"] if t["informative"] else [])
     return ", ".join(parts) + f", {t['passed']} passed of {len(gates)} gates"

@@ -3,7 +3,7 @@
 
 - ``scoreboard_rows``: one row per benchmark of the release checkpoint: score, target, verdict
   (``pass``, ``FAIL``, ``pending`` when a report it needs has not been computed yet, ``no target``
-  for the informative ones) and variant, with the gates that did not pass.
+  where none is set, ``informative`` where the threshold is shown but does not gate) and variant, with the gates that did not pass.
 - ``outcome_markdown`` (``outcome.md``): what was released (or why not): the checkpoint and its
   revision, the lineage (sources with their pins, mixtures, stages), the scoreboard, the gate
   verdict and the costs when the cost ledger has been materialized.
@@ -51,13 +51,18 @@ def scoreboard_rows(release_checkpoint: str, benches: Sequence[tuple[str, str]],
         s = summaries.get((release_checkpoint, b))
         target = next((g.metadata.get("threshold") for g in bg
                        if _parts(g)[0] == release_checkpoint and _parts(g)[2] == "meets_target"), None)
-        failed = [g for g in bg if not g.passed and not g.pending]
-        pending = [g for g in bg if g.pending]
-        verdict = "FAIL" if failed else "pending" if pending else "pass" if target is not None else "no target"
+        failed = [g for g in bg if not g.passed and not g.pending and g.blocking]
+        pending = [g for g in bg if g.pending and g.blocking]
+        informative = [g for g in bg if not g.passed and not g.blocking]
+        target_gating = next((g.blocking for g in bg if _parts(g)[0] == release_checkpoint
+                              and _parts(g)[2] == "meets_target"), True)
+        verdict = ("FAIL" if failed else "pending" if pending else "no target" if target is None
+                   else "informative" if not target_gating else "pass")
         rows.append({"benchmark": b, "tier": tier, "score": (s or {}).get("score") if (s or {}).get("status") == "ok"
                      else None, "score_text": _score(s), "target": target, "verdict": verdict,
                      "variant": (s or {}).get("variant") or "-",
-                     "not_passed": [(g.name, g.description) for g in failed + pending],
+                     "target_gating": target_gating,
+                     "not_passed": [(g.name, g.description) for g in failed + pending + informative],
                      "not_evaluated": (s or {}).get("reason") or (s or {}).get("status")
                      if s is not None and s.get("status") != "ok" else None})
     return rows
@@ -71,7 +76,8 @@ def scoreboard_markdown(rows: list[dict[str, Any]]) -> str:
     """The table ("-": no report yet, "n/a": ran but not evaluated), then why each n/a was not evaluated."""
     lines = ["| benchmark | tier | score | target | verdict | variant |", "|---|---|---:|---:|---|---|"]
     for r in rows:
-        target = "-" if r["target"] is None else f">= {r['target']:g}"
+        target = "-" if r["target"] is None else f">= {r['target']:g}" + (
+            "" if r.get("target_gating", True) else " (informative)")
         lines.append(f"| {r['benchmark']} | {r['tier']} | {_esc(r['score_text'])} | {target} | **{r['verdict']}** "
                      f"| {_esc(r['variant'])} |")
     notes = [f"- **{r['benchmark']}** not evaluated: {r['not_evaluated']}" for r in rows if r.get("not_evaluated")]
@@ -98,7 +104,8 @@ def outcome_markdown(*, repo_id: str, checkpoint: str, revision: str | None, pro
     lines = [f"# Release outcome: {repo_id}", "",
              f"- checkpoint: `{checkpoint}` at revision `{revision or 'never trained'}`",
              f"- verdict: **{verdict_line(promoted, gates)}**",
-             f"- gates: {t['passed']} passed, {t['failed']} failed, {t['pending']} pending (not run yet)",
+             f"- gates: {t['passed']} passed, {t['failed']} failed, {t['pending']} pending (not run yet), "
+             f"{t['informative']} informative not met (not gating)",
              f"- pushed: {hub_uri or ('this repository' if promoted else 'nothing (the gates did not pass)')}",
              f"- written: {generated_at}", "", "## Scoreboard (release checkpoint)", "", scoreboard_markdown(rows), ""]
     lines += ["## Gates not passed", ""] + ([f"- `{name}`: {why}" for r in rows for name, why in r["not_passed"]]

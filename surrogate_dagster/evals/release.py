@@ -40,7 +40,7 @@ from dagster import (
 from ..resources import HubResource, ObjectStoreResource
 from ..storage.checkpoints import read_checkpoint
 from ..storage.layout import MIXTURES, SCOREBOARD, child_pointers, pointer, raw_revisions, release_folder
-from .config import TIER1, TIER2, EvalCatalog, threshold
+from .config import TIER1, TIER2, EvalCatalog, gating, threshold
 from .gates import Gate, currency_gate, decide, regression_gate, tally, target_gate
 from .outcome import knowledge_index_markdown, outcome_markdown, scoreboard_markdown, scoreboard_rows, verdict_line
 from .reports import collect, summary_key
@@ -61,12 +61,13 @@ def release_gates(catalog: EvalCatalog, prof: Any, summaries: dict, revisions: d
                                          previous_checkpoint=prev))
             if ckpt == rel:
                 thr, src = threshold(catalog, prof, b)
-                gates.append(target_gate(f"{ckpt}/{b}: meets_target", cur, thr, src))
+                gates.append(target_gate(f"{ckpt}/{b}: meets_target", cur, thr, src,
+                                         blocking=gating(catalog, prof, b)))
     for b in TIER2:
         cur = summaries.get((rel, b))
         thr, src = threshold(catalog, prof, b)
         gates.append(currency_gate(f"{rel}/{b}: current", cur, revisions.get(rel)))
-        gates.append(target_gate(f"{rel}/{b}: meets_target", cur, thr, src))
+        gates.append(target_gate(f"{rel}/{b}: meets_target", cur, thr, src, blocking=gating(catalog, prof, b)))
     return gates
 
 

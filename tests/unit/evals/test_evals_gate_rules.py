@@ -62,7 +62,7 @@ def test_a_report_not_computed_yet_is_pending_not_failed():
     unavail = target_gate("u", S(None, status="unavailable", reason="x"), 25)
     assert not unavail.passed and not unavail.pending
     gates = pending + [unavail, target_gate("ok", S(90.0), 84)]
-    assert tally(gates) == {"passed": 1, "failed": 1, "pending": 4}
+    assert tally(gates) == {"passed": 1, "failed": 1, "pending": 4, "informative": 0}
     assert tally_line(gates) == "1 failed, 4 pending (not run yet), 1 passed of 6 gates"
     assert tally_line(gates[-2:]) == "1 failed, 1 passed of 2 gates"
     assert decide(pending)[0] is False  # nothing is promoted on a report that was never computed
