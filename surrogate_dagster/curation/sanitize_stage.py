@@ -7,8 +7,9 @@ workers inherit the sanitizer and its NER model by fork, and get each chunk's ro
 1. when the sanitizer has an NER model, the prose of the whole chunk is tagged in one batched
    call (``ner.prefetch``): a spaCy pipe over hundreds of segments is ~1.5x cheaper than one
    call per text, and NER is by far the most expensive detector;
-2. each text field is sanitized (``Sanitizer.sanitize``); only rows that changed go back to the
-   parent, with their per-category counts (most rows have nothing to redact).
+2. the row's text fields are sanitized together (``Sanitizer.sanitize_row``: a secret found in
+   one field is redacted in every field); only rows that changed go back to the parent, with
+   their per-category counts (most rows have nothing to redact).
 
 Results do not depend on ``workers`` or the chunk size. An NER backend that is not fork-safe
 (torch-based ``TransformersNER``) runs in the calling process only (``workers`` is ignored).
@@ -49,9 +50,12 @@ def _sanitize_chunk(sanitizer: Sanitizer, rows: Sequence[dict], start: int, end:
     out = []
     for i in range(start, end):
         row_counts: Counter = Counter()
+        # one row is one document for redaction by value: a secret found in one turn is
+        # redacted in every turn (a tool call's argument echoed in the tool's result)
+        results = iter(sanitizer.sanitize_row(row_texts(rows[i])))
 
         def clean(text: str) -> str:
-            res = sanitizer.sanitize(text)
+            res = next(results)
             if res.findings:
                 row_counts.update({k: v for k, v in res.counts.items() if v})
             return res.text

@@ -9,13 +9,22 @@ those by re-running the context-sensitive detectors over the lines around each r
 around placeholders glued to token characters or cut by a dropped overlapping candidate (no
 detector reads more than ~64 characters of context; a window that would cut a PEM block, and NER,
 force a full rescan). A document with no finding costs one pass.
+
+Redaction is by value, not by position (`same_value`): once a span is judged a secret (the secret
+categories), every other occurrence of the same value in the document -- and in every other text
+of the same row, through `sanitize_row` -- is replaced with the same placeholder, and so are the
+value's encoded forms (JSON-escaped, percent-encoded, base64, hex, and base64/hex runs whose
+decoded text holds the value). A secret next to a keyword is often repeated a line later with no
+keyword at all (`token = '...'` then `| '...'`), or in a tool result after the tool call that
+carried it; redacting only the occurrence a rule matched would leave it in clear text there.
 """
 from __future__ import annotations
 
 import bisect
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Sequence
 
 from .detectors import (Candidate, detect_assignments, detect_credentials_in_context, detect_high_entropy_strings,
                         detect_private_keys)
@@ -31,6 +40,7 @@ from .pii import detect_emails, detect_ids, detect_ips, detect_phones
 from .placeholders import PlaceholderAllocator, placeholder_spans
 from .prefilter import KeywordScan
 from .random_values import detect_random_values
+from .same_value import KnownSecrets
 from .validators import has_token_run, shannon_entropy
 from .vendors import VENDOR_RULES, detect_generic_prefixed
 from .wallets import detect_wallets
@@ -42,6 +52,7 @@ _CONTEXT_DETECTORS = (detect_private_keys, detect_assignments, detect_credential
 _PII_DETECTORS = (detect_emails, detect_phones, detect_ips, detect_ids, detect_wallets, detect_macs)
 # the core provider rules, then the wider vendor catalogue (rule order breaks ties in `_resolve`)
 _ALL_RULES: tuple[Rule, ...] = RULES + VENDOR_RULES
+_SECRET_SET = frozenset(SECRET_CATEGORIES)
 # Detectors whose decision reads context at a distance (a keyword up to 60 characters before,
 # `version`/`public` look-behinds, `-H "` before a header): a replacement elsewhere can change it.
 _CONTEXT_SENSITIVE = (detect_phones, detect_ids, detect_ips, detect_high_entropy_strings,
@@ -270,10 +281,37 @@ class Sanitizer:
 
     # ------------------------------------------------------------------ substitution
     def sanitize(self, text: str) -> SanitizeResult:
-        """Replace every finding with its placeholder; see the module docstring for idempotence."""
+        """Replace every finding, and every other occurrence of a secret value found, with its
+        placeholder; see the module docstring for idempotence."""
         if not isinstance(text, str):
             raise TypeError(f"sanitize() needs str, got {type(text).__name__}")
-        alloc = PlaceholderAllocator(text, self._key)
+        return self._sanitize(text, PlaceholderAllocator(text, self._key), KnownSecrets())
+
+    def sanitize_row(self, texts: Sequence[str]) -> list[SanitizeResult]:
+        """Sanitize the texts of one row (its turns, tool calls and results) as one document for
+        redaction by value: a secret found in any text is replaced in every text, with the same
+        placeholder for the same value across the row. One result per text, in order."""
+        for t in texts:
+            if not isinstance(t, str):
+                raise TypeError(f"sanitize_row() needs str texts, got {type(t).__name__}")
+        alloc = PlaceholderAllocator("\n".join(texts), self._key)
+        known = KnownSecrets()
+        results: list[SanitizeResult] = []
+        seen_at: list[int] = []
+        for t in texts:
+            results.append(self._sanitize(t, alloc, known))
+            seen_at.append(known.version)
+        for i, res in enumerate(results):
+            # a text scanned before a later text taught a value: its output may still hold it
+            if seen_at[i] < known.version and known.occurs_in(res.text):
+                again = self._sanitize(res.text, alloc, known)
+                for k, v in again.counts.items():
+                    res.counts[k] = res.counts.get(k, 0) + v
+                res.findings.extend(replace(f, round=f.round + self.config.max_rounds) for f in again.findings)
+                res.text = again.text
+        return results
+
+    def _sanitize(self, text: str, alloc: PlaceholderAllocator, known: KnownSecrets) -> SanitizeResult:
         counts = {c: 0 for c in self.config.categories}
         findings: list[Finding] = []
         cur = text
@@ -284,12 +322,21 @@ class Sanitizer:
                 cands = _resolve(raw)
             else:
                 raw = cands = self._detect_later_round(cur, hot, changed)
+            for c in cands:
+                if c.category in _SECRET_SET:
+                    known.add(cur[c.start:c.end], c.category, c.tag)
+            value_of: dict[tuple[int, int], str] = {}
+            if known:
+                extra = known.candidates(cur, cands)
+                if extra:
+                    value_of = {(c.start, c.end): v for c, v in extra}
+                    cands = sorted(list(cands) + [c for c, _ in extra], key=lambda c: c.start)
             if not cands:
                 break
             dropped = sorted({(c.start, c.end) for c in raw} - {(c.start, c.end) for c in cands})
             parts, pos, out_len, hot, changed = [], 0, 0, [], []
             for c in cands:
-                ph = alloc.get(c.tag, cur[c.start:c.end])
+                ph = alloc.get(c.tag, value_of.get((c.start, c.end)) or cur[c.start:c.end])
                 parts.append(cur[pos:c.start])
                 out_len += c.start - pos
                 # a token that ends right before this span or starts right after it had its
