@@ -7,6 +7,9 @@
 2. grading throughput: python-tests grading of K completions (4 per prompt, mixed right/wrong),
    (a) the assert harness run bare in a temp dir (baseline, no isolation), (b) the same harness in
    the sandbox, (c) the full Grader (sandboxed tests + one batched semgrep run), completions/s.
+3. syscall filter: sandbox start (``/bin/true``, ``python -c pass``) and the sandboxed grading of
+   K completions, each with the seccomp filter off (baseline) and on, alternated in the same run.
+   ``--only filter`` runs this section alone.
 """
 
 from __future__ import annotations
@@ -67,7 +70,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--completions", type=int, default=40)
+    ap.add_argument("--only", choices=["filter"], help="run one section alone")
     args = ap.parse_args()
+    if args.only == "filter":
+        filter_overhead(args.runs, args.completions)
+        return
     sb = Sandbox(SandboxLimits(wall_s=30))
     py = sb.python
     print(f"machine: {os.cpu_count()} cpus, load avg {os.getloadavg()[0]:.2f}; runs={args.runs}")
@@ -118,6 +125,31 @@ def main() -> None:
     grader.linters.semgrep({f"{i}/solution.py": c for i, (c, _) in enumerate(items)})
     print(f"{'  of which one semgrep batch (re-timed)':44s} {time.perf_counter() - t:8.2f}")
     print(f"pass rate: {sum(g.passed for g in grades) / k:.2f}; mean score {statistics.mean(g.score for g in grades):.3f}")
+    filter_overhead(args.runs, k)
+
+
+def filter_overhead(runs: int, k: int) -> None:
+    """Section 3: the same sandbox with and without its seccomp filter, alternated."""
+    lim = SandboxLimits(wall_s=30)
+    off, on = Sandbox(lim, syscall_filter=False), Sandbox(lim)
+    print(f"\n== syscall filter: {on.syscall_filter} ==")
+    print(f"{'what':34s} {'no filter':>14s} {'filter':>14s} {'overhead':>9s} {'ratio':>6s}")
+    for label, argv in (("start: /bin/true", ["/bin/true"]), ("start: python -c pass", [on.python, "-c", "pass"])):
+        a, b = paired_ms(lambda: off.run(argv), lambda: on.run(argv), runs)
+        ma, mb = statistics.median(a), statistics.median(b)
+        print(f"{label:34s} {ma:7.1f} ({min(a):5.1f}) {mb:7.1f} ({min(b):5.1f}) {mb - ma:7.1f}ms {mb / ma:5.2f}x")
+    items = [SOLUTIONS[i % len(SOLUTIONS)] for i in range(k)]
+    times: dict[str, float] = {"off": 0.0, "on": 0.0}
+    verdicts: dict[str, list] = {"off": [], "on": []}
+    for c, _ in items:  # alternate per completion, so load from other processes hits both alike
+        for key, sb in (("off", off), ("on", on)):
+            t = time.perf_counter()
+            verdicts[key].append(run_python_asserts(sb, c, TESTS).report["errors"])
+            times[key] += time.perf_counter() - t
+    assert verdicts["off"] == verdicts["on"], "the filter changed grading verdicts"
+    print(f"{f'grading: {k} completions x {len(TESTS)} asserts':34s} {times['off']:6.2f}s {'':7s} "
+          f"{times['on']:6.2f}s {'':7s} {(times['on'] - times['off']) / k * 1000:7.1f}ms "
+          f"{times['on'] / times['off']:5.2f}x  (overhead per completion)")
 
 
 if __name__ == "__main__":

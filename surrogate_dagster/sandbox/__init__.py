@@ -1,4 +1,4 @@
-"""Sandbox for model-written code: bubblewrap namespaces + rlimits + wall clock (see core.py)."""
+"""Sandbox for model-written code: bubblewrap namespaces + rlimits + seccomp + wall clock (see core.py)."""
 
 from surrogate_dagster.sandbox.core import (
     Sandbox,

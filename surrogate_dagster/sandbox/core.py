@@ -26,8 +26,19 @@ What contains what:
   the sandbox warns and says ``memory_cap="per-process only"``: the bound is then rlimits only
   (``nproc x memory_mb`` plus what memfds and the tmpfs mounts hold).
 
-Not contained: the kernel's syscall surface (no seccomp filter) and CPU time of a fork bomb beyond
-``nproc x cpu_s`` until the wall clock fires. bubblewrap 0.8 sizes its tmpfs mounts (``--size``)
+- syscalls (``seccomp.py``): bwrap installs a seccomp filter in the program just before it execs it
+  (``--seccomp``): io_uring, keyrings, bpf, perf_event_open, userfaultfd, new namespaces (unshare,
+  setns, clone with CLONE_NEW*; clone3 answers ENOSYS so libc uses clone), mounts and kernel
+  administration answer EPERM. x86_64 only: elsewhere the sandbox warns and runs without one
+  (``syscall_filter`` in every result says which).
+- /proc is the pid namespace's own (only the sandbox's processes show); host-wide figures that
+  are cheap to hide are replaced: ``/proc/loadavg`` reads idle, ``/proc/meminfo`` gives the run's
+  memory cap as total and free, ``/proc/cmdline`` (the host's boot line) is empty.
+
+Not contained: the rest of the kernel's syscall surface, host facts that /proc and the CPU still
+tell (kernel release through uname(2) and /proc/version, CPU model and host-wide CPU times in
+/proc/cpuinfo and /proc/stat, uptime), and CPU time of a fork bomb beyond ``nproc x cpu_s`` until
+the wall clock fires. bubblewrap 0.8 sizes its tmpfs mounts (``--size``)
 but has no inode-count option: the number of files is bounded by the cgroup's memory cap (each
 empty file costs about 1 KB of slab), not per mount.
 """
@@ -47,7 +58,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Mapping, Sequence
 
-from surrogate_dagster.sandbox import cgroups
+from surrogate_dagster.sandbox import cgroups, seccomp
 from surrogate_dagster.sandbox.host import (
     SandboxError,
     count_uid_processes,
@@ -116,6 +127,7 @@ class SandboxResult:
     cpu_ms: float = float("nan")  # user+system CPU of the program (and children it waited for)
     memory_cap: str = "per-process only"  # "cgroup v1" / "cgroup v2": the whole run was capped
     memory_peak_mb: float | None = None  # the run's peak memory (cgroup), all processes together
+    syscall_filter: str = "none"  # what the seccomp filter refused, or "none (why)"
 
     @property
     def ok(self) -> bool:
@@ -128,7 +140,7 @@ class Sandbox:
 
     def __init__(self, limits: SandboxLimits | None = None, *, python: str | None = None,
                  extra_ro_binds: Sequence[str] = (), uid_base: int = DEFAULT_UID_BASE,
-                 uid_count: int = DEFAULT_UID_COUNT, cgroup: bool = True) -> None:
+                 uid_count: int = DEFAULT_UID_COUNT, cgroup: bool = True, syscall_filter: bool = True) -> None:
         self.limits = limits or SandboxLimits()
         self.python = python or sys.executable
         self.bwrap = shutil.which("bwrap")
@@ -146,6 +158,17 @@ class Sandbox:
         if self.cgroup_hierarchy is None:
             warnings.warn(f"sandbox: no cgroup ({why}); memory is capped per process only, not per run",
                           RuntimeWarning, stacklevel=2)
+        self._seccomp_bpf: bytes | None = None
+        if not syscall_filter:
+            self.syscall_filter = "none (disabled by the caller)"
+        else:
+            try:
+                self._seccomp_bpf = seccomp.build_filter()
+                self.syscall_filter = seccomp.describe()
+            except seccomp.SeccompUnsupported as e:
+                self.syscall_filter = f"none ({e})"
+                warnings.warn(f"sandbox: {e}; programs run without a syscall filter", RuntimeWarning,
+                              stacklevel=2)
         self._root_links = []
         for p in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
             if os.path.islink(p):
@@ -196,7 +219,7 @@ class Sandbox:
         for p in ("/etc/alternatives", "/etc/ld.so.cache", "/etc/localtime", "/etc/ssl/certs"):
             cmd += ["--ro-bind-try", p, p]
         # tmpfs mounts first: binds listed after them land on top, so a venv under /tmp still shows
-        cmd += ["--proc", "/proc", "--dev", "/dev",
+        cmd += ["--proc", "/proc", *self._proc_masks(lim, fds), "--dev", "/dev",
                 "--size", str(lim.tmpfs_mb << 20), "--perms", "1777", "--tmpfs", "/dev/shm",
                 "--size", str(lim.tmpfs_mb << 20), "--perms", "1777", "--tmpfs", "/tmp",
                 "--size", str(lim.tmpfs_mb << 20), "--perms", "0700", "--tmpfs", WORK]
@@ -224,8 +247,21 @@ class Sandbox:
             cmd += ["--setenv", k, v]
         # bwrap's root and /dev are unbounded tmpfs mounts: read-only, so only the sized mounts
         # (/sandbox, /tmp, /dev/shm) take writes
-        cmd += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", WORK, "--", *argv]
-        return cmd
+        cmd += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", WORK]
+        if self._seccomp_bpf is not None:  # loaded by bwrap after its own set-up, before exec
+            cmd += ["--seccomp", str(self._memfd("seccomp", self._seccomp_bpf, fds))]
+        return [*cmd, "--", *argv]
+
+    def _proc_masks(self, lim: SandboxLimits, fds: list[int]) -> list[str]:
+        """bwrap args laying files over host-wide /proc entries (see the module docstring)."""
+        kb = (lim.total_mb if self.cgroup_hierarchy is not None else (lim.memory_mb or lim.total_mb)) << 10
+        meminfo = "".join(f"{k + ':':16s}{v:>8d} kB\n" for k, v in (
+            ("MemTotal", kb), ("MemFree", kb), ("MemAvailable", kb), ("Buffers", 0), ("Cached", 0),
+            ("SwapCached", 0), ("Active", 0), ("Inactive", 0), ("SwapTotal", 0), ("SwapFree", 0),
+            ("Shmem", 0), ("Slab", 0), ("SReclaimable", 0)))
+        masks = {"loadavg": "0.00 0.00 0.00 1/1 1\n", "meminfo": meminfo, "cmdline": ""}
+        return [a for name, text in masks.items()
+                for a in ("--ro-bind-data", str(self._memfd(name, text.encode(), fds)), f"/proc/{name}")]
 
     # -- running --------------------------------------------------------------------------------
     def run(self, program: Sequence[str] | str, files: Mapping[str, str | bytes] | None = None,
@@ -411,4 +447,4 @@ class Sandbox:
                              stdout_truncated=truncated["out"], stderr_truncated=truncated["err"],
                              timed_out=killed == "timeout", killed_reason=reason, wall_ms=wall_ms,
                              limit_hits=tuple(hits), uid=uid, leaked_pids=leaked,
-                             cpu_ms=cpu_s * 1000.0)
+                             cpu_ms=cpu_s * 1000.0, syscall_filter=self.syscall_filter)

@@ -6,6 +6,7 @@ preflight (e.g. before an eval run) can print them. Limits are small so all prob
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -315,13 +316,81 @@ def probe_file_size(sb: Sandbox) -> ProbeResult:
                        f"killed_reason={r.killed_reason} (RLIMIT_FSIZE {FAST.fsize_mb} MB)", r)
 
 
+# One syscall class per probe: (name, number, args) tried inside with ctypes. Each call's arguments
+# are ones the kernel itself would accept or reject with its own errno (EFAULT, EBADF, EINVAL,
+# ENOSPC, ...) once the call reaches it, so EPERM (ENOSYS for clone3) means the filter stopped it at
+# entry. ``params`` is a zeroed 120-byte buffer (struct io_uring_params).
+_SYSCALL_CLASSES: dict[str, tuple[tuple[str, int, str], ...]] = {
+    "io_uring": (("io_uring_setup", 425, "1, params"), ("io_uring_enter", 426, "-1, 0, 0, 0, 0, 0"),
+                 ("io_uring_register", 427, "-1, 0, 0, 0")),
+    "keyring": (("keyctl", 250, "0, -3, 0"),  # KEYCTL_GET_KEYRING_ID of the session keyring
+                ("add_key", 248, "0, 0, 0, 0, 0"), ("request_key", 249, "0, 0, 0, 0")),
+    "bpf": (("bpf", 321, "0, 1, 8"),),  # BPF_MAP_CREATE with a bad attr pointer
+    "perf_event_open": (("perf_event_open", 298, "0, 0, -1, -1, 0"),),
+    "userfaultfd": (("userfaultfd", 323, "1"),),  # UFFD_USER_MODE_ONLY: no privilege needed
+    "namespaces": (("unshare(CLONE_NEWUSER)", 272, "0x10000000"), ("unshare(bad flag)", 272, "1"),
+                   ("setns", 308, "-1, 0"), ("clone(CLONE_NEWUSER|SIGCHLD)", 56, "0x10000011, 0, 0, 0, 0"),
+                   ("clone(CLONE_NEWNET|SIGCHLD)", 56, "0x40000011, 0, 0, 0, 0")),
+    "clone3": (("clone3", 435, "0, 0"),),
+}
+_SYSCALL_PROBE = (
+    "import ctypes, json, os\nlibc = ctypes.CDLL(None, use_errno=True)\nlibc.syscall.restype = ctypes.c_long\n"
+    "buf = ctypes.create_string_buffer(120)\nparams = ctypes.addressof(buf)\nres = {}\n"
+    "for name, nr, args in CALLS:\n"
+    "    ctypes.set_errno(0)\n"
+    "    r = libc.syscall(ctypes.c_long(nr), *[ctypes.c_long(a) for a in eval('(' + args + ',)')])\n"
+    "    res[name] = 'returned %d' % r if r >= 0 else os.strerror(ctypes.get_errno())\n"
+    "    if r >= 0 and name.startswith('clone') and r == 0:\n        os._exit(0)\n"
+    "print(json.dumps(res))\n")
+
+
+def _probe_syscall_class(cls: str) -> Callable[[Sandbox], ProbeResult]:
+    calls = _SYSCALL_CLASSES[cls]
+    want = "Function not implemented" if cls == "clone3" else "Operation not permitted"
+
+    def probe(sb: Sandbox) -> ProbeResult:
+        r = sb.run(f"CALLS = {[(n, nr, a) for n, nr, a in calls]!r}\n" + _SYSCALL_PROBE, limits=FAST)
+        try:
+            res = json.loads(r.stdout.strip().splitlines()[-1])
+        except (IndexError, json.JSONDecodeError):
+            return ProbeResult(f"syscall_{cls}", False, f"no report: exit={r.exit_code} {r.stderr[-300:]!r}", r)
+        reached = {k: v for k, v in res.items() if v != want}
+        ok = r.exit_code == 0 and len(res) == len(calls) and not reached
+        return ProbeResult(f"syscall_{cls}", ok, f"{'refused at entry' if ok else 'REACHED the kernel'}: "
+                           f"{res} (want {want!r}; filter: {r.syscall_filter})", r)
+
+    probe.__doc__ = f"The {cls} syscalls stop at the seccomp filter ({want})."
+    return probe
+
+
+def probe_proc_host_facts(sb: Sandbox) -> ProbeResult:
+    """/proc shows the sandbox's own processes only, an idle load, the run's memory cap as total
+    memory and no host boot line."""
+    code = ("import json, os\nprint(json.dumps({'pids': [p for p in os.listdir('/proc') if p.isdigit()],\n"
+            "    'loadavg': open('/proc/loadavg').read(), 'cmdline': open('/proc/cmdline').read(),\n"
+            "    'memtotal_kb': int(open('/proc/meminfo').read().split('MemTotal:')[1].split()[0])}))\n")
+    r = sb.run(code, limits=FAST)
+    try:
+        seen = json.loads(r.stdout)
+    except json.JSONDecodeError:
+        return ProbeResult("proc_host_facts", False, f"no report: {r.stderr[-300:]!r}", r)
+    with open("/proc/meminfo") as f:
+        host_kb = int(f.read().split("MemTotal:")[1].split()[0])
+    ok = (seen["pids"] == ["1"] and seen["loadavg"].startswith("0.00 0.00 0.00") and seen["cmdline"] == ""
+          and seen["memtotal_kb"] < host_kb)
+    return ProbeResult("proc_host_facts", ok, f"inside: {seen} (host MemTotal {host_kb} kB)", r)
+
+
+SYSCALL_PROBES: dict[str, Callable[[Sandbox], ProbeResult]] = {
+    f"syscall_{cls}": _probe_syscall_class(cls) for cls in _SYSCALL_CLASSES}
+
 PROBES: dict[str, Callable[[Sandbox], ProbeResult]] = {
     "fork_bomb": probe_fork_bomb, "bash_fork_bomb": probe_bash_fork_bomb,
     "kill_parent": probe_kill_parent, "supervisor_dies": probe_supervisor_dies,
     "write_outside": probe_write_outside, "read_env": probe_read_env, "read_aws": probe_read_aws,
     "socket": probe_socket, "alloc_10g": probe_alloc_10g, "infinite_loop": probe_infinite_loop,
     "stdout_1gb": probe_stdout_flood, "grandchild_outlives_timeout": probe_grandchild,
-    "file_size": probe_file_size,
+    "file_size": probe_file_size, **SYSCALL_PROBES, "proc_host_facts": probe_proc_host_facts,
 }
 
 

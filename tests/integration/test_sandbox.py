@@ -11,7 +11,7 @@ import threading
 import pytest
 
 from surrogate_dagster.sandbox import Sandbox, SandboxLimits
-from surrogate_dagster.sandbox.probes import PROBES
+from surrogate_dagster.sandbox.probes import PROBES, SYSCALL_PROBES
 from surrogate_dagster.sandbox.runners import run_python_asserts
 
 SMALL = SandboxLimits(wall_s=5, cpu_s=5, memory_mb=512, nproc=16, fsize_mb=4, stdout_bytes=4096,
@@ -100,3 +100,26 @@ def test_assert_harness_counts_each_test(sb: Sandbox) -> None:
     # the solution exits the interpreter: no result, reported as such, and no test passes
     run = run_python_asserts(sb, "import os\nos._exit(0)\n", ["assert True"])
     assert run.problem == "no_result" and run.report["errors"] == ["no_result"]
+
+
+@pytest.mark.parametrize("name", list(SYSCALL_PROBES))
+def test_syscall_probe_sees_the_kernel_without_the_filter(name: str) -> None:
+    """The same probe run with the filter off reports the call reached the kernel (so the probe
+    can fail), and the filtered sandbox says what it refused."""
+    bare = SYSCALL_PROBES[name](Sandbox(SMALL, syscall_filter=False))
+    assert not bare.contained and "REACHED" in bare.evidence, bare.evidence
+    assert bare.result.syscall_filter.startswith("none")
+
+
+def test_filter_keeps_python_threads_processes_and_shells(sb: Sandbox) -> None:
+    """fork, threads, posix_spawn (subprocess), multiprocessing and a shell pipeline all work
+    under the filter (glibc's clone3 falls back to clone on ENOSYS)."""
+    code = ("import concurrent.futures as cf, multiprocessing as mp, subprocess, threading, os\n"
+            "with cf.ThreadPoolExecutor(4) as ex:\n    t = sum(ex.map(abs, [-1, -2, -3]))\n"
+            "with mp.get_context('fork').Pool(2) as p:\n    m = sum(p.map(abs, [-4, -5]))\n"
+            "s = subprocess.run(['/bin/sh', '-c', 'echo a | tr a b'], capture_output=True, text=True).stdout\n"
+            "pid = os.fork()\nif pid == 0:\n    os._exit(7)\nc = os.waitpid(pid, 0)[1] >> 8\n"
+            "print(t, m, s.strip(), c)\n")
+    r = sb.run(code)
+    assert r.ok and r.stdout.split() == ["6", "9", "b", "7"], r.stderr
+    assert r.syscall_filter.startswith("seccomp (x86_64)")
