@@ -22,6 +22,11 @@ count and any change to code or docstrings does. `module_digests` folds them per
 such as `CURATION`) the reached code reads, or `None` when some reached code uses the object
 whole: the asset's config hash then covers only those sections.
 
+`local_reads` does the same for a name that is not module-level, a resource parameter such as
+`curation`: the attributes read on that name anywhere in the reached code (`curation.ner_model`
+in the asset, `curation.workers` in a helper taking `curation`), so a profile setting counts for
+exactly the assets whose code reads it.
+
 Pure logic: files are read from the package directory, never imported.
 """
 
@@ -52,6 +57,7 @@ class Reach:
 
     nodes: dict[tuple[str, str], ast.AST] = field(default_factory=dict)  # (module, name) -> node
     config_reads: dict[tuple[str, str], set[str] | None] = field(default_factory=dict)
+    local_reads: dict[str, set[str]] = field(default_factory=dict)  # local name -> attributes read
 
     def module_digests(self) -> dict[str, str]:
         """{module: hash of its reached definitions}, sorted by module."""
@@ -161,10 +167,11 @@ def _body_nodes(node: ast.AST):
 
 
 def reach(root: Path, package: str, module: str, name: str,
-          config_objects: frozenset[tuple[str, str]] = frozenset()) -> Reach:
+          config_objects: frozenset[tuple[str, str]] = frozenset(), local_names: frozenset[str] = frozenset()) -> Reach:
     """Every definition reached from `module`'s top-level `name`; `config_objects` are the
-    (module, name) pairs of configuration objects whose attribute reads are recorded."""
-    out = Reach()
+    (module, name) pairs of configuration objects whose attribute reads are recorded, `local_names`
+    the parameter or variable names whose attribute reads are (`Reach.local_reads`)."""
+    out = Reach(local_reads={n: set() for n in local_names})
     todo: list[tuple[str, str]] = [(module, name)]
     while todo:
         mod, nm = todo.pop()
@@ -201,6 +208,8 @@ def reach(root: Path, package: str, module: str, name: str,
             elif isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name):
                 ref = _ref(local_imports, idx, tmod, n.value.id)
                 if ref is None:
+                    if n.value.id in out.local_reads:
+                        out.local_reads[n.value.id].add(n.attr)
                     continue
                 origin = _lookup(root, package, ref[0], ref[1], set())
                 if origin in config_objects:

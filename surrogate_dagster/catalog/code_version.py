@@ -84,34 +84,38 @@ def _save_reach_cache(path: Path, cache: dict) -> None:
 
 
 @functools.lru_cache(maxsize=None)
-def _reach_digests(root: Path, entries: tuple[tuple[str, str], ...],
-                   config_objects: frozenset[tuple[str, str]]) -> tuple[dict[str, str], dict]:
-    """({module: digest}, {config object: attributes read or None}) of the definitions reached
-    from `entries`, served from REACH_CACHE when no package file changed."""
+def _reach_digests(root: Path, entries: tuple[tuple[str, str], ...], config_objects: frozenset[tuple[str, str]],
+                   local_names: frozenset[str] = frozenset()) -> tuple[dict[str, str], dict, dict[str, set[str]]]:
+    """({module: digest}, {config object: attributes read or None}, {local name: attributes read})
+    of the definitions reached from `entries`, served from REACH_CACHE when no package file changed."""
     from .code_reach import reach
 
     use_cache = root == PACKAGE_DIR
     state = _package_bytes_hash(root) if use_cache else ""
-    key = json.dumps([entries, sorted(config_objects)])
+    key = json.dumps([entries, sorted(config_objects), sorted(local_names)])
     cache = _load_reach_cache(REACH_CACHE) if use_cache else {}
     hit = cache.get("entries", {}).get(key) if cache.get("package") == state else None
-    if hit is not None:
-        return hit["digests"], {tuple(k.split(":", 1)): (None if v is None else set(v)) for k, v in hit["reads"].items()}
-    nodes, reads = {}, {}
+    if hit is not None and "locals" in hit:
+        return (hit["digests"], {tuple(k.split(":", 1)): (None if v is None else set(v)) for k, v in hit["reads"].items()},
+                {k: set(v) for k, v in hit["locals"].items()})
+    nodes, reads, local_reads = {}, {}, {n: set() for n in local_names}
     for module, name in entries:
-        r = reach(root, PACKAGE, module, name, config_objects)
+        r = reach(root, PACKAGE, module, name, config_objects, local_names)
         nodes.update(r.nodes)
         for k, v in r.config_reads.items():
             reads[k] = None if (v is None or reads.get(k, set()) is None) else reads.get(k, set()) | v
+        for k, v in r.local_reads.items():
+            local_reads[k] |= v
     digests = type(r)(nodes=nodes, config_reads=reads).module_digests()
     if use_cache:
         if cache.get("package") != state:
             cache.clear()
             cache.update({"package": state, "entries": {}})
         cache["entries"][key] = {"digests": digests,
-                                 "reads": {":".join(k): (None if v is None else sorted(v)) for k, v in reads.items()}}
+                                 "reads": {":".join(k): (None if v is None else sorted(v)) for k, v in reads.items()},
+                                 "locals": {k: sorted(v) for k, v in local_reads.items()}}
         _save_reach_cache(REACH_CACHE, cache)
-    return digests, reads
+    return digests, reads, local_reads
 
 
 def _relative(module: str) -> str:
@@ -124,13 +128,26 @@ def reached_modules(module: str, *functions: str, root: Path = PACKAGE_DIR) -> d
     return {m: h[:HASH_CHARS] for m, h in _reach_digests(root, entries, frozenset())[0].items()}
 
 
+def profile_settings_read(model: BaseModel, reads: set[str]) -> dict[str, object]:
+    """The settings of a profile section that the reached code reads and that decide outputs:
+    `model`'s fields among `reads`, less those its class lists in ``OUTPUT_NEUTRAL`` (work
+    folders, worker counts: where and how fast, never what)."""
+    neutral = set(getattr(type(model), "OUTPUT_NEUTRAL", ()))
+    data = model.model_dump(mode="json")
+    return {k: data[k] for k in sorted(reads) if k in type(model).model_fields and k not in neutral}
+
+
 def function_code_version(module: str, *functions: str, config: BaseModel | dict | str | None = None,
-                          sections_of: str | None = None, root: Path = PACKAGE_DIR) -> str:
+                          sections_of: str | None = None, profile_section: tuple[str, BaseModel] | None = None,
+                          root: Path = PACKAGE_DIR) -> str:
     """`cfg=<hash>;<module>=<hash>;...` of the asset computed by `functions` of `module` (their
     dotted module, `__name__` from the caller). `config` is hashed as given; `sections_of=
     name` adds the sections of the module-level config object `name` (defined in or imported by
     `module`, and bound there before the call) that the reached code reads. The object is named,
-    not passed, so the call itself is no use of the whole object."""
+    not passed, so the call itself is no use of the whole object. `profile_section=(name, model)`
+    adds the settings of the profile section `model` that the reached code reads on the name
+    `name` (the asset's resource parameter, `curation`), as `profile_settings_read` selects them:
+    editing the profile's `edu_threshold` moves the version of the assets that read it alone."""
     from .code_reach import _lookup
 
     mod = _relative(module)
@@ -140,10 +157,16 @@ def function_code_version(module: str, *functions: str, config: BaseModel | dict
         origin = _lookup(root, PACKAGE, mod, sections_of, set())
         if origin is None:
             raise KeyError(f"{module}: no config object {sections_of!r}")
-    digests, reads = _reach_digests(root, entries, frozenset({origin}) if origin else frozenset())
+    local_names = frozenset({profile_section[0]}) if profile_section else frozenset()
+    digests, reads, local_reads = _reach_digests(root, entries, frozenset({origin}) if origin else frozenset(),
+                                                 local_names)
     cfg = _config_part(config)
     if origin is not None:
         cfg = config_hash({"config": cfg, "sections": _section_dump(getattr(sys.modules[module], sections_of), reads.get(origin, set()))})
+    if profile_section is not None:
+        settings = profile_settings_read(profile_section[1], local_reads[profile_section[0]])
+        if settings:  # an asset that reads no such setting keeps the version it had without one
+            cfg = config_hash({"config": cfg, "profile": settings})
     parts = [f"cfg={cfg[:HASH_CHARS]}"] + [f"{m}={h[:HASH_CHARS]}" for m, h in digests.items()]
     return ";".join(parts)
 
@@ -154,7 +177,7 @@ def config_sections_read(module: str, *functions: str, name: str, root: Path = P
 
     mod = _relative(module)
     origin = _lookup(root, PACKAGE, mod, name, set())
-    _, reads = _reach_digests(root, tuple((mod, f) for f in functions), frozenset({origin}))
+    _, reads, _ = _reach_digests(root, tuple((mod, f) for f in functions), frozenset({origin}))
     return reads.get(origin, set())
 
 

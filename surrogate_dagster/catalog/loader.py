@@ -17,7 +17,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from ..paths import ASSETS_DIR, PROFILES_DIR
-from .models import Profile, SourcesCatalog
+from .models import OpsSection, Profile, SourcesCatalog
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -179,6 +179,9 @@ def load_profile(name_or_path: str | Path | None = None) -> Profile:
     path = _profile_path(ref)
     profile = validate_mapping(Profile, profile_data(ref), path)
     profile._source = str(path)
+    # The sections read by several layers are checked here, at load; each phase validates its own
+    # section with its model when it builds its resources (`validate_phase`).
+    validate_phase(profile, "ops", OpsSection)
     return profile
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, StrictInt, field_validator, model_validator
+from pydantic import (BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, StrictBool, StrictInt, field_validator,
+                      model_validator)
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 # A git ref as the Hub takes it: a commit sha, a branch ("main"), or refs/... (refs/pr/5).
@@ -179,6 +180,19 @@ class HubConfig(Strict):
 
 # The sections a profile's `phases` may hold, each read by its phase (or layer).
 PHASE_SECTIONS = ("curation", "llm", "synth", "ops", "training", "serving", "evals", "k8s", "preflight")
+
+
+class OpsSection(Strict):
+    """``phases.ops``: the keys its readers take (validated at load, so a misspelt ``dagster_hom``
+    is refused instead of falling back to the default). The nested ``datatrove_executor``,
+    ``costs`` and ``budget`` mappings are checked by their readers (runtime/executors.py,
+    operations/costs.py), which know each executor kind's and the ledger's keys."""
+
+    dagster_home: str | None = Field(None, description="the Dagster instance folder make run, make ui and the CLI share")
+    scheduled_recuration: StrictBool = False
+    datatrove_executor: dict[str, Any] | None = None
+    costs: dict[str, Any] | None = None
+    budget: dict[str, Any] | None = None
 
 
 class Profile(Strict):

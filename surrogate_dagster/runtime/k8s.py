@@ -30,6 +30,7 @@ from typing import Any
 import yaml
 from pydantic import Field
 
+from ..catalog.loader import validate_phase
 from ..catalog.models import Strict
 
 
@@ -111,7 +112,7 @@ class K8sSettings(Strict):
 def k8s_settings(profile) -> K8sSettings | None:
     """The profile's k8s section, validated (None when the profile has none, e.g. local)."""
     section = profile.phases.get("k8s")
-    return K8sSettings.model_validate(section) if section else None
+    return validate_phase(profile, "k8s", K8sSettings, section) if section else None
 
 
 def run_launcher_config(s: K8sSettings) -> dict[str, Any]:
