@@ -17,6 +17,9 @@ BFCL_EVAL := bfcl-eval==2026.3.23
 CVENV := .venv-checkov
 CSTAMP := $(CVENV)/.installed
 CHECKOV := checkov==3.3.30
+LVENV := .venv-lcb
+LSTAMP := $(LVENV)/.installed
+LCB_RUNNER := nvidia-livecodebench==26.3
 # The GPU host's own environments (docs/SCALE_OUT.md, "Production: one GPU host"): vLLM for
 # `vllm serve` (phases.serving.vllm.command) and, where a Docker daemon answers, the swebench
 # harness (phases.evals.swebench_python). `make setup` builds them only on a GPU host: nvidia-smi
@@ -97,6 +100,16 @@ $(CSTAMP): $(UV)
 	$(CVENV)/bin/python -I -c "import checkov.main"
 	touch $(CSTAMP)
 
+# lcb_runner, LiveCodeBench's grader (on PyPI as nvidia-livecodebench), for the parity test of the
+# host comparator (tests/env/test_lcb_parity.py). Only its evaluation code runs: without its API
+# clients and vLLM (--no-deps), plus the two packages that code imports.
+$(LSTAMP): $(UV)
+	test -x $(LVENV)/bin/python || $(NEW_VENV) -p $(PY) $(LVENV)
+	$(INSTALL) $(LVENV)/bin/python --no-deps $(LCB_RUNNER)
+	$(INSTALL) $(LVENV)/bin/python numpy==2.4.6 tqdm==4.70.1
+	$(LVENV)/bin/python -I -c "from livecodebench.evaluation.compute_code_generation_metrics import evaluate_generations_by_problem"
+	touch $(LSTAMP)
+
 # vLLM in its own venv (it pins torch exactly: docker/gpu/requirements-vllm.txt, as in the GPU image).
 $(VSTAMP): docker/gpu/requirements-vllm.txt $(UV)
 	test -x $(VVENV)/bin/python || $(NEW_VENV) -p $(PY) $(VVENV)
@@ -116,7 +129,7 @@ gpu-host: $(VSTAMP)
 	@if docker info >/dev/null 2>&1; then $(MAKE) --no-print-directory $(SSTAMP); \
 	else echo "gpu-host: no Docker daemon answers here: $(SVENV) not built (SWE-bench Lite reports unavailable)"; fi
 
-setup: $(STAMP) $(TSTAMP) $(BSTAMP) $(CSTAMP) $(if $(GPU_HOST),gpu-host)
+setup: $(STAMP) $(TSTAMP) $(BSTAMP) $(CSTAMP) $(LSTAMP) $(if $(GPU_HOST),gpu-host)
 
 run: setup
 	$(BIN)/python -m surrogate_dagster.cli run

@@ -27,7 +27,24 @@ def test_standin_is_dated_and_parsed(problems):
     assert min(p.date for p in problems) == date(2023, 7, 2) and max(p.date for p in problems) == date(2024, 1, 21)
     p = problems[0]
     assert p.starter_code.startswith("class Solution:") and "Telephone keypads" in p.question
-    assert p.mode == "asserts" and "my_solution" in p.tests[0]
+    # its assert script read into functional tests: the row's first pair, copied by hand
+    assert p.mode == "functional" and p.fn_name == "minimumPushes"
+    assert p.tests[0] == {"kwargs": {"word": "abcde"}, "output": "5"} and len(p.tests) == 100
+    # the two linked-list problems build ListNode values in the test: kept whole (sealed asserts)
+    kept = sorted(q.id for q in problems if q.mode == "asserts")
+    assert kept == ["biweekly-contest-110-insert-greatest-common-divisors-in-linked-list",
+                    "weekly-contest-358-double-a-number-represented-as-a-linked-list"]
+
+
+def test_standin_asserts_of_other_shapes_are_kept_whole():
+    assert L.standin_functional_tests("my_solution = Solution()\nassert my_solution.f(1) == 2\n") is None
+    assert L.standin_functional_tests("my_solution = Solution()\ntest_input = {'a': (1, 2)}\n"
+                                      "assert my_solution.f(**test_input) == 2\n") is None  # a tuple
+    assert L.standin_functional_tests("my_solution = Solution()\ntest_input = {'a': 1}\n"
+                                      "assert my_solution.f(**test_input) != 2\n") is None
+    got = L.standin_functional_tests("my_solution = Solution()\ntest_input = {'a': [1]}\n"
+                                     "assert my_solution.f(**test_input) == [[1], 'x']\n")
+    assert got == ("f", [{"kwargs": {"a": [1]}, "output": '[[1], "x"]'}])
 
 
 def test_encoded_tests_refuse_code_objects():
