@@ -449,6 +449,8 @@ def detect_credentials_in_context(text: str, lower: str) -> Iterator[Candidate]:
 _SEQUENTIAL = re.compile(r"(?i)abcdefgh|01234567|qwertyui")
 _PUBLIC_NAME = re.compile(r"(?i)public|pub[_-]?key|publishable")
 _SRI_PREFIXES = ("sha1-", "sha256-", "sha384-", "sha512-")
+# documented id prefixes of LLM APIs: agent traces carry thousands of these
+_ID_VALUE = re.compile(r"(?:srvtoolu|toolu|call|msg|req|run|thread|asst|batch|resp|file)_|chatcmpl-|cmpl-")
 _JWK_PUBLIC_MEMBER = re.compile(r"\"(?:n|e|x|y|x5c|x5t|x5t#S256|kid)\"[ \t]*:[ \t]*\Z")
 _QUOTED_B64 = re.compile(r"([\"'])([A-Za-z0-9+/_-]{32,512}={0,2})\\?\1")
 
@@ -470,6 +472,8 @@ def detect_high_entropy_strings(text: str, lower: str) -> Iterator[Candidate]:
             continue
         if v.startswith(_SRI_PREFIXES):
             continue  # a Subresource-Integrity digest (`"integrity": "sha512-..."` in lock files)
+        if _ID_VALUE.match(v):
+            continue  # a tool-call, message or request id (`toolu_01...`, `call_...`, `chatcmpl-...`)
         if decode_b64_text(v) is not None:
             continue  # base64 of plain text: the base64 detector scans what it says
         line_start = text.rfind("\n", 0, m.start()) + 1

@@ -39,8 +39,10 @@ from .patterns import CATEGORIES, PII_CATEGORIES, RULES, SECRET_CATEGORIES, Rule
 from .pii import detect_emails, detect_ids, detect_ips, detect_phones
 from .placeholders import PlaceholderAllocator, placeholder_spans
 from .prefilter import KeywordScan
+from .keyword_tokens import detect_keyword_tokens, detect_prefix_shaped, detect_url_path_tokens
 from .random_values import detect_random_values
 from .same_value import KnownSecrets
+from .stated import detect_stated_credentials
 from .validators import has_token_run, shannon_entropy
 from .vendors import VENDOR_RULES, detect_generic_prefixed
 from .wallets import detect_wallets
@@ -48,15 +50,17 @@ from .wallets import detect_wallets
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _CONTEXT_DETECTORS = (detect_private_keys, detect_assignments, detect_credentials_in_context,
                       detect_high_entropy_strings, detect_cli_credentials, detect_generic_prefixed,
-                      detect_config_pairs, detect_file_formats, detect_random_values, detect_credential_arguments)
+                      detect_config_pairs, detect_file_formats, detect_random_values, detect_credential_arguments,
+                      detect_keyword_tokens, detect_prefix_shaped, detect_url_path_tokens, detect_stated_credentials)
 _PII_DETECTORS = (detect_emails, detect_phones, detect_ips, detect_ids, detect_wallets, detect_macs)
 # the core provider rules, then the wider vendor catalogue (rule order breaks ties in `_resolve`)
 _ALL_RULES: tuple[Rule, ...] = RULES + VENDOR_RULES
 _SECRET_SET = frozenset(SECRET_CATEGORIES)
-# Detectors whose decision reads context at a distance (a keyword up to 60 characters before,
+# Detectors whose decision reads context at a distance (a keyword up to 60 characters before, a
+# service word up to 40 characters before a token,
 # `version`/`public` look-behinds, `-H "` before a header): a replacement elsewhere can change it.
 _CONTEXT_SENSITIVE = (detect_phones, detect_ids, detect_ips, detect_high_entropy_strings,
-                      detect_credentials_in_context, detect_cli_credentials, detect_wallets)
+                      detect_credentials_in_context, detect_cli_credentials, detect_wallets, detect_keyword_tokens)
 
 
 @dataclass(frozen=True)
@@ -167,6 +171,8 @@ class Sanitizer:
                 cands.extend(found)
             else:
                 cands.extend(c for c in found if c.category in self._cats)
+        if "<" in text and _FORM_FIELD_HINT.search(lower):
+            cands = [c for c in cands if not _public_form_value(text, c)]
         if self.config.scan_base64 and depth < 2 and may_hold_base64(text):
             claimed = _resolve(cands)  # non-overlapping, sorted: one bisect answers "covered?"
             c_starts = [c.start for c in claimed]
@@ -358,6 +364,24 @@ class Sanitizer:
             if self._ner is not None:
                 hot = None  # NER context is sentence-wide: full rescan
         return SanitizeResult(cur, counts, findings)
+
+
+# Anti-forgery tokens in HTML forms and meta tags are per-session nonces a page hands every
+# visitor (Rails `authenticity_token`, Django `csrfmiddlewaretoken`, ASP.NET
+# `__RequestVerificationToken`, `<meta name="csrf-token">`): public, not credentials
+_FORM_FIELD_HINT = re.compile(r"authenticity_token|csrf|xsrf|requestverificationtoken")
+_FORM_FIELD_TAG = re.compile(
+    r"""<(?:input|meta)\b[^<>]*?\bname\s*=\s*["']?(?:authenticity_token|[\w-]*csrf[\w-]*|[\w-]*xsrf[\w-]*|"""
+    r"""__RequestVerificationToken)["']?[^<>]*>""", re.I)
+
+
+def _public_form_value(text: str, c: Candidate) -> bool:
+    """Whether candidate `c` is the value of an anti-forgery form field or meta tag."""
+    lt = text.rfind("<", max(0, c.start - 400), c.start)
+    if lt < 0:
+        return False
+    m = _FORM_FIELD_TAG.match(text, lt)
+    return m is not None and m.end() >= c.end
 
 
 def _lower(text: str) -> str:

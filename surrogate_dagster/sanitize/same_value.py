@@ -83,6 +83,9 @@ class KnownSecrets:
         """Learn `value` (as the document holds it: a value matched inside an escaped JSON string
         is learnt unescaped as well, one and two levels, under the same placeholder)."""
         as_found = value
+        if tag.endswith("CREDENTIALS") and ":" in value:
+            # `user:password` (curl -u, Basic auth): the password alone is the secret elsewhere
+            self.add(value.partition(":")[2].strip("\"'"), category, "SECRET_PASSWORD")
         for _ in range(3):
             if value not in self._values and propagates(value):
                 self._values[value] = (category, tag, as_found)

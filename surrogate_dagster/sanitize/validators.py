@@ -124,14 +124,20 @@ def public_ip(s: str) -> bool:
 
 
 _PLACEHOLDER_WORDS = re.compile(  # matched on the lower-cased value
-    r"example|here$|####|changeme|change_me|placeholder|your[_-]?|dummy|fake|redacted|sample|"
+    r"example|here$|####|changeme|change_me|placeholder|your[_-]?|redacted|"
     r"xxxx|\*\*\*\*|\.\.\.|todo|replace|insert|<[a-z_ -]+>|^none$|^null$|^nil$|^true$|^false$|"
     r"^undefined$|^password$|^secret$|^passw(?:or)?d$|^string$|^test$")
+# words that mark a dummy only when the rest of the value is not random: `fake-token`,
+# `dummy_password`, `sample123` are dummies; a generated key that happens to hold `fake`
+# (`q9ULaFakeTC61LxjsyS8ChW762e...`) is a real key
+_DUMMY_WORDS = re.compile(r"dummy|fake|sample")
 
 
 def looks_like_placeholder(value: str) -> bool:
     """Template variables, obvious dummies and code references are not secrets."""
     v = value.strip()
+    if v[:1] == "{" and _BRACED_B64.fullmatch(v):
+        return False  # a Jenkins `hudson.util.Secret` (`{AQAAABAAAAAQ...=}`): encrypted, with the key beside it
     if not v or v[0] in "{<" or v.startswith(("{{", "ENC[", "env.", "process.env", "os.environ")):
         return True
     if v[0] == "$" and _SHELL_REF.match(v):
@@ -140,9 +146,17 @@ def looks_like_placeholder(value: str) -> bool:
         return True  # %(name)s, %{name}, %VAR% (a literal value may start with `%` too)
     if len(set(v)) <= 2 or _TEMPLATE_FIELD.search(v):
         return True
-    return _PLACEHOLDER_WORDS.search(v.lower()) is not None
+    low = v.lower()
+    if _PLACEHOLDER_WORDS.search(low) is not None:
+        return True
+    if _DUMMY_WORDS.search(low) is not None:
+        rest = _DUMMY_WORDS.sub("", low)
+        if not (len(rest) >= 16 and alnum_classes(_DUMMY_WORDS.sub("", v)) == 3 and shannon_entropy(rest) >= 3.5):
+            return True
+    return False
 
 
+_BRACED_B64 = re.compile(r"\{[A-Za-z0-9+/]{20,}={0,2}\}")
 # `%VAR%` is a Windows variable when it is the whole value or an upper-case name (`%APPDATA%\x`);
 # `%f4S6yy%@D!HX` is a password that happens to hold two `%`
 _SHELL_REF = re.compile(r"\$(?:\{|\(|[A-Za-z_]\w*(?:$|[/.:\\\]\[\s\"'`,;)}-])|\d$)")
