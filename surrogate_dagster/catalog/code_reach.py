@@ -38,7 +38,8 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-OPAQUE_LAYERS = frozenset({"paths", "metadata", "retries", "memo", "catalog", "storage", "runtime", "resources"})
+OPAQUE_LAYERS = frozenset({"paths", "metadata", "retries", "memo", "scrub", "catalog", "storage", "runtime",
+                           "resources"})
 WHOLE = None  # config_attributes: the object is used as a whole
 
 

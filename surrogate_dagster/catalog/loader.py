@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from ..paths import ASSETS_DIR, PROFILES_DIR
+from ..scrub import register_secret_envs
 from .models import OpsSection, Profile, SourcesCatalog
 
 M = TypeVar("M", bound=BaseModel)
@@ -182,6 +183,12 @@ def load_profile(name_or_path: str | Path | None = None) -> Profile:
     # The sections read by several layers are checked here, at load; each phase validates its own
     # section with its model when it builds its resources (`validate_phase`).
     validate_phase(profile, "ops", OpsSection)
+    # The variables this profile reads credentials from: their values are scrubbed from every
+    # log line, exception and stored error text.
+    store = profile.object_store
+    register_secret_envs(profile.hub.token_env, getattr(store, "access_key_env", None),
+                         getattr(store, "secret_key_env", None),
+                         (profile.phases.get("llm") or {}).get("api_key_env"))
     return profile
 
 

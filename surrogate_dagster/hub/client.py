@@ -27,6 +27,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..paths import resolve_repo_path
+from ..scrub import scrub_methods
 
 FileData = bytes | Path  # a file's content, or a local file holding it
 
@@ -161,6 +162,7 @@ class OfflineHub(HubClient):
         return self.push_dir / "models" / repo_id
 
 
+@scrub_methods  # a Hub that echoes the token in an error body: every exception leaves scrubbed
 class OnlineHub(HubClient):
     """The real Hub (or any server speaking its API, ``endpoint_url``/``HF_ENDPOINT``): streamed reads
     (JSON Lines through ``huggingface_hub``, other formats through ``datasets``), `HfApi` for

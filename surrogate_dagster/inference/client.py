@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..scrub import scrub_methods
+
 
 
 def server_error(response: Any, *secrets: str) -> RuntimeError:
@@ -228,6 +230,7 @@ class TransformersInference(InferenceClient):
         return [r for r in results if r is not None]
 
 
+@scrub_methods  # a server that echoes the bearer token in an error body: exceptions leave scrubbed
 class VLLMServerInference(InferenceClient):
     """An OpenAI-compatible completions server (``vllm serve``); prompts rendered here."""
 

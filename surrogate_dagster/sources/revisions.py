@@ -48,6 +48,7 @@ from ..catalog.code_version import partition_config_version
 from ..catalog.models import SourceSpec
 from ..hub import HubClient
 from ..resources import HubResource
+from ..scrub import scrub_text
 from .assets import CATALOG, HF_REVISIONS, source_partitions, source_rows
 
 SOURCE_ROWS = source_rows.key
@@ -183,7 +184,7 @@ def observe_all(hub: HubClient, specs: Iterable[SourceSpec],
         try:
             statuses[spec.name] = pin_status(hub, spec)
         except Exception as e:  # noqa: BLE001 - one unreachable repo must not hide the others
-            failed[spec.name] = f"{type(e).__name__}: {e}"
+            failed[spec.name] = scrub_text(f"{type(e).__name__}: {e}")
     table = sources_table(statuses)
     return [revision_observation(hub, s, statuses[s.name], table) for s in specs if s.name in statuses], failed
 
