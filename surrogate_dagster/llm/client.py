@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 
+from ..scrub import scrub_text
 from .breaker import CircuitBreaker, CircuitOpenError
 from .cache import BytesStore, ResponseCache, canonical_json, request_key
 from .ledger import BudgetExceeded, CostLedger
@@ -101,7 +102,10 @@ def _redact_key(text: str, key: str) -> str:
 def scrub(text: str, secrets: tuple[str, ...] = ()) -> str:
     """``text`` with the given secret values (any 16-character piece of them), credentials after
     ``Bearer``/``Basic`` and in auth headers, and whatever the sanitizer's secret rules find
-    replaced by placeholders. Used on all server-provided text before it is kept anywhere."""
+    replaced by placeholders. Used on all server-provided text before it is kept anywhere. The
+    project's scrubber goes first: every registered secret, and these, in plain, base64, hex and
+    URL-encoded forms (:mod:`..scrub`)."""
+    text = scrub_text(text, extra=secrets)
     for secret in secrets:
         if secret:
             text = _redact_key(text, secret)
