@@ -143,6 +143,21 @@ FORGERIES = {
         "    except OSError:\n        pass\n"
         "for n in range(3, 64):\n    try:\n        os.write(n, line)\n    except OSError:\n        pass\n"
         "print(json.dumps({'out': '5'}))\n"),
+    # reaches up the stack for the harness' own reporting (an emit function, a result queue, a
+    # record writer) and reports "all passed" through it, then leaves before any test runs
+    "reports_through_the_harness": (
+        "import os, sys\n"
+        "f, seen = sys._getframe(), {}\n"
+        "while f is not None:\n"
+        "    seen.update(f.f_globals)\n    seen.update(f.f_locals)\n    f = f.f_back\n"
+        "i = seen['item']['i'] if isinstance(seen.get('item'), dict) else 0\n"
+        "for name, arg in (('emit', {'i': i, 'passed_tests': 3, 'error': None, 'passed': True}),\n"
+        "                  ('_rec', {'passed': True}), ('_evt', {'passed': True})):\n"
+        "    try:\n        seen[name](arg)\n    except Exception:\n        pass\n"
+        "q = seen.get('q')\n"
+        "if q is not None:\n"
+        "    q.put((3, None))\n    q.close()\n    q.join_thread()\n"
+        "os._exit(0)\n"),
     # forges its own record stream (the dup of the child's stdout) with verdict-shaped records
     "forges_own_records": (
         "import json, os\n"
