@@ -96,8 +96,8 @@ def _reach_digests(root: Path, entries: tuple[tuple[str, str], ...], config_obje
     cache = _load_reach_cache(REACH_CACHE) if use_cache else {}
     hit = cache.get("entries", {}).get(key) if cache.get("package") == state else None
     if hit is not None and "locals" in hit:
-        return (hit["digests"], {tuple(k.split(":", 1)): (None if v is None else set(v)) for k, v in hit["reads"].items()},
-                {k: set(v) for k, v in hit["locals"].items()})
+        reads = {tuple(k.split(":", 1)): (None if v is None else set(v)) for k, v in hit["reads"].items()}
+        return hit["digests"], reads, {k: set(v) for k, v in hit["locals"].items()}
     nodes, reads, local_reads = {}, {}, {n: set() for n in local_names}
     for module, name in entries:
         r = reach(root, PACKAGE, module, name, config_objects, local_names)

@@ -29,6 +29,7 @@ from typing import Any
 from ..llm.client import LLMClient, LLMError, MalformedReply, RetriesExhausted
 from ..llm.breaker import CircuitOpenError
 from ..llm.ledger import BudgetExceeded
+from ..scrub import scrub_text
 from ..sources.adapters.base import AdapterContext, Quarantine, sft_row
 from ..sources.hermes import format_tool_call, format_tool_response, hermes_system_prompt
 
@@ -337,13 +338,14 @@ def synthesize_batch(client: LLMClient, scenarios: list[dict], *, batch_key: str
                 rows.append(run_scenario(client, scenario, pool, max_turns=max_turns, progress=progress,
                                          attempt=attempt))
             except (ScenarioFailed, Quarantine) as exc:  # Quarantine: the trace failed the row contract
-                failures.append({"scenario_id": scenario["id"], "reason": exc.reason, "detail": exc.detail[:300]})
+                failures.append({"scenario_id": scenario["id"], "reason": exc.reason,
+                                 "detail": scrub_text(exc.detail)[:300]})
             except LLMError as exc:
                 if isinstance(exc, RetriesExhausted):
                     summary = _summary(client, batch_key, scenarios, rows, failures, "retries_exhausted", str(exc))
                     raise BatchFailed(f"batch {batch_key}: {exc}", rows, summary) from exc
                 reason = "malformed_reply" if isinstance(exc, MalformedReply) else "llm_error"
-                failures.append({"scenario_id": scenario["id"], "reason": reason, "detail": str(exc)[:300]})
+                failures.append({"scenario_id": scenario["id"], "reason": reason, "detail": scrub_text(str(exc))[:300]})
             except BudgetExceeded as exc:
                 stopped = "budget"
                 stop_message = (f"stopped by the budget guard at scenario {i + 1} of {len(scenarios)} in batch "
