@@ -37,6 +37,7 @@ from ..catalog.keys import AGENT_CHECKPOINT, SMOKE_GATE
 from ..curation.assets import curated_rows
 from ..llm.ledger import BudgetExceeded, record_batch_spend, spent_in_store
 from ..metadata import counts_table
+from ..scrub import scrub_value
 from ..resources import ObjectStoreResource
 from ..retries import LLM_RETRY
 from ..storage.layout import pointer, trace_batch_folder
@@ -266,6 +267,8 @@ def orchestrator_traces(context: AssetExecutionContext, object_store: ObjectStor
                    "detail": r.get("detail") or json.dumps(r.get("verdicts", []), ensure_ascii=False),
                    "trace": json.dumps(traces[r["id"]]["messages"], ensure_ascii=False)
                    if r["stage"] != "synthesis" and r["id"] in traces else ""} for r in rejected]
+    # An error row keeps what a server said and the reply it refused: no credential it echoed.
+    rejections = scrub_value(rejections)
     by_reason = Counter(vol["rejected_by_reason"])
     stop = vol["stop_message"]
     ledger = client.ledger.summary()
