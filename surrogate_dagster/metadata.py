@@ -99,6 +99,8 @@ def histogram_plot(counts: Mapping[str | int | float, int], caption: str, xlabel
     bins = sorted((float(k), int(v)) for k, v in counts.items())
     fig, ax = plt.subplots(figsize=(6, 3))
     ax.bar([b for b, _ in bins], [n for _, n in bins], width=0.8, color="#4c72b0")
+    if all(b.is_integer() for b, _ in bins):  # integer bins (rounded scores): one tick per bin
+        ax.set_xticks([b for b, _ in bins], [f"{b:g}" for b, _ in bins])
     if threshold is not None:
         ax.axvline(threshold, color="#c44e52", linestyle="--", linewidth=1, label=f"{threshold_label} {threshold:g}")
         ax.legend(fontsize=8)

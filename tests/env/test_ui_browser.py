@@ -305,3 +305,82 @@ def test_an_edited_entry_shows_unsynced_in_the_partition_view(webserver, browser
     _until(lambda: "Unsynced" in browser.find_element(By.TAG_NAME, "body").text, 60,
            "the partition view to say Unsynced")
     browser.save_screenshot(str(tmp / "partition_unsynced.png"))
+
+
+PLOTTED = "ling_coder_sft"  # a code source whose filter drops rows and scores the code it keeps
+CHAIN = ["source_rows", "normalized_rows", "sanitized_rows", "filtered_rows"]
+LAUNCH = """mutation($p: ExecutionParams!) { launchRun(executionParams: $p) { __typename
+  ... on LaunchRunSuccess { run { runId } } ... on PythonError { message } } }"""
+
+
+def _launch(url: str, assets: list[str], partition: str | None) -> str:
+    """A run launched the way the Materialize button launches it (the asset job, the partition as tag)."""
+    import json
+
+    params = {"selector": {"repositoryLocationName": "surrogate_dagster.definitions", "repositoryName": "__repository__",
+                           "jobName": "__ASSET_JOB", "assetSelection": [{"path": [a]} for a in assets]},
+              "mode": "default", "runConfigData": "{}",
+              "executionMetadata": {"tags": [{"key": "dagster/partition", "value": partition}] if partition else []}}
+    req = urllib.request.Request(url + "/graphql", data=json.dumps({"query": LAUNCH, "variables": {"p": params}}).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=120) as resp:
+        out = json.load(resp)["data"]["launchRun"]
+    assert out["__typename"] == "LaunchRunSuccess", out
+    return out["run"]["runId"]
+
+
+def test_plots_render_on_the_asset_pages(webserver, browser):
+    """The pictures people look at, where they look: on a partition's page, the filter's drop reasons
+    and edu-score histogram open from their metadata rows as images (the chain launched from the
+    UI's asset job, as the Materialize button launches it)."""
+    from dagster import DagsterInstance
+    from selenium.webdriver.common.by import By
+
+    url, tmp, env = webserver
+    with DagsterInstance.from_config(env["DAGSTER_HOME"]) as instance:
+        for assets, pk in ((["eval_canaries"], None), (["helper_rows"], None), (CHAIN, PLOTTED)):
+            parts = [pk] if pk or assets != ["helper_rows"] else _helper_partitions()
+            for p in parts:
+                run_id = _launch(url, assets, p)
+                run = _until(lambda: (r := instance.get_run_by_id(run_id)) and r.is_finished and r, 300,
+                             f"the run of {assets}[{p}]")
+                assert run.status.value == "SUCCESS", (assets, p, (tmp / "webserver.log").read_text()[-3000:])
+    for asset, plots in (("filtered_rows", ["dropped_by_reason_plot", "edu_score_plot"]),):
+        browser.get(f"{url}/assets/{asset}?view=partitions&partition={PLOTTED}")
+        _dismiss_popups(browser)
+        _until(lambda: plots[0] in browser.find_element(By.TAG_NAME, "body").text, 60, f"{asset}'s metadata")
+        browser.save_screenshot(str(tmp / f"{asset}_metadata.png"))
+        for key in plots:
+            def open_markdown():
+                from selenium.common.exceptions import WebDriverException
+
+                _dismiss_popups(browser)  # the first-visit dialogs cover the page for a while
+                rows = [r for r in browser.find_elements(By.XPATH, f"//tr[.//*[normalize-space()='{key}']]")
+                        if r.is_displayed()]
+                links = rows[0].find_elements(By.XPATH, ".//*[normalize-space()='[Show Markdown]']"
+                                                        "[not(*[normalize-space()='[Show Markdown]'])]") if rows else []
+                if not links:
+                    return False
+                browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", links[0])
+                try:
+                    links[0].click()
+                except WebDriverException:
+                    return False
+                return True
+            _until(open_markdown, 60, f"the {key} row's [Show Markdown]")
+            img = _until(lambda: [i for i in browser.find_elements(By.XPATH, "//img[starts-with(@src, 'data:image/png')]")
+                                  if i.is_displayed()],
+                         30, f"the {key} image")[0]
+            assert browser.execute_script("return arguments[0].naturalWidth", img) > 100, key
+            browser.save_screenshot(str(tmp / f"{asset}_{key}.png"))
+            _click(browser, "Close", 30)
+            _until(lambda: not [i for i in browser.find_elements(By.XPATH, "//img[starts-with(@src, 'data:image/png')]")
+                                if i.is_displayed()], 30, f"the {key} dialog to close")
+
+
+def _helper_partitions() -> list[str]:
+    from surrogate_dagster.definitions import defs
+    from dagster import AssetKey
+
+    pdef = defs.resolve_asset_graph().get(AssetKey("helper_rows")).partitions_def
+    return pdef.get_partition_keys() if pdef else [None]
