@@ -358,6 +358,13 @@ def benchmark_ngram_index(context: AssetExecutionContext, object_store: ObjectSt
         items += lcb
         manifest["livecodebench"] = {"present": True, "items": len(lcb), "source": f"hf://{REPO} release_v6"}
     index = BenchmarkIndex.build(items, n=cfg.n)
+    if cfg.canonical is not None:  # the second index, over renamed-proof canonical code
+        from .benchmark_refs import load_code_parts
+        from .decontam_canonical import CanonicalIndex, CanonicalParams
+
+        index.canonical = CanonicalIndex.build(
+            load_code_parts(curation.benchmarks_path(), cfg.canonical.benchmarks),
+            CanonicalParams(**cfg.canonical.model_dump(exclude={"benchmarks"})))
     data = index.to_bytes()
     version = version_of(cfg.model_dump(), manifest)
     key = f"{BENCHMARK_INDEX}/{version}.bin"
@@ -367,7 +374,8 @@ def benchmark_ngram_index(context: AssetExecutionContext, object_store: ObjectSt
     return MaterializeResult(
         data_version=DataVersion(version),
         metadata={"n": cfg.n, "items": len(items), "bytes": len(data),
-                  "benchmarks": MetadataValue.json(manifest), "uri": store.uri(key)},
+                  "benchmarks": MetadataValue.json(manifest), "uri": store.uri(key),
+                  **({"canonical_index": MetadataValue.json(index.canonical.meta)} if index.canonical else {})},
     )
 
 

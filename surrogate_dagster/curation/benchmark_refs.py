@@ -331,3 +331,57 @@ def load_benchmarks(root: Path | None = None, names: Iterable[str] = tuple(LOADE
         if name in STAND_INS:
             manifest[name]["stand_in"] = STAND_INS[name]
     return items, manifest
+
+
+# ----------------------------------------------------------------------------- canonical parts
+CODE_BENCHMARKS = ("humaneval", "mbpp", "mbppplus")
+
+
+def without_docstrings(src: str) -> str:
+    """Python source with the docstrings of its module, classes and functions removed (by line;
+    the source unchanged when it does not parse)."""
+    import ast
+
+    try:
+        tree = ast.parse(src)
+    except SyntaxError:
+        return src
+    drop: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                    and isinstance(first.value.value, str)):
+                drop.update(range(first.lineno, first.end_lineno + 1))
+    lines = src.splitlines()
+    return "\n".join(ln for i, ln in enumerate(lines, 1) if i not in drop)
+
+
+def load_code_parts(root: Path | None = None, names: Iterable[str] = CODE_BENCHMARKS) -> list[BenchmarkItem]:
+    """The reference code of the code benchmarks, as the parts the canonical index holds: for
+    HumanEval the prompt with its solution, the same without the docstring, and that with the
+    tests; for MBPP and MBPP+ the reference code with its asserts. Each part is matched on its own
+    (the canonical rule counts a share of one part's shingles). MBPP's code alone is not a part:
+    most of it is a one- to five-line idiom (``[t[i:i + n] for i in range(0, len(t), n)]``) that
+    clean code holds too, so renamed, it names no item; with its asserts it does."""
+    root = Path(root) if root is not None else benchmarks_dir()
+    parts: list[BenchmarkItem] = []
+    for name in names:
+        if name == "humaneval":
+            for r in _jsonl(_need(name, root / "HumanEval.jsonl.gz")):
+                code = r["prompt"] + r["canonical_solution"]
+                bare = without_docstrings(code)
+                for text in (code, bare, _join(bare, r["test"])):
+                    parts.append(BenchmarkItem(name, r["task_id"], text))
+        elif name == "mbpp":
+            rows = json.loads(_need(name, root / "sanitized-mbpp.json").read_text(encoding="utf-8"))
+            rows += list(_jsonl(_need(name, root / "mbpp_full_974.OpenCoder.jsonl")))
+            for r in rows:
+                parts.append(BenchmarkItem(name, f"mbpp/{r['task_id']}", _join(r["code"], r["test_list"])))
+        elif name == "mbppplus":
+            for r in json.loads(_need(name, root / "MbppPlus.PropertyEval.json").read_text(encoding="utf-8")):
+                parts.append(BenchmarkItem(name, r["task_id"], _join(r["canonical_solution"], r.get("assertion"))))
+        else:
+            raise KeyError(f"no canonical code parts for benchmark {name!r}; known: {list(CODE_BENCHMARKS)}")
+    # the same text under the same item once (sanitized and full MBPP share most tasks)
+    return list(dict.fromkeys(parts))

@@ -29,10 +29,23 @@ class MinhashCfg(Strict):
     threshold: float = Field(0.7, gt=0, le=1)
 
 
+class CanonicalDecontCfg(Strict):
+    """The second decontamination index, over canonicalized code (curation/decontam_canonical.py)."""
+
+    k: StrictInt = Field(12, ge=2)
+    min_shingles: StrictInt = Field(6, ge=1)
+    min_fraction: float = Field(0.4, gt=0, le=1)
+    max_item_df: StrictInt = Field(3, ge=1)
+    benchmarks: list[Literal["humaneval", "mbpp", "mbppplus"]] = Field(
+        default_factory=lambda: ["humaneval", "mbpp", "mbppplus"])
+
+
 class DecontCfg(Strict):
     n: StrictInt = Field(13, ge=4)
     min_matches: StrictInt = Field(4, ge=1)
     benchmarks: list[str]
+    # None: the exact n-gram index alone
+    canonical: CanonicalDecontCfg | None = None
 
 
 class AstCfg(Strict):

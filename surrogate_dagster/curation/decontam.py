@@ -75,7 +75,7 @@ _ALPHA = re.compile(r"[^\W\d_]")  # a letter in any script
 # excepted: specific enough that an n-gram holding one is informative whatever else it holds.
 _COMPOUND = re.compile(r"(?=\w{6})(?!__)[^\W\d_]+(?:_[^\W_]+)+(?<!__)")
 _MULT = np.uint64(0x9E3779B97F4A7C15)  # odd 64-bit multiplier (golden ratio) for the combine
-FORMAT_VERSION = 2  # 2: items and rows are normalized (see normalize) before tokenizing
+FORMAT_VERSION = 3  # 2: items and rows normalized before tokenizing; 3: optional canonical index inside
 _FILTER_BITS = 25
 _BATCH_TOKENS = 1 << 17  # tokens per batch in check_many: ~1 MiB per uint64 array
 
@@ -225,6 +225,8 @@ class BenchmarkIndex:
         self.meta = meta
         self.short_lengths: list[int] = list(meta.get("short_lengths", []))
         self._bits: np.ndarray | None = None
+        # the second index, over canonicalized code (.decontam_canonical), when one was built
+        self.canonical: Any = None
 
     def may_contain(self, q: np.ndarray) -> np.ndarray:
         """Bool mask over hashes ``q``: False means surely not indexed (a 2^25-bit filter on the
@@ -321,9 +323,14 @@ class BenchmarkIndex:
     def to_bytes(self) -> bytes:
         """Serialize as an ``.npz`` (no pickle): arrays plus JSON for items and meta."""
         buf = io.BytesIO()
-        header = json.dumps({"n": self.n, "items": self.items, "meta": self.meta}).encode("utf-8")
+        extra: dict[str, Any] = {}
+        canonical_header = None
+        if self.canonical is not None:
+            canonical_header, extra = self.canonical.to_arrays()
+        header = json.dumps({"n": self.n, "items": self.items, "meta": self.meta,
+                             "canonical": canonical_header}).encode("utf-8")
         np.savez_compressed(buf, header=np.frombuffer(header, dtype=np.uint8), hashes=self.hashes,
-                            refs=self.refs, informative=self.informative, item_ngrams=self.item_ngrams)
+                            refs=self.refs, informative=self.informative, item_ngrams=self.item_ngrams, **extra)
         return buf.getvalue()
 
     @classmethod
@@ -333,8 +340,13 @@ class BenchmarkIndex:
             header = json.loads(z["header"].tobytes().decode("utf-8"))
             if header["meta"].get("format") != FORMAT_VERSION:
                 raise ValueError(f"benchmark index format {header['meta'].get('format')} != {FORMAT_VERSION}")
-            return cls(header["n"], [tuple(i) for i in header["items"]], z["item_ngrams"], z["hashes"],
-                       z["refs"], z["informative"], header["meta"])
+            index = cls(header["n"], [tuple(i) for i in header["items"]], z["item_ngrams"], z["hashes"],
+                        z["refs"], z["informative"], header["meta"])
+            if header.get("canonical") is not None:
+                from .decontam_canonical import CanonicalIndex
+
+                index.canonical = CanonicalIndex.from_arrays(header["canonical"], {k: z[k] for k in z.files})
+            return index
 
 
 def _count_by_benchmark(keys: Iterable[tuple[str, str]]) -> dict[str, int]:
@@ -345,16 +357,26 @@ def _count_by_benchmark(keys: Iterable[tuple[str, str]]) -> dict[str, int]:
 
 
 class Decontaminator:
-    """Checks texts against a :class:`BenchmarkIndex` with the minimum-match rule above."""
+    """Checks texts against a :class:`BenchmarkIndex` with the minimum-match rule above, then,
+    for a text the exact index does not match, against the canonical index (the one given, else
+    the one stored in ``index``; :mod:`.decontam_canonical`)."""
 
-    def __init__(self, index: BenchmarkIndex, min_matches: int = 4) -> None:
+    def __init__(self, index: BenchmarkIndex, min_matches: int = 4, canonical: Any = None) -> None:
         if min_matches < 1:
             raise ValueError(f"min_matches must be >= 1, got {min_matches}")
         self.index = index
         self.min_matches = min_matches
+        self.canonical = canonical if canonical is not None else index.canonical
 
     def check(self, text: str) -> Match | None:
-        """The best-matching benchmark item, or None when no item passes the rule."""
+        """The best-matching benchmark item, or None when no item passes either rule."""
+        m = self.check_exact(text)
+        if m is None and self.canonical is not None:
+            m = self.canonical.check(text)
+        return m
+
+    def check_exact(self, text: str) -> Match | None:
+        """The best-matching item of the exact n-gram index alone."""
         idx = self.index
         tokens = normalized_tokens(text)
         if not tokens or idx.hashes.size == 0:
@@ -425,17 +447,24 @@ class Decontaminator:
             parts = map_chunks(_check_chunk, self, texts, workers, chunk_size)
         return [m for part in parts for m in part]
 
+    def _canonical_rest(self, texts: Sequence[str], out: list[Match | None]) -> list[Match | None]:
+        if self.canonical is not None:
+            for i, m in enumerate(out):
+                if m is None:
+                    out[i] = self.canonical.check(texts[i])
+        return out
+
     def _screen(self, texts: Sequence[str]) -> list[Match | None]:
         idx = self.index
         out: list[Match | None] = [None] * len(texts)
         if idx.hashes.size == 0:
-            return out
+            return self._canonical_rest(texts, out)
         lengths = sorted({idx.n, *idx.short_lengths})
         k = mnp.kernels()
         hit_docs = self._hits_compiled(k, texts, lengths) if k is not None else self._hits_numpy(texts, lengths)
         for i in hit_docs:
-            out[i] = self.check(texts[i])
-        return out
+            out[i] = self.check_exact(texts[i])
+        return self._canonical_rest(texts, out)
 
     def _hits_compiled(self, k: Any, texts: Sequence[str], lengths: list[int]) -> list[int]:
         """Rows with at least one indexed n-gram, one compiled pass per row: tokens (ASCII rows

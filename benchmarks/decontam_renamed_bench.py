@@ -1,0 +1,439 @@
+"""Decontamination on renamed and re-displayed items: the exact index alone vs with the canonical index.
+
+Planted set, by class, from the code benchmarks the project reads (HumanEval, MBPP, MBPP+):
+- ``rename``: identifiers renamed in code and tests (MBPP/MBPP+: reference code + asserts, no
+  statement; HumanEval: prompt + solution, the docstring's text left as it was);
+- ``no docstring``: HumanEval, renamed signature + solution, docstring removed;
+- ``renamed docstring``: HumanEval, renamed everywhere, inside the docstring too;
+- ``cat -n``, ``notebook JSON``, ``highlighted HTML``: the original code + tests shown as a
+  line-numbered listing, an ``.ipynb`` (code and tests in two cells) and Pygments HTML;
+- ``reformatted``: ``ast.unparse`` (quotes, spacing, parentheses, blank lines) re-indented to 2;
+- ``combined``: renamed, reformatted, then one of the three views, inside a chat row's JSON.
+The renamer works on Python's own tokenizer and ``ast`` (independent of the canonicalizer's
+lexer); new names are drawn from a word list with a seeded generator.
+
+Clean set: Python functions (4-80 lines) from the code in the fixture mirror's rows
+(fixtures/hub: competition solutions, chat answers; no benchmark), the standard library and
+pandas; each once as is and once through a seeded choice of the same shapes (renamed, cat -n,
+notebook, HTML, reformatted).
+
+Items and clean functions are split in halves by a seeded shuffle. The canonical rule's
+parameters are chosen on the tuning half (largest recall over the renamed/reformatted classes
+among the settings that add no false positive to the exact index's); the held-out half is reported beside it. Throughput: ``check_many`` over the
+clean and planted rows, exact index alone (before) and with the canonical index (after), in the
+same run.
+
+Run: .venv/bin/python benchmarks/decontam_renamed_bench.py [--clean-files 400] [--mbpp 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import gzip
+import io
+import itertools
+import json
+import keyword
+import random
+import re
+import sys
+import sysconfig
+import textwrap
+import time
+import tokenize
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from pygments import highlight  # noqa: E402
+from pygments.formatters import HtmlFormatter  # noqa: E402
+from pygments.lexers import PythonLexer  # noqa: E402
+
+from surrogate_dagster.curation.benchmark_refs import (  # noqa: E402
+    benchmarks_dir, load_benchmarks, load_code_parts, without_docstrings)
+from surrogate_dagster.curation.code_blocks import extract_code_blocks  # noqa: E402
+from surrogate_dagster.curation.decontam import BenchmarkIndex, Decontaminator  # noqa: E402
+from surrogate_dagster.curation.decontam_canonical import CanonicalIndex, CanonicalParams  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+WORDS = ("alpha beta gamma delta item entry value data result total acc buf node elem seq arr "
+         "lst num cnt idx pos key val tmp res out src dst first second left right lo hi mid "
+         "prev cur nxt part piece chunk block cell slot field record row col").split()
+_BUILTINS = set(dir(__builtins__)) if isinstance(__builtins__, dict) is False else set(__builtins__)
+
+
+# ----------------------------------------------------------------------------- shapes
+def defined_names(src: str) -> list[str]:
+    """Names the code defines (functions, classes, arguments, assigned names), in order."""
+    tree = ast.parse(src)
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        elif isinstance(node, ast.arg):
+            names.append(node.arg)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.append(node.id)
+    return [n for n in dict.fromkeys(names) if n not in _BUILTINS and not keyword.iskeyword(n)
+            and not n.startswith("__")]
+
+
+def rename_map(names: list[str], rng: random.Random, taken: set[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for n in names:
+        for _ in range(100):
+            new = rng.choice(WORDS) + (f"_{rng.choice(WORDS)}" if rng.random() < 0.5 else str(rng.randint(1, 9)))
+            if new not in taken and new not in out.values():
+                break
+        out[n] = new
+    return out
+
+
+def rename_code(src: str, mapping: dict[str, str]) -> str:
+    """NAME tokens renamed through Python's tokenizer (strings and comments untouched)."""
+    toks = []
+    for t in tokenize.generate_tokens(io.StringIO(src).readline):
+        if t.type == tokenize.NAME and t.string in mapping:
+            t = t._replace(string=mapping[t.string])
+        toks.append(t)
+    return tokenize.untokenize(toks)
+
+
+def rename_everywhere(src: str, mapping: dict[str, str]) -> str:
+    """Every whole-word occurrence renamed, inside strings and docstrings too."""
+    if not mapping:
+        return src
+    pat = re.compile(r"\b(" + "|".join(map(re.escape, sorted(mapping, key=len, reverse=True))) + r")\b")
+    return pat.sub(lambda m: mapping[m.group(1)], src)
+
+
+def cat_n(src: str) -> str:
+    return "\n".join(f"{i:6}\t{ln}" for i, ln in enumerate(src.split("\n"), 1))
+
+
+def notebook(cells: list[str]) -> str:
+    nb = {"cells": [{"cell_type": "code", "execution_count": i + 1, "metadata": {}, "outputs": [],
+                     "source": [ln + "\n" for ln in c.rstrip("\n").split("\n")]} for i, c in enumerate(cells)],
+          "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
+          "nbformat": 4, "nbformat_minor": 5}
+    return json.dumps(nb, indent=1)
+
+
+def html_view(src: str) -> str:
+    return highlight(src, PythonLexer(), HtmlFormatter())
+
+
+def reformat(src: str) -> str:
+    out = ast.unparse(ast.parse(src))
+    return "\n".join(" " * ((len(ln) - len(ln.lstrip(" "))) // 2) + ln.lstrip(" ") for ln in out.split("\n"))
+
+
+def chat_row(text: str) -> str:
+    return json.dumps({"messages": [{"role": "user", "content": "Can you review this?"},
+                                    {"role": "assistant", "content": f"Sure, here it is:\n\n{text}\n\nLooks fine."}]})
+
+
+def view(src: str, cells: list[str], rng: random.Random) -> str:
+    kind = rng.choice(("cat -n", "notebook", "html"))
+    return cat_n(src) if kind == "cat -n" else notebook(cells) if kind == "notebook" else html_view(src)
+
+
+# ----------------------------------------------------------------------------- data
+def load_code_items(mbpp_n: int) -> list[dict]:
+    """HumanEval, MBPP (sanitized) and MBPP+ items as code, tests and docstring-free code."""
+    root = benchmarks_dir()
+    out = []
+    with gzip.open(root / "HumanEval.jsonl.gz", "rt") as fh:
+        for r in map(json.loads, fh):
+            code = r["prompt"] + r["canonical_solution"]
+            out.append({"bench": "humaneval", "id": r["task_id"], "code": code, "tests": r["test"]})
+    mbpp = json.loads((root / "sanitized-mbpp.json").read_text())
+    for r in random.Random("mbpp").sample(mbpp, min(mbpp_n, len(mbpp))):
+        out.append({"bench": "mbpp", "id": f"mbpp/{r['task_id']}", "code": r["code"],
+                    "tests": "\n".join(r["test_list"])})
+    plus = json.loads((root / "MbppPlus.PropertyEval.json").read_text())
+    for r in random.Random("mbppplus").sample(plus, min(mbpp_n, len(plus))):
+        out.append({"bench": "mbppplus", "id": r["task_id"], "code": r["canonical_solution"],
+                    "tests": r.get("assertion") or ""})
+    return out
+
+
+def plant(item: dict, cls: str, rng: random.Random) -> str | None:
+    code, tests = item["code"].strip("\n") + "\n", item["tests"].strip("\n") + "\n"
+    try:
+        names = defined_names(code)
+    except SyntaxError:
+        return None
+    taken = set(re.findall(r"\w+", code + tests))
+    mapping = rename_map(names, rng, taken)
+    he = item["bench"] == "humaneval"
+    both = code + "\n\n" + tests
+    if cls == "rename":
+        return rename_code(code, mapping) if he else rename_code(both, mapping)
+    if cls == "no docstring":
+        return rename_code(without_docstrings(code), mapping) if he else None
+    if cls == "renamed docstring":
+        return rename_everywhere(code, mapping) if he else None
+    src = code if he else both
+    if cls == "cat -n":
+        return cat_n(src)
+    if cls == "notebook JSON":
+        return notebook([code] if he else [code, tests])
+    if cls == "highlighted HTML":
+        return html_view(src)
+    if cls == "reformatted":
+        return reformat(src)
+    if cls == "combined":
+        renamed = reformat(rename_code(src, mapping))
+        cells = [renamed] if he else [reformat(rename_code(code, mapping)), reformat(rename_code(tests, mapping))]
+        return chat_row(view(renamed, cells, rng))
+    raise KeyError(cls)
+
+
+CLASSES = ("rename", "no docstring", "renamed docstring", "cat -n", "notebook JSON", "highlighted HTML",
+           "reformatted", "combined")
+TARGET = ("rename", "no docstring", "renamed docstring", "reformatted", "combined")  # the >= 0.95 classes
+
+
+def _functions(src: str) -> list[str]:
+    try:
+        tree = ast.parse(src)
+    except (SyntaxError, ValueError):
+        return []
+    lines = src.splitlines(keepends=True)
+    return [textwrap.dedent("".join(lines[n.lineno - 1:n.end_lineno])) for n in ast.walk(tree)
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and 4 <= n.end_lineno - n.lineno + 1 <= 80]
+
+
+def _fn_name(src: str) -> str:
+    m = re.search(r"def\s+(\w+)", src)
+    return m.group(1) if m else ""
+
+
+def _strings(obj):
+    if isinstance(obj, str):
+        yield obj
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from _strings(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _strings(v)
+
+
+def fixture_functions() -> list[tuple[str, str]]:
+    """Python functions in the fixture mirror's rows: fenced blocks and whole-string programs."""
+    out = []
+    for f in sorted((ROOT / "fixtures" / "hub").rglob("*.jsonl")):
+        for line in f.read_text(encoding="utf-8").splitlines():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            for s in _strings(row):
+                if "def " not in s:
+                    continue
+                blocks = [b.code for b in extract_code_blocks(s) if b.language == "python"] or [s]
+                for b in blocks:
+                    out += [(f"fixtures/{f.parent.parent.name}", fn) for fn in _functions(b)]
+    return list({fn: (src, fn) for src, fn in out}.values())
+
+
+def library_functions(root: Path, n_files: int, label: str) -> list[tuple[str, str]]:
+    files = sorted(root.rglob("*.py"))
+    random.Random(0).shuffle(files)
+    out = []
+    for f in files[:n_files]:
+        try:
+            out += [(label, fn) for fn in _functions(f.read_text(encoding="utf-8"))]
+        except (UnicodeDecodeError, OSError):
+            continue
+    return out
+
+
+def clean_shape(fn: str, rng: random.Random) -> str:
+    kind = rng.choice(("rename", "cat -n", "notebook JSON", "highlighted HTML", "reformatted"))
+    try:
+        if kind == "rename":
+            return rename_code(fn, rename_map(defined_names(fn), rng, set(re.findall(r"\w+", fn))))
+        if kind == "reformatted":
+            return reformat(fn)
+    except (SyntaxError, tokenize.TokenError, IndentationError):
+        return fn
+    return cat_n(fn) if kind == "cat -n" else notebook([fn]) if kind == "notebook JSON" else html_view(fn)
+
+
+# ----------------------------------------------------------------------------- run
+def halves(xs: list, seed: str) -> tuple[list, list]:
+    xs = list(xs)
+    random.Random(seed).shuffle(xs)
+    return xs[: len(xs) // 2], xs[len(xs) // 2:]
+
+
+def main(clean_files: int, mbpp_n: int) -> None:
+    rng = random.Random(0)
+    items = load_code_items(mbpp_n)
+    planted: list[tuple[str, dict, str]] = []
+    for it in items:
+        for cls in CLASSES:
+            try:
+                row = plant(it, cls, rng)
+            except (SyntaxError, tokenize.TokenError, IndentationError):
+                row = None
+            if row is not None:
+                planted.append((cls, it, row))
+    tune_ids, held_ids = (set(h) for h in halves(sorted({(i["bench"], i["id"]) for i in items}), "split:items"))
+    # the fixture mirror holds some benchmark solutions itself (HumanEval's has_close_elements
+    # in a chat answer): a function named like a benchmark's entry point is not clean code
+    entry_points = set()
+    for part in load_code_parts():
+        try:
+            entry_points.update(n.name for n in ast.walk(ast.parse(part.text))
+                                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        except SyntaxError:
+            pass
+    fx_all = fixture_functions()
+    fx = [(label, fn) for label, fn in fx_all if _fn_name(fn) not in entry_points]
+    print(f"fixture functions named like a benchmark entry point, left out of the clean set: {len(fx_all) - len(fx)}")
+    stdlib = library_functions(Path(sysconfig.get_paths()["stdlib"]), clean_files, "stdlib")
+    import pandas
+    pd_fns = library_functions(Path(pandas.__file__).parent, clean_files, "pandas")
+    clean_src = fx + stdlib + pd_fns
+    crng = random.Random(1)
+    clean = [(label, fn) for label, fn in clean_src] + [(label + " (shaped)", clean_shape(fn, crng))
+                                                         for label, fn in clean_src]
+    clean_tune, clean_held = halves(range(len(clean_src)), "split:clean")
+    clean_half = {i: "tune" for i in clean_tune} | {i: "held-out" for i in clean_held}
+    clean_split = [clean_half[i % len(clean_src)] for i in range(len(clean))]
+    print(f"planted rows: {len(planted)} ({len(items)} items: "
+          + ", ".join(f"{b}={sum(i['bench'] == b for i in items)}" for b in ("humaneval", "mbpp", "mbppplus"))
+          + f"); clean: {len(clean)} ({len(fx)} fixture, {len(stdlib)} stdlib, {len(pd_fns)} pandas functions, "
+          f"each plain and shaped)")
+
+    bench_items, manifest = load_benchmarks()
+    t0 = time.perf_counter()
+    exact = BenchmarkIndex.build(bench_items, n=13, sources=manifest)
+    parts = load_code_parts()
+    t1 = time.perf_counter()
+    print(f"exact index build {t1 - t0:.1f}s; canonical parts {len(parts)}")
+    dec_exact = Decontaminator(exact)
+    exact_hit = dec_exact.check_many([r for _, _, r in planted])
+    exact_fp = dec_exact.check_many([s for _, s in clean])
+
+    def half_of(it: dict) -> str:
+        return "tune" if (it["bench"], it["id"]) in tune_ids else "held-out"
+
+    def evaluate(canon: CanonicalIndex, cache: dict | None = None) -> tuple[dict, dict]:
+        """Recall by (class, half) and FP by half; ``cache`` keeps each row's shared counts per
+        part (they depend on k alone), so a sweep over the thresholds re-reads them."""
+        p = canon.params
+
+        def hit(key, text: str) -> bool:
+            if cache is not None and key in cache:
+                parts, shared = cache[key]
+            else:
+                parts, shared = canon.shared(canon.row_shingles(text))
+                if cache is not None:
+                    cache[key] = (parts, shared)
+            return bool(((shared >= p.min_shingles) & (shared >= p.min_fraction * canon.part_shingles[parts])).any())
+
+        rec: dict[tuple[str, str], list[int]] = {}
+        for n, ((cls, it, row), m) in enumerate(zip(planted, exact_hit)):
+            acc = rec.setdefault((cls, half_of(it)), [0, 0])
+            acc[0] += m is not None or hit(("p", n), row)
+            acc[1] += 1
+        fp: dict[str, list[int]] = {}
+        for n, ((label, src), m, h) in enumerate(zip(clean, exact_fp, clean_split)):
+            acc = fp.setdefault(h, [0, 0])
+            acc[0] += m is not None or hit(("c", n), src)
+            acc[1] += 1
+        return rec, fp
+
+    def target_recall(rec: dict, half: str) -> float:
+        hits = sum(rec[(c, half)][0] for c in TARGET if (c, half) in rec)
+        return hits / max(1, sum(rec[(c, half)][1] for c in TARGET if (c, half) in rec))
+
+    print("\nsweep on the tuning half (recall over the renamed/reformatted classes, FP on clean):")
+    best = None
+    # the choice: no false positive added to the exact index's own on the tuning half's clean
+    # functions, then the largest recall (a tie goes to the stricter setting, visited later)
+    exact_fp_tune = sum(m is not None for m, h in zip(exact_fp, clean_split) if h == "tune")
+    for k in (10, 12, 14):
+        canon = CanonicalIndex.build(parts, CanonicalParams(k=k))
+        cache: dict = {}
+        for m, frac in itertools.product((6, 8, 10, 12), (0.4, 0.5, 0.6)):
+            canon.params = CanonicalParams(k=k, min_shingles=m, min_fraction=frac)
+            rec, fp = evaluate(canon, cache)
+            r, f = target_recall(rec, "tune"), fp["tune"][0] / fp["tune"][1]
+            print(f"  k={k:2} min_shingles={m:2} min_fraction={frac:.2f}: recall {r:.3f}  FP {fp['tune'][0]}"
+                  f" / {fp['tune'][1]} = {f:.4%}")
+            if fp["tune"][0] == exact_fp_tune and (best is None or r >= best[0]):
+                best = (r, canon.params)
+    if best is None:
+        raise SystemExit("every setting adds false positives on the tuning half")
+    params = best[1]
+    print(f"chosen on the tuning half: {params}")
+    t2 = time.perf_counter()
+    canon = CanonicalIndex.build(parts, params)
+    t3 = time.perf_counter()
+    print(f"canonical index: {canon.meta['indexed_shingles']:,} shingles, {canon.meta['pruned_common_shingles']} pruned,"
+          f" unmatchable parts {canon.meta['unmatchable_parts']}; build {t3 - t2:.1f}s")
+    rec, fp = evaluate(canon)
+    rec_before: dict[tuple[str, str], list[int]] = {}
+    for (cls, it, _), m in zip(planted, exact_hit):
+        acc = rec_before.setdefault((cls, half_of(it)), [0, 0])
+        acc[0] += m is not None
+        acc[1] += 1
+    print(f"\nrecall by class: exact index alone (before) vs with the canonical index (after)")
+    print(f"  {'class':20} {'n':>5} {'before tune':>12} {'before held':>12} {'after tune':>11} {'after held':>11}")
+    for cls in CLASSES:
+        if (cls, "tune") not in rec:
+            continue
+        n = rec[(cls, "tune")][1] + rec[(cls, "held-out")][1]
+        cells = [rec_before[(cls, h)][0] / rec_before[(cls, h)][1] for h in ("tune", "held-out")]
+        cells += [rec[(cls, h)][0] / rec[(cls, h)][1] for h in ("tune", "held-out")]
+        print(f"  {cls:20} {n:5} {cells[0]:12.3f} {cells[1]:12.3f} {cells[2]:11.3f} {cells[3]:11.3f}")
+    print(f"  {'renamed+reformatted':20} {'':5} {target_recall(rec_before, 'tune'):12.3f} "
+          f"{target_recall(rec_before, 'held-out'):12.3f} {target_recall(rec, 'tune'):11.3f} "
+          f"{target_recall(rec, 'held-out'):11.3f}")
+    by_bench: dict[tuple[str, str], list[int]] = {}
+    for (cls, it, row), m in zip(planted, exact_hit):
+        acc = by_bench.setdefault((it["bench"], half_of(it)), [0, 0])
+        acc[0] += m is not None or canon.check(row) is not None
+        acc[1] += 1
+    print("  by benchmark (all classes, after): " + ", ".join(
+        f"{b} {by_bench[(b, 'tune')][0] / by_bench[(b, 'tune')][1]:.3f}/{by_bench[(b, 'held-out')][0] / by_bench[(b, 'held-out')][1]:.3f}"
+        for b in ("humaneval", "mbpp", "mbppplus")))
+    fp_before = {h: sum(m is not None for m, s in zip(exact_fp, clean_split) if s == h) for h in ("tune", "held-out")}
+    print(f"\nfalse positives on clean functions (plain and shaped):")
+    for h in ("tune", "held-out"):
+        print(f"  {h:9}: before {fp_before[h]} / {fp[h][1]} = {fp_before[h] / fp[h][1]:.4%}; "
+              f"after {fp[h][0]} / {fp[h][1]} = {fp[h][0] / fp[h][1]:.4%}")
+    for (label, src), m in zip(clean, exact_fp):
+        cm = canon.check(src)
+        if cm is not None:
+            print(f"    canonical FP [{label}] {cm.benchmark} {cm.item_id}: {cm.snippet}  {src[:80]!r}")
+
+    corpus = [s for _, s in clean] + [r for _, _, r in planted]
+    mb = sum(map(len, corpus)) / 1e6
+    after = Decontaminator(exact, canonical=canon)
+    dec_exact.check_many(corpus[:50])
+    after.check_many(corpus[:50])
+    t4 = time.perf_counter()
+    dec_exact.check_many(corpus)
+    t5 = time.perf_counter()
+    after.check_many(corpus)
+    t6 = time.perf_counter()
+    print(f"\nthroughput, check_many over {len(corpus)} rows ({mb:.1f} MB), one worker:")
+    print(f"  before (exact index): {len(corpus) / (t5 - t4):8,.0f} rows/s  {mb / (t5 - t4):6.2f} MB/s")
+    print(f"  after (+ canonical):  {len(corpus) / (t6 - t5):8,.0f} rows/s  {mb / (t6 - t5):6.2f} MB/s"
+          f"  ratio after/before {(t5 - t4) / (t6 - t5):.2f}")
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--clean-files", type=int, default=400)
+    ap.add_argument("--mbpp", type=int, default=300, help="MBPP and MBPP+ items sampled (each)")
+    a = ap.parse_args()
+    main(a.clean_files, a.mbpp)
