@@ -40,7 +40,7 @@ telemetry:
   enabled: false
 concurrency:
   pools:
-    default_limit: 1      # every pool (llm, gpu) runs one step at a time
+    default_limit: 1      # every pool (llm, gpu, cross_source) runs one step at a time
     granularity: op       # enforced per step, also for the CLI's in-process runs
 # Read by the daemon `make ui` starts. With the local (default) run launcher it fails runs that
 # never start and frees slots of ended runs; a run whose process died is found by `make run`'s

@@ -13,9 +13,14 @@ Per-source steps re-run alone when one source changes; only the cheap cross-sour
 import functools
 import io
 import json
+import shutil
 import tarfile
+import tempfile
 import time
+import uuid
 from collections import Counter
+from contextlib import contextmanager
+from pathlib import Path
 
 from dagster import (
     AssetCheckExecutionContext,
@@ -24,6 +29,7 @@ from dagster import (
     AssetCheckSpec,
     AssetExecutionContext,
     AssetKey,
+    DagsterError,
     DataVersion,
     Failure,
     MaterializeResult,
@@ -38,6 +44,7 @@ from ..catalog.loader import config_hash, load_profile, validate_phase
 from ..metadata import bar_plot, counts_table, funnel_plot, histogram_plot
 from ..resources import HubResource, ObjectStoreResource
 from ..retries import HUB_PUSH_RETRY
+from ..runtime.step_scratch import step_scratch, sweep_ended_runs
 from ..sources.assets import CATALOG, normalized_rows, source_partitions
 from ..sources.normalize import read_normalized
 from ..storage.layout import (BENCHMARK_INDEX, DECONTAM, DEDUP, MINHASH, mixture_pointer, mixture_version_prefix,
@@ -230,17 +237,21 @@ def minhash_signatures(context: AssetExecutionContext, object_store: ObjectStore
     store = object_store.get_store()
     source = context.partition_key
     latest, rows = read_step(store, "filtered", source)
-    out_dir = curation.work_path("minhash") / source
+    wanted = _signature_version(latest["version"])
+    out_dir = _signature_folder(curation, source, wanted)
     t0 = time.monotonic()
-    stats = compute_signatures(((r["id"], dedup_text(r)) for r in rows), out_dir, minhash_spec(),
-                               workers=curation.workers)
-    (out_dir / SIGNATURE_VERSION_FILE).write_text(_signature_version(latest["version"]))
-    # The signature folder is scratch; a tarball in the object store makes it durable.
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        tar.add(out_dir, arcname=source)
-    key = _signature_key(source, latest["version"])
-    store.put_bytes(key, buf.getvalue())
+    with run_step_scratch(context, curation, f"minhash_signatures.{source}") as scratch:
+        built = scratch / source
+        stats = compute_signatures(((r["id"], dedup_text(r)) for r in rows), built, minhash_spec(),
+                                   workers=curation.workers)
+        (built / SIGNATURE_VERSION_FILE).write_text(wanted)
+        # The signature folder is a local cache; a tarball in the object store makes it durable.
+        buf = io.BytesIO()
+        with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+            tar.add(built, arcname=source)
+        key = _signature_key(source, latest["version"])
+        store.put_bytes(key, buf.getvalue())
+        _publish_signatures(built, out_dir)
     return MaterializeResult(
         data_version=DataVersion(version_of(latest["version"], DEDUP_VIEW)),
         metadata={"docs": stats.n_docs, "docs_too_short": stats.n_without_shingles,
@@ -282,26 +293,76 @@ def _local_signature_version(out_dir) -> str | None:
     return path.read_text().strip() if path.is_file() else None
 
 
-def signature_dir(store, curation: CurationSettings, source: str):
-    """The local signature folder of a source, restored from the object store unless the local
-    one holds the signatures of the current filtered rows and MinHash geometry."""
-    import shutil
+def _signature_folder(curation: CurationSettings, source: str, signature_version: str) -> Path:
+    """``<work>/minhash/<source>/<signature version>``: written once, complete, never replaced, so
+    a run reading it cannot see another run rewrite it."""
+    return curation.work_path("minhash", source) / signature_version
 
+
+def _publish_signatures(built: Path, final: Path) -> None:
+    """Move a complete signature folder into its place; one already there holds the same
+    signatures (same version) and may be being read, so it is kept and ``built`` is dropped."""
+    try:
+        built.rename(final)
+    except OSError:
+        if _local_signature_version(final) is None:  # not a published folder: something else is in the way
+            raise
+        shutil.rmtree(built, ignore_errors=True)
+
+
+def signature_dir(store, curation: CurationSettings, source: str) -> Path:
+    """The local signature folder of a source's current filtered rows and MinHash geometry,
+    restored from the object store when this machine does not hold it yet."""
     from .minhash import MANIFEST
 
-    out_dir = curation.work_path("minhash") / source
     latest = read_pointer(store, "filtered", source)  # the version only: rows are not needed here
     wanted = _signature_version(latest["version"])
-    if not (out_dir / MANIFEST).is_file() or _local_signature_version(out_dir) != wanted:
-        shutil.rmtree(out_dir, ignore_errors=True)
+    out_dir = _signature_folder(curation, source, wanted)
+    if (out_dir / MANIFEST).is_file() and _local_signature_version(out_dir) == wanted:
+        return out_dir
+    # extracted beside its place in a folder of this call's own, then moved in whole
+    tmp = Path(tempfile.mkdtemp(prefix=".restore-", dir=out_dir.parent))
+    try:
         with tarfile.open(fileobj=io.BytesIO(store.get_bytes(_signature_key(source, latest["version"]))),
                           mode="r:gz") as tar:
-            tar.extractall(out_dir.parent, filter="data")
+            tar.extractall(tmp, filter="data")
+        if _local_signature_version(tmp / source) != wanted:
+            raise RuntimeError(f"signature backup {_signature_key(source, latest['version'])} does not hold "
+                               f"signature version {wanted}")
+        _publish_signatures(tmp / source, out_dir)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     return out_dir
 
 
+# Steps that read or decide across every source: one at a time on an instance (the instance's
+# pool limit, cli.INSTANCE_YAML), so a second run's step waits for the first to finish.
+CROSS_SOURCE_POOL = "cross_source"
+
+
+def _run_has_ended(instance, run_id: str) -> bool:
+    run = instance.get_run_by_id(run_id)
+    return run is not None and run.is_finished
+
+
+@contextmanager
+def run_step_scratch(context, curation: CurationSettings, step: str):
+    """A scratch folder of this run's ``step`` (runtime/step_scratch.py), after removing the
+    scratch of runs the instance reports as ended (killed before they could clean up). A step
+    invoked directly (no run) gets a folder of its own invocation."""
+    root = curation.work_path("scratch")
+    try:
+        run_id = context.run.run_id
+    except DagsterError:  # invoked directly: no run, no instance to ask
+        run_id = f"direct-{uuid.uuid4().hex}"
+    else:
+        sweep_ended_runs(root, lambda other: other != run_id and _run_has_ended(context.instance, other))
+    with step_scratch(root, run_id, step) as folder:
+        yield folder
+
+
 @asset(group_name="curation", code_version=code_version_of("dedup_decisions"), deps=[filtered_rows, minhash_signatures],
-       kinds={"datatrove"})
+       kinds={"datatrove"}, pool=CROSS_SOURCE_POOL)
 def dedup_decisions(context: AssetExecutionContext, object_store: ObjectStoreResource,
                     curation: CurationSettings) -> MaterializeResult:
     """Exact (SHA-256) and near (MinHash + true Jaccard >= 0.7) duplicates across all sources, on
@@ -317,8 +378,9 @@ def dedup_decisions(context: AssetExecutionContext, object_store: ObjectStoreRes
         return ((r["id"], dedup_text(r)) for r in rows)
 
     sig_dirs = {s: signature_dir(store, curation, s) for s in priority}
-    outcome = cross_source_dedup(priority, read_texts, sig_dirs, curation.work_path("scratch"),
-                                 threshold=CURATION.minhash.threshold, workers=curation.workers)
+    with run_step_scratch(context, curation, "dedup_decisions") as scratch:
+        outcome = cross_source_dedup(priority, read_texts, sig_dirs, scratch,
+                                     threshold=CURATION.minhash.threshold, workers=curation.workers)
     decisions = outcome.decisions
     per_source: Counter[str] = Counter(k.split("\t")[0] for k in decisions)
     by_reason: Counter[str] = Counter(v["reason"] for v in decisions.values())

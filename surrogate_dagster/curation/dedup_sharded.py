@@ -28,7 +28,6 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-import time
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import islice
@@ -103,17 +102,6 @@ def exact_from_shards(out_dir: Path, priority: Sequence[str], shards: int = DEFA
 
 
 SCRATCH_PREFIX = "dedup-shards-"
-STALE_SCRATCH_S = 24 * 3600  # a scratch folder this old belongs to a run that was killed
-
-
-def _sweep_stale_scratch(root: Path, now: float | None = None) -> None:
-    now = time.time() if now is None else now
-    for old in root.glob(f"{SCRATCH_PREFIX}*"):
-        try:
-            if old.is_dir() and now - old.stat().st_mtime > STALE_SCRATCH_S:
-                shutil.rmtree(old, ignore_errors=True)
-        except OSError:
-            continue  # removed by its owner meanwhile
 
 
 def cross_source_dedup(sources: Sequence[str], read_texts: ReadTexts, sig_dirs: Mapping[str, Path | str],
@@ -130,8 +118,7 @@ def cross_source_dedup(sources: Sequence[str], read_texts: ReadTexts, sig_dirs: 
         raise ValueError(f"no signature folder for sources {missing}")
     root = Path(work_dir)
     root.mkdir(parents=True, exist_ok=True)
-    _sweep_stale_scratch(root)
-    # A folder of this call's own: two runs deduplicating at once never share (or delete) shards.
+    # A folder of this call's own: two calls deduplicating at once never share (or delete) shards.
     scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX, dir=root))
     try:
         rows = write_digest_shards(sources, read_texts, scratch, shards, workers, batch_rows)

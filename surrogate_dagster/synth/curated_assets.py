@@ -24,8 +24,9 @@ from dagster import (
 )
 
 from ..catalog.code_version import function_code_version
-from ..curation.assets import (CURATION, PROFILE_CURATION, benchmark_ngram_index, curation_sanitizer, filtered_rows,
-                               minhash_signatures, minhash_spec, signature_dir)
+from ..curation.assets import (CROSS_SOURCE_POOL, CURATION, PROFILE_CURATION, benchmark_ngram_index,
+                               curation_sanitizer, filtered_rows, minhash_signatures, minhash_spec,
+                               run_step_scratch, signature_dir)
 from ..curation.resource import CurationSettings
 from ..curation.stage_io import SYNTH_STEP, curated_synth_asset, read_pointer, read_step, version_of, write_step
 from ..metadata import counts_table
@@ -46,7 +47,7 @@ def _curated_synth(name: str):
                                               profile_section=("curation", PROFILE_CURATION)),
            deps=[upstream, AssetDep(filtered_rows, partition_mapping=_ALL),
                  AssetDep(minhash_signatures, partition_mapping=_ALL), benchmark_ngram_index],
-           kinds={"parquet"},
+           kinds={"parquet"}, pool=CROSS_SOURCE_POOL,
            description=f"{name.replace('_', ' ').capitalize()} after sanitize, exact and near dedup "
                        f"against every source, and benchmark decontamination.")
     def _asset(context: AssetExecutionContext, object_store: ObjectStoreResource,
@@ -61,15 +62,16 @@ def _curated_synth(name: str):
                                 min_matches=CURATION.decontamination.min_matches)
         t0 = time.monotonic()
         context.log.info(f"{name}: curating {len(rows)} synthesized rows against {len(SOURCES.names)} sources")
-        res = curate_synth_rows(
-            name, rows,
-            sanitizer=curation_sanitizer(tuple(CURATION.sanitize.categories), curation.ner_model,
-                                         curation.model_source()),
-            source_rows=lambda s: read_step(store, "filtered", s)[1],
-            source_signatures={s: signature_dir(store, curation, s) for s in SOURCES.names},
-            priority=SOURCES.names, spec=minhash_spec(), threshold=CURATION.minhash.threshold,
-            decontaminator=decont, work_dir=curation.work_path("minhash_synth"),
-            workers=curation.workers, chunk_rows=curation.chunk_rows)
+        with run_step_scratch(context, curation, curated_synth_asset(name)) as scratch:
+            res = curate_synth_rows(
+                name, rows,
+                sanitizer=curation_sanitizer(tuple(CURATION.sanitize.categories), curation.ner_model,
+                                             curation.model_source()),
+                source_rows=lambda s: read_step(store, "filtered", s)[1],
+                source_signatures={s: signature_dir(store, curation, s) for s in SOURCES.names},
+                priority=SOURCES.names, spec=minhash_spec(), threshold=CURATION.minhash.threshold,
+                decontaminator=decont, work_dir=scratch,
+                workers=curation.workers, chunk_rows=curation.chunk_rows)
         filtered_versions = [read_pointer(store, "filtered", s)["version"] for s in SOURCES.names]
         # The kept rows' content names the output; the sources and index it was judged against
         # name the decisions.

@@ -85,9 +85,6 @@ def test_sharded_decisions_equal_in_memory_decisions_on_fixtures(tmp_path: Path)
 def test_two_runs_at_once_keep_their_own_scratch(tmp_path: Path) -> None:
     """A second dedup starting while the first is between writing and reading its shards neither
     deletes the first one's shards nor changes its decisions."""
-    import os
-    import time
-
     from surrogate_dagster.curation import dedup_sharded
 
     corpus = _fixture_corpus()
@@ -111,14 +108,37 @@ def test_two_runs_at_once_keep_their_own_scratch(tmp_path: Path) -> None:
     finally:
         dedup_sharded.exact_from_shards = real_exact
     assert outer == inner["out"] == alone
-    # a killed run's folder is swept once it is a day old, a fresh one is left alone
-    stale, fresh = tmp_path / "work" / "dedup-shards-killed", tmp_path / "work" / "dedup-shards-running"
-    stale.mkdir()
-    fresh.mkdir()
-    old = time.time() - 2 * dedup_sharded.STALE_SCRATCH_S
-    os.utime(stale, (old, old))
-    dedup_sharded._sweep_stale_scratch(tmp_path / "work")
-    assert not stale.exists() and fresh.exists()
+
+
+def test_calls_on_threads_sharing_a_work_dir_decide_as_one_alone(tmp_path: Path) -> None:
+    """Four dedups on threads, one work dir, each source read slowly so their passes interleave:
+    every one decides what the in-memory reference decides, and only their own scratch is removed."""
+    import threading
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    corpus = _fixture_corpus()
+    priority = sorted(corpus)
+    sig_dirs = {s: compute_signatures(corpus[s], tmp_path / "sigs" / s).out_dir for s in priority}
+    ref = _in_memory_decisions(corpus, sig_dirs, priority)
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "someone-else").mkdir()  # not this function's: must survive
+    start = threading.Barrier(4)
+
+    def slow(source: str):
+        for pair in corpus[source]:
+            time.sleep(0.0005)
+            yield pair
+
+    def one(_: int) -> dict:
+        start.wait()
+        return cross_source_dedup(priority, slow, sig_dirs, work, shards=3, batch_rows=4).decisions
+
+    with ThreadPoolExecutor(4) as pool:
+        outs = list(pool.map(one, range(4)))
+    assert all(out == ref for out in outs)
+    assert [p.name for p in work.iterdir()] == ["someone-else"]
 
 
 def test_digest_shards_hold_each_digest_once_and_reject_repeated_ids(tmp_path: Path) -> None:
