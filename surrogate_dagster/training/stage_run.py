@@ -133,6 +133,9 @@ def materialize_stage(context, stage: StageSpec, catalog: TrainingCatalog, store
         if recorded is None or recorded != expected:
             raise RuntimeError(f"{stage.name}: the trainer used {recorded} as DPO reference, expected {expected}")
 
+    refused = summary.get("resume_refused") or []
+    for r in refused:  # the trainer logged these too; the run's own log should say them as well
+        context.log.warning(f"{stage.name}: did not resume from {r['checkpoint']}: {r['reason']}")
     progress = report.progress if report else summary.get("progress", [])
     gpu_hours = summary["wall_s"] / 3600 * trainer.gpu_count
     artifact_uri = store.uri(f"{adapter_prefix}/adapter_model.safetensors").rsplit("/", 1)[0]
@@ -185,6 +188,8 @@ def materialize_stage(context, stage: StageSpec, catalog: TrainingCatalog, store
         "inputs": rendered.refs,
         "steps": summary.get("global_step"),
         "resumed_from_step": summary.get("resumed_from_step") if summary.get("resumed_from_step") is not None else -1,
+        # checkpoints passed over as damaged, newest first: [] when the resume (or fresh start) was clean
+        "resume_refused": refused,
         "final_loss": summary.get("final_loss"),
         "tokens_per_s": summary.get("tokens_per_s"),
         "tokens": summary.get("tokens"),

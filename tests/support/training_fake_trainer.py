@@ -22,6 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "trainer"))
 
+from surrogate_trainer.checkpoints import record_checkpoint  # noqa: E402
 from surrogate_trainer.protocol import ARTIFACT, CHECKPOINT, PROGRESS, STARTED, RunSpec  # noqa: E402
 from surrogate_trainer.store import TrainerStore  # noqa: E402
 
@@ -56,9 +57,9 @@ def main() -> int:
         work.mkdir(parents=True, exist_ok=True)
         (work / "adapter_model.safetensors").write_bytes(b"fake adapter weights")
         (work / "adapter_config.json").write_text(json.dumps({"r": spec.axolotl_config["lora_r"]}))
-        store.put_file(f"{spec.checkpoint_prefix}/checkpoint-2/adapter_model.safetensors",
-                       work / "adapter_model.safetensors")
-        store.put_json(f"{spec.checkpoint_prefix}/latest.json", {"step": 2, "dir": "checkpoint-2", "files": 1})
+        entry = store.put_file(f"{spec.checkpoint_prefix}/checkpoint-2/adapter_model.safetensors",
+                               work / "adapter_model.safetensors")
+        record_checkpoint(store, spec.checkpoint_prefix, 2, [{**entry, "path": "adapter_model.safetensors"}])
         for p in progress[1:]:
             pipes.report_custom_message(p)
             if p["step"] == 2:

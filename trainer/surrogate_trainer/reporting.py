@@ -16,6 +16,7 @@ from typing import Any
 
 from transformers import TrainerCallback
 
+from .checkpoints import delete_checkpoint, record_checkpoint
 from .protocol import CHECKPOINT, PROGRESS
 
 
@@ -44,6 +45,12 @@ class Runtime:
             self.pipes.log.info(text)
         else:
             print(f"[surrogate_trainer] {text}", flush=True)
+
+    def warn(self, text: str) -> None:
+        if self.pipes is not None:
+            self.pipes.log.warning(text)
+        else:
+            print(f"[surrogate_trainer] WARNING: {text}", flush=True)
 
 
 RUNTIME = Runtime()
@@ -118,13 +125,12 @@ class PipesProgressCallback(TrainerCallback):
         prefix = f"{self.rt.checkpoint_prefix}/checkpoint-{step}"
         t0 = time.monotonic()
         entries = self.rt.store.put_tree(prefix, local)
-        # The marker is written after every file of the checkpoint: a kill mid-upload leaves the
-        # previous marker, pointing at a complete checkpoint.
-        self.rt.store.put_json(f"{self.rt.checkpoint_prefix}/latest.json",
-                               {"step": step, "dir": f"checkpoint-{step}", "files": len(entries)})
+        # The listing and the marker are written after every file of the checkpoint: a kill
+        # mid-upload leaves the previous marker, pointing at a complete checkpoint.
+        record_checkpoint(self.rt.store, self.rt.checkpoint_prefix, step, entries)
         self.rt.checkpoints.append(step)
         for old in self.rt.checkpoints[:-self.rt.keep_checkpoints]:
-            self.rt.store.delete_tree(f"{self.rt.checkpoint_prefix}/checkpoint-{old}")
+            delete_checkpoint(self.rt.store, self.rt.checkpoint_prefix, old)
         self.rt.checkpoints = self.rt.checkpoints[-self.rt.keep_checkpoints:]
         self.rt.message({"type": CHECKPOINT, "step": step, "prefix": prefix,
                          "bytes": sum(e["size"] for e in entries), "upload_s": time.monotonic() - t0})

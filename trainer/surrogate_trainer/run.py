@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from .checkpoints import ResumePlan, plan_resume, trained_steps
 from .protocol import ARTIFACT, STARTED, RunSpec, expand_work
 from .store import TrainerStore
 
@@ -59,20 +60,18 @@ def fetch_inputs(store: TrainerStore, spec: RunSpec, work: Path) -> list[str]:
     return fetched
 
 
-def prepare_resume(store: TrainerStore, spec: RunSpec, output_dir: Path) -> int | None:
-    """If the stage's run left a checkpoint in the store, download it; return its step."""
-    marker = f"{spec.checkpoint_prefix}/latest.json"
-    if not store.exists(marker):
-        # A fresh start must not pick up local leftovers of some other attempt.
-        if output_dir.exists():
-            shutil.rmtree(output_dir)
-        return None
-    latest = store.get_json(marker)
-    local = output_dir / latest["dir"]
-    if output_dir.exists():
-        shutil.rmtree(output_dir)  # partial local checkpoints past the uploaded one are not trusted
-    store.get_tree(f"{spec.checkpoint_prefix}/{latest['dir']}", local)
-    return int(latest["step"])
+def prepare_resume(store: TrainerStore, spec: RunSpec, output_dir: Path) -> ResumePlan:
+    """Fetch the newest whole checkpoint the stage's run uploaded (checkpoints.py); every one
+    passed over is logged as a warning and returned in the plan."""
+    from .reporting import RUNTIME
+
+    plan = plan_resume(store, spec.checkpoint_prefix, output_dir)
+    for refused in plan.refused:
+        RUNTIME.warn(f"not resuming from {refused['checkpoint']}: {refused['reason']}")
+    if plan.refused:
+        RUNTIME.warn(f"resuming from {plan.dir} instead" if plan.dir else
+                     "no whole checkpoint left: training starts from step 0")
+    return plan
 
 
 def adapter_skips(output_dir: Path) -> tuple[str, ...]:
@@ -84,6 +83,20 @@ def adapter_skips(output_dir: Path) -> tuple[str, ...]:
     return tuple(p.name for p in output_dir.iterdir()
                  if p.name.startswith(("checkpoint-", "model-", "pytorch_model"))
                  or p.name in ("merged", "model.safetensors", "model.safetensors.index.json"))
+
+
+def checked_steps(output_dir: Path, callback_step: int | None, max_steps: int | None) -> int:
+    """The steps trained, as the final checkpoint's trainer_state.json records them; refused
+    when the trainer's own count disagrees or passes ``max_steps`` (a resume that lost its step
+    count trains past the end)."""
+    steps = trained_steps(output_dir)
+    if steps is None:
+        raise RuntimeError(f"training finished but no checkpoint with a trainer_state.json is in {output_dir}")
+    if callback_step is not None and callback_step != steps:
+        raise RuntimeError(f"the trainer ended at step {callback_step} but its last checkpoint records {steps}")
+    if max_steps and steps > int(max_steps):
+        raise RuntimeError(f"trained {steps} steps, past max_steps {max_steps}")
+    return steps
 
 
 def device_name() -> str:
@@ -183,12 +196,14 @@ def run(spec: RunSpec, pipes: Any = None) -> RunResult:
     fetch_s = time.monotonic() - t0
     cfg = expand_work(spec.axolotl_config, str(work))
     output_dir = Path(cfg["output_dir"])
-    resumed = prepare_resume(store, spec, output_dir)
+    plan = prepare_resume(store, spec, output_dir)
+    resumed = plan.step
     if resumed is not None:
-        cfg["resume_from_checkpoint"] = str(output_dir / f"checkpoint-{resumed}")
+        cfg["resume_from_checkpoint"] = str(output_dir / plan.dir)
         RUNTIME.checkpoints = [resumed]
     RUNTIME.message({"type": STARTED, "stage": spec.stage, "pid": os.getpid(), "device": device_name(),
-                     "resumed_from_step": resumed, "fetched": fetched, "fetch_s": fetch_s})
+                     "resumed_from_step": resumed, "resume_refused": plan.refused, "fetched": fetched,
+                     "fetch_s": fetch_s})
     cfg_path = work / "axolotl.yaml"
     cfg_path.write_text(yaml.safe_dump(cfg, sort_keys=False))
 
@@ -197,6 +212,7 @@ def run(spec: RunSpec, pipes: Any = None) -> RunResult:
     train_s = time.monotonic() - t0
     if not (output_dir / "adapter_model.safetensors").is_file():
         raise RuntimeError(f"training finished but no adapter was saved in {output_dir}")
+    steps = checked_steps(output_dir, RUNTIME.final.get("global_step"), cfg.get("max_steps"))
 
     adapter_prefix = f"{spec.output_prefix}/adapter"
     adapter_files = store.put_tree(adapter_prefix, output_dir, skip=adapter_skips(output_dir))
@@ -214,8 +230,9 @@ def run(spec: RunSpec, pipes: Any = None) -> RunResult:
     summary = {
         "stage": spec.stage,
         "fingerprint": spec.fingerprint,
-        "global_step": final.get("global_step"),
+        "global_step": steps,
         "resumed_from_step": resumed,
+        "resume_refused": plan.refused,
         "final_loss": losses[-1] if losses else None,
         "train_loss": final.get("train_loss"),
         "tokens": final.get("tokens"),
