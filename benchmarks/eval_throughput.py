@@ -38,7 +38,7 @@ def main() -> int:
     ap.add_argument("--quick", action="store_true", help="fewer items (about a minute)")
     args = ap.parse_args()
     k = 1 if args.quick else 2
-    from surrogate_dagster.evals.harness import bfcl, humaneval_plus, livecodebench, mbpp_plus, ruler
+    from surrogate_dagster.evals.harness import bfcl_official, bfcl, humaneval_plus, livecodebench, mbpp_plus, ruler
     from surrogate_dagster.evals.harness.evalplus_core import (EvalPlusConfig, check_solutions, compute_groundtruth,
                                                                evaluate, load_problems)
     from surrogate_dagster.inference import ModelRef, TransformersInference
@@ -102,7 +102,9 @@ def main() -> int:
 
     # ---- BFCL ----------------------------------------------------------------------------------
     cats = ["simple_python", "parallel", "irrelevance"]
-    rep = bfcl.run(client, bdir / "BFCL", categories=cats, max_per_category=4 * k, max_new_tokens=64)
+    # the in-process path (project prompts, batched generation) whose throughput this measures
+    rep = bfcl.run(client, bdir / "BFCL", categories=cats, max_per_category=4 * k, max_new_tokens=64,
+                   scorer="official" if bfcl_official.official_python() else "project")
     rows.append(("bfcl (3 AST categories)", rep.n_items, rep.timings["samples_per_s"],
                  rep.timings["score_samples_per_s"], "generation alone", rate(rep.n_items, rep.timings["generate_s"])))
 

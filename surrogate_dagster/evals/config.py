@@ -75,7 +75,20 @@ class LcbBench(Bench):
 
 
 class BfclBench(Bench):
-    categories: list[str]
+    categories: list[str] = Field(description="bfcl-eval category names run here")
+    not_run: dict[str, str] = Field(default_factory=dict, description="leaderboard categories not run: why")
+
+    @model_validator(mode="after")
+    def _every_leaderboard_category_accounted_for(self) -> "BfclBench":
+        from .harness.bfcl_overall import SHOWN_NOT_SCORED, leaves
+
+        both = set(self.categories) & set(self.not_run)
+        if both:
+            raise ValueError(f"bfcl: {sorted(both)} both run and not run")
+        missing = [c for c in [*leaves(), *SHOWN_NOT_SCORED] if c not in self.categories and c not in self.not_run]
+        if missing:
+            raise ValueError(f"bfcl: leaderboard categories neither run nor listed in not_run (with why): {missing}")
+        return self
 
 
 class RulerBench(Bench):
@@ -95,20 +108,16 @@ class NoleakBench(Bench):
     seed: StrictInt = 0
 
 
-# BFCL's categories with `--test-category all` include multi-turn (v3) and agentic (v4) ones.
-BFCL_MULTI_TURN_PREFIXES = ("multi_turn", "web_search", "memory")
-
-
 def runbook_mismatch(name: str, bench: Bench) -> str | None:
     """How the configured run differs from the runbook's definition of the benchmark (None: it is
-    the runbook's run). The harness facts here are fixed in code: BFCL's calls are judged by bfcl-eval's
-    AST checker (the project's parity-tested checker where bfcl-eval's environment is absent) on v4
-    files, RULER's QA families are not generated (evals/harness/ruler.py)."""
+    the runbook's run). The harness facts here are fixed in code: BFCL is bfcl-eval's generation and
+    evaluation, the leaderboard's overall over the categories run (evals/harness/bfcl.py), RULER's QA
+    families are not generated (evals/harness/ruler.py)."""
     if isinstance(bench, BfclBench):
-        if not any(c.startswith(BFCL_MULTI_TURN_PREFIXES) for c in bench.categories):
-            return (f"mean of {len(bench.categories)} single-turn BFCL v4 categories (bfcl-eval's AST checker), "
-                    "not the leaderboard's overall (multi-turn, agentic and live categories weighted in)")
-        return "BFCL v4 categories judged by bfcl-eval's AST checker, not the leaderboard's weighted overall"
+        if bench.not_run:
+            return (f"BFCL v4 leaderboard overall without {sorted(bench.not_run)} (weights renormalized), "
+                    "not over every category of `--test-category all`")
+        return None
     if isinstance(bench, LcbBench):
         return f"only {bench.release} problems released on/after {bench.cutoff}, not the whole release"
     if isinstance(bench, RulerBench):
@@ -228,6 +237,7 @@ class BenchOverride(Strict):
     max_per_category: StrictInt | None = Field(default=None, gt=0)
     cutoff: date | None = None
     target_total: StrictInt | None = Field(default=None, gt=0)
+    skip: dict[str, str] = Field(default_factory=dict, description="categories/tasks this profile leaves out: why")
 
 
 class EvalsProfile(Strict):

@@ -45,7 +45,7 @@ class EvalEnv:
         o = self.override(bench)
         if o is None:
             return []
-        set_fields = {k: v for k, v in o.model_dump().items() if v is not None}
+        set_fields = {k: v for k, v in o.model_dump().items() if v is not None and v != {}}
         return [f"profile override ({'offline' if self.prof.offline else 'online'} profile): {set_fields}"]
 
     def groundtruth(self, dataset: str) -> Callable[[dict, str], dict[str, bytes]]:
@@ -95,8 +95,16 @@ def run_tier1(bench: str, client: InferenceClient, env: EvalEnv) -> EvalReport:
                                 max_items=get("max_items"), timeout_s=cfg.timeout_s,
                                 cache_dir=str(env.prof.work_path("hf_cache")), log=env.log)
     elif bench == "bfcl":
-        rep = bfcl.run(client, bdir / "BFCL", categories=cfg.categories, max_per_category=get("max_per_category"),
-                       max_new_tokens=_pick(get("max_new_tokens"), cfg.max_new_tokens), log=env.log)
+        skip = get("skip") or {}
+        unknown = [c for c in skip if c not in cfg.categories]
+        if unknown:
+            raise ValueError(f"profile override bfcl.skip names categories that are not run: {unknown}")
+        rep = bfcl.run(client, bdir / "BFCL", categories=[c for c in cfg.categories if c not in skip],
+                       max_per_category=get("max_per_category"),
+                       max_new_tokens=_pick(get("max_new_tokens"), cfg.max_new_tokens),
+                       max_tokens_cap=get("max_new_tokens"),  # only a profile's override caps bfcl-eval's
+                       not_run={**cfg.not_run, **{c: f"profile override: {why}" for c, why in skip.items()}},
+                       work_dir=work, log=env.log)
     else:
         length = _pick(get("length"), cfg.length)
         label = get("length_label") or (f"{bench.split('_')[1].upper()} (runbook length)" if length == cfg.length

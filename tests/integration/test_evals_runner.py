@@ -27,7 +27,10 @@ def env(tmp_path):
 def test_overrides_are_applied_and_named(env):
     e, _ = env
     rep = run_tier1("bfcl", ScriptedModel(lambda r: "no call"), e)
+    # a test double cannot be served to bfcl-eval: the project's checker on the 11 single-turn Python
+    # categories, labelled as the fallback
     assert rep.n_items == 11 and "'max_per_category': 1" in rep.notes[0]
+    assert rep.metrics["fallback"].startswith("ScriptedModel serves no model")
     rep = run_tier1("livecodebench", ScriptedModel(lambda r: "pass"), e)
     assert rep.n_items == 2 and rep.metrics["cutoff"] == "2024-01-01" and "NOT LiveCodeBench" in rep.variant
     with pytest.raises(ValueError, match="not a Tier-1"):

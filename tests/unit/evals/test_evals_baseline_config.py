@@ -62,9 +62,9 @@ def _load(tmp_path, raw):
 def test_variants_use_their_own_threshold_never_the_runbook_figure():
     cat = load_eval_catalog()
     prof = EvalsProfile(offline=False)
-    assert cat.tier1.bfcl.threshold == 70 and cat.tier1.bfcl.variant.name == "bfcl-ast-11-single-turn-v4"
+    assert cat.tier1.bfcl.threshold == 70 and cat.tier1.bfcl.variant.name == "bfcl-v4-overall-offline"
     thr, src = threshold(cat, prof, "bfcl")
-    assert thr == cat.tier1.bfcl.variant.threshold and "variant bfcl-ast-11-single-turn-v4" in src
+    assert thr == cat.tier1.bfcl.variant.threshold and "variant bfcl-v4-overall-offline" in src
     assert threshold(cat, prof, "ruler_32k")[0] == cat.tier1.ruler_32k.variant.threshold
     assert threshold(cat, prof, "humaneval_plus") == (84, "runbook (assets/evals.yaml)")  # the runbook's run
 

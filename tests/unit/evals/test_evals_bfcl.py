@@ -97,8 +97,16 @@ def test_run_reports_per_category_and_names_the_subset():
                    scorer="project")
     assert rep.metrics["accuracy_by_category"] == {"simple_python": 0.0, "irrelevance": 100.0}
     assert rep.score == 50.0 and rep.n_items == 6
-    assert any("subset: first 3" in n for n in rep.notes) and any("not run: multi_turn" in n for n in rep.notes)
+    assert any("subset: first 3" in n for n in rep.notes)
     req, _ = bfcl.build_request(bfcl.load_category(DATA, "simple_python")[0][0], 32)
     assert "<tools>" in req.messages[0]["content"] and '"type": "object"' in req.messages[0]["content"]
-    with pytest.raises(ValueError, match="not scorable"):
-        bfcl.run(ScriptedModel(answer), DATA, categories=["multi_turn_base"], max_per_category=1)
+    # without bfcl-eval a multi-turn category is named as not run, never scored by the project's checker
+    rep = bfcl.run(ScriptedModel(answer), DATA, categories=["simple_python", "multi_turn_base"], max_per_category=1,
+                   scorer="project", not_run={"web_search_base": "needs the internet"})
+    assert set(rep.metrics["accuracy_by_category"]) == {"simple_python"}
+    assert rep.metrics["not_run"] == {"web_search_base": "needs the internet",
+                                      "multi_turn_base": "bfcl-eval environment absent (.venv-bfcl, or "
+                                                         "SURROGATE_BFCL_PYTHON): " + bfcl.IN_PROCESS_REASON}
+    assert "FALLBACK" in rep.notes[0] and rep.metrics["fallback"].startswith("bfcl-eval environment absent")
+    with pytest.raises(ValueError, match="none of the categories is scorable"):
+        bfcl.run(ScriptedModel(answer), DATA, categories=["multi_turn_base"], max_per_category=1, scorer="project")
