@@ -15,6 +15,7 @@ from .curation.assets import CURATION_ASSETS, CURATION_CHECKS
 from .curation.resource import curation_resources
 from .evals import EVAL_ASSETS, EVAL_CHECKS, eval_resources
 from .operations import OPS_ASSETS, OPS_CHECKS, OPS_JOBS, ops_resources, ops_schedules, ops_sensors
+from .operations.profile_check import check_profile
 from .operations.sensors import with_recuration_condition
 from .resources import resources_for_profile
 from .runtime.k8s import k8s_executor
@@ -23,7 +24,8 @@ from .synth.assets import SYNTH_ASSETS, synth_resources
 from .training import training_assets, training_resources
 from .training.mixture_views import mixture_views_asset
 
-PROFILE = load_profile()
+# Every phase section validated before anything is built: one message with every problem.
+PROFILE = check_profile(load_profile())
 
 
 def build_resources(profile) -> dict:

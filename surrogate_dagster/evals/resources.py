@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
+from ..catalog.loader import profile_source
 from ..catalog.models import Profile
 from ..inference import InferenceClient, InferenceSettings, ModelRef, VLLMServerInference, make_inference
 from ..inference.config import serving_section
@@ -64,7 +65,7 @@ def eval_resources(profile: Profile) -> dict[str, Any]:
     """``{"evals": EvalSettings}`` for a profile (its phases.evals validated here: a bad section
     fails definitions loading)."""
     prof = evals_profile(profile)
-    serving = serving_section(profile.phases, profile.name)
+    serving = serving_section(profile.phases, profile.name, profile_source(profile))
     if prof.inference.backend == "vllm_server" and not (prof.inference.base_url or serving.managed):
         raise ValueError(f"profile {profile.name}: phases.evals.inference.backend vllm_server needs base_url, "
                          "or phases.serving.backend: vllm_server to run the server")

@@ -74,7 +74,9 @@ class ServingSection(Strict):
         return self.backend == "vllm_server"
 
 
-def serving_section(phases: dict[str, Any], profile_name: str = "") -> ServingSection:
+def serving_section(phases: dict[str, Any], profile_name: str = "", source: str | None = None) -> ServingSection:
     """The validated ``phases.serving`` of a profile's phases; absent: in-process transformers."""
-    # One `profile <name>: phases.serving.<key>: <reason>` line per problem (a CatalogError).
-    return validate_mapping(ServingSection, phases.get("serving") or {}, f"profile {profile_name}", "phases.serving")
+    # One `<source>: phases.serving.<key>: <reason>` line per problem (a CatalogError); the source
+    # is the profile's file where it has one (`catalog.loader.profile_source`).
+    return validate_mapping(ServingSection, phases.get("serving") or {}, source or f"profile {profile_name}",
+                            "phases.serving")

@@ -18,6 +18,7 @@ from typing import Any, Callable
 from dagster import InitResourceContext
 from pydantic import PrivateAttr
 
+from ..catalog.loader import profile_source
 from ..settings import ProfileResource
 from .client import ModelRef
 from .config import ServingSection, serving_section
@@ -70,7 +71,7 @@ class InferenceServerResource(ServedResource):
 
 def serving_json(profile: Any) -> str:
     """A profile's ``phases.serving``, validated (a bad section fails definitions loading), as JSON."""
-    return json.dumps(serving_section(profile.phases, profile.name).model_dump(mode="json"))
+    return json.dumps(serving_section(profile.phases, profile.name, profile_source(profile)).model_dump(mode="json"))
 
 
 def inference_resources(profile: Any) -> dict[str, Any]:
