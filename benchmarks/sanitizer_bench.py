@@ -14,6 +14,13 @@ false positives on its labelled negatives, and the share of clean real-code docu
 benchmark files under `$SURROGATE_SHARED_DIR/data/benchmarks`, and the CPython stdlib `.py`
 files). `--classes-only` runs just that part and the context sets.
 
+Secret-shapes set: benchmarks/data/secret_shapes_labelled.jsonl (seeded generator beside it): the
+context shapes public scanner collections hold (service word near a token, prefix-shaped tokens,
+URL paths, credential containers, tool flags, prose, hash formats, dummy-word keys, repeated values,
+values across a row's turns) and look-alike negatives, tune beside held-out. `--shapes-only` runs
+that set, the clean-code share changed and the speed, each for this tree and (with `--compare-rev`)
+for the sanitizer at REV, side by side in one run.
+
 Independent context sets: benchmarks/data/secret_contexts_labelled.jsonl (written apart from the
 rules, split into tune and held-out halves by template family and service) and, as more tuning
 data, secret_contexts_extra.jsonl: recall per class, tune beside held-out.
@@ -49,6 +56,7 @@ from surrogate_dagster.sanitize import (PII_CATEGORIES, SECRET_CATEGORIES, Sanit
 
 CORPUS = ROOT / "benchmarks" / "data" / "secrets_labelled.jsonl"
 CLASSES = ROOT / "benchmarks" / "data" / "secret_classes_labelled.jsonl"
+SHAPES = ROOT / "benchmarks" / "data" / "secret_shapes_labelled.jsonl"
 CONTEXT_SETS = (ROOT / "benchmarks" / "data" / "secret_contexts_labelled.jsonl",
                 ROOT / "benchmarks" / "data" / "secret_contexts_extra.jsonl")
 
@@ -164,6 +172,130 @@ def contexts_report(san: Sanitizer, show_misses: int = 0) -> dict:
     for r in misses[:show_misses]:
         print("  MISS", r["class"], r["context"], repr(r["text"][:200]))
     return res
+
+
+_SHAPES_SCORER = """
+import json, sys
+from surrogate_dagster.sanitize import SECRET_CATEGORIES, Sanitizer, SanitizerConfig
+san = Sanitizer(SanitizerConfig(ner_model=None))
+row_level = hasattr(san, "sanitize_row")  # older trees sanitize each text alone
+
+
+def outputs(r):
+    if "turns" in r:
+        res = san.sanitize_row(r["turns"]) if row_level else [san.sanitize(t) for t in r["turns"]]
+        return "\\n".join(x.text for x in res), [f for x in res for f in x.findings], any(x.changed for x in res)
+    res = san.sanitize(r["text"])
+    return res.text, res.findings, res.changed
+
+
+def score(rows):
+    cells = {}
+    for r in rows:
+        text, findings, changed = outputs(r)
+        key = r["class"] if r["label"] else "negative"
+        cell = cells.setdefault(key + "|" + r["split"], [0, 0, 0])
+        if r["label"]:
+            cell[0] += all(s not in text for s in r["secrets"])
+        else:
+            cell[0] += not any(f.category in SECRET_CATEGORIES for f in findings)
+            cell[2] += changed
+        cell[1] += 1
+    return cells
+
+
+if __name__ == "__main__":
+    print(json.dumps(score([json.loads(x) for x in open(sys.argv[1]) if x.strip()])))
+"""
+
+
+def shapes_cells(src: Path | None) -> dict[str, list[int]]:
+    """{"class|split": [right, total, changed]} on the secret-shapes set for the sanitizer in this
+    tree (src None) or under `src` (a child process)."""
+    import os
+
+    env = dict(os.environ, PYTHONPATH=str(src or ROOT))
+    out = subprocess.run([sys.executable, "-c", _SHAPES_SCORER, str(SHAPES)], capture_output=True, text=True, env=env,
+                         cwd=str(src or ROOT), check=True).stdout
+    return json.loads(out)
+
+
+def shapes_report(rev: str | None, rev_src: Path | None) -> None:
+    """Per-class recall (secret string gone from the output) and look-alike false positives,
+    tune beside held-out, for this tree and the sanitizer at `rev`."""
+    now = shapes_cells(None)
+    old = shapes_cells(rev_src) if rev_src else {}
+    label = rev[:12] if rev else ""
+
+    def cell(d: dict, cls: str, sp: str) -> str:
+        k, n, _ = d.get(f"{cls}|{sp}", [0, 0, 0])
+        return f"{k / n:.3f} ({k}/{n})" if n else "-"
+
+    print(f"\n== secret shapes ({SHAPES.name}): recall per class, look-alike negatives kept "
+          f"(no secret-category finding)")
+    cols = [("tune", "this tree"), ("heldout", "this tree")] + ([("tune", label), ("heldout", label)] if old else [])
+    print(f"  {'class':22s} " + " ".join(f"{('held-out' if sp == 'heldout' else sp) + ' ' + who:>22s}" for sp, who in cols))
+    classes = sorted({k.split("|")[0] for k in now}, key=lambda c: (c == "negative", c))
+    for cls in classes:
+        print(f"  {cls:22s} " + " ".join(f"{cell(old if who == label and old else now, cls, sp):>22s}" for sp, who in cols))
+    for name, d in (("this tree", now), (label, old)):
+        if not d:
+            continue
+        for sp in ("tune", "heldout"):
+            k, n, ch = d.get(f"negative|{sp}", [0, 0, 0])
+            print(f"  negatives {sp:8s} {name:12s}: secret FP {(n - k) / max(1, n):.1%} ({n - k}/{n}); "
+                  f"any change (PII included) {ch / max(1, n):.1%}")
+
+
+def clean_changed(src: Path | None) -> dict[str, list[int]]:
+    """{corpus: [documents changed, documents]} on the clean real code, for this tree or `src`."""
+    import os
+
+    code = ("import json, sys\nsys.path.insert(0, sys.argv[1])\nfrom sanitizer_bench import clean_code_docs\n"
+            "from surrogate_dagster.sanitize import SECRET_CATEGORIES, Sanitizer, SanitizerConfig\n"
+            "san = Sanitizer(SanitizerConfig(ner_model=None))\nout = {}\n"
+            "for name, docs in clean_code_docs().items():\n"
+            "    res = [san.sanitize(d) for d in docs]\n"
+            "    out[name] = [sum(r.changed for r in res), sum(any(f.category in SECRET_CATEGORIES for f in r.findings)"
+            " for r in res), len(docs)]\nprint(json.dumps(out))\n")
+    env = dict(os.environ, PYTHONPATH=str(src or ROOT))
+    out = subprocess.run([sys.executable, "-c", code, str(ROOT / "benchmarks")], capture_output=True, text=True,
+                         env=env, cwd=str(src or ROOT), check=True).stdout
+    return json.loads(out)
+
+
+def shapes_main(args) -> None:
+    """`--shapes-only`: the secret-shapes set, clean code and speed, this tree beside `--compare-rev`."""
+    with tempfile.TemporaryDirectory() as d:
+        src = extract_rev(args.compare_rev, Path(d)) if args.compare_rev else None
+        shapes_report(args.compare_rev, src)
+        print("\n== clean real code: documents changed (any finding / a secret-category finding)")
+        for name, res in (("this tree", clean_changed(None)), (args.compare_rev or "", clean_changed(src) if src else {})):
+            for corpus, (ch, sec, n) in res.items():
+                print(f"  {name[:12]:12s} {corpus:20s} {ch:4d} / {n:4d} = {ch / max(1, n):.2%}   secret {sec}")
+            bench = [res[k] for k in ("humaneval", "mbpp", "swebench_lite_gold") if k in res]
+            if bench:
+                c, n = sum(b[0] for b in bench), sum(b[2] for b in bench)
+                print(f"  {name[:12]:12s} {'HumanEval+MBPP+SWE':20s} {c:4d} / {n:4d} = {c / max(1, n):.2%}")
+        rows = [r for r in load_rows() if r.get("scope") != "ner"]
+        ours = Sanitizer(SanitizerConfig(ner_model=None, categories=SECRET_CATEGORIES + PII_CATEGORIES))
+        print(f"\n== speed (1 process, CPU seconds, best of {args.repeat}; runs alternate)")
+        for name, docs in (("labelled corpus replicated", replicated_docs(rows, args.mb)),
+                           ("CPython stdlib source", stdlib_docs(args.mb))):
+            mb = sum(len(x.encode()) for x in docs) / 1e6
+            docs_file = Path(d) / "docs.json"
+            docs_file.write_text(json.dumps(docs))
+            runs_o, runs_r = [], []
+            for _ in range(args.repeat):
+                runs_o.append(time_ours(ours, docs))
+                if src:
+                    runs_r.append(time_rev(src, docs_file))
+            to = min(runs_o)[0]
+            line = f"  {name:28s} {mb:5.2f} MB  this tree {mb / to:6.2f} MB/s"
+            if runs_r:
+                tr = min(runs_r)[0]
+                line += f"   {args.compare_rev[:12]} {mb / tr:6.2f} MB/s   ratio x{tr / to:.2f}"
+            print(line)
 
 
 def load_rows() -> list[dict]:
@@ -324,7 +456,12 @@ def main() -> None:
     ap.add_argument("--compare-rev", default=None, help="also time the sanitizer at this git revision (before/after)")
     ap.add_argument("--classes-only", action="store_true", help="only the per-class set and clean-code FP rate")
     ap.add_argument("--show-misses", type=int, default=0, help="print up to N tuning misses and clean-code FPs")
+    ap.add_argument("--shapes-only", action="store_true",
+                    help="only the secret-shapes set, clean code and speed (this tree beside --compare-rev)")
     args = ap.parse_args()
+    if args.shapes_only:
+        shapes_main(args)
+        return
     plain = Sanitizer(SanitizerConfig(ner_model=None))
     class_report(plain, args.show_misses)
     contexts_report(plain, args.show_misses)

@@ -31,7 +31,7 @@ from .patterns import SAAS
 from .prefilter import trie_pattern
 from .random_values import class_changes, word_share
 from .service_names import SERVICE_NAMES
-from .validators import has_token_run, looks_like_placeholder, shannon_entropy
+from .validators import has_token_run, looks_like_placeholder, shannon_entropy, token_shape
 
 WINDOW = 40  # a token must start this close after the keyword's name (TruffleHog's prefix window)
 
@@ -95,9 +95,9 @@ def _name_part_start(text: str, s: int) -> bool:
     return not p.isalpha() or (p.islower() and text[s].isupper())
 
 
-def _anchors(text: str, lower: str) -> Iterator[int]:
-    """End offsets of keyword names after which a token may follow."""
-    for m in _SERVICE_RX.finditer(lower):
+def _anchors(text: str, lower: str, lo: int, hi: int) -> Iterator[int]:
+    """End offsets of service names in [lo, hi) after which a token may follow."""
+    for m in _SERVICE_RX.finditer(lower, lo, hi):
         s, e = m.span()
         if not _name_part_start(text, s):
             continue
@@ -114,9 +114,9 @@ def _anchors(text: str, lower: str) -> Iterator[int]:
         yield ne
 
 
-def _cred_anchors(text: str, lower: str) -> Iterator[int]:
-    """End offsets of identifiers ending in a glued credential word (`ACMEKEY`, `acmeApiKey`)."""
-    for m in _CRED_WORD_END.finditer(lower):
+def _cred_anchors(text: str, lower: str, lo: int, hi: int) -> Iterator[int]:
+    """End offsets of identifiers in [lo, hi) ending in a glued credential word (`ACMEKEY`, `acmeApiKey`)."""
+    for m in _CRED_WORD_END.finditer(lower, lo, hi):
         e = m.end()
         nb = _NAME_BACK.search(text, max(0, e - 41), e)
         if nb is None:
@@ -136,12 +136,46 @@ def _cred_anchors(text: str, lower: str) -> Iterator[int]:
         yield e
 
 
+_RUN_TAIL = re.compile(rb"a*")
+_UUID_MIDDLE = re.compile(r"-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-")
+_ZONE_BACK = WINDOW + 72  # a token's anchor ends within WINDOW of it; its name (<= 71 characters) before that
+
+
+def _anchor_zones(text: str) -> list[tuple[int, int]]:
+    """Where anchors of a token can lie: the stretch before each run of 20+ token characters (and
+    each UUID). Only those stretches are scanned for service words: most text has few such runs,
+    and the service-name scan is the costly part. Falls back to the whole text when it is not ASCII
+    (the run map is over UTF-8 bytes)."""
+    if not text.isascii():
+        return [(0, len(text))]
+    shape = token_shape(text)
+    starts = []
+    i = shape.find(b"a" * 20)
+    while i >= 0:
+        starts.append(i)
+        i = shape.find(b"a" * 20, _RUN_TAIL.match(shape, i).end())
+    if "-" in text:
+        starts.extend(max(0, m.start() - 8) for m in _UUID_MIDDLE.finditer(text))
+    zones: list[list[int]] = []
+    for st in sorted(starts):
+        lo, hi = max(0, st - _ZONE_BACK), st + 1
+        if zones and lo <= zones[-1][1]:
+            zones[-1][1] = max(zones[-1][1], hi)
+        else:
+            zones.append([lo, hi])
+    return [(a, b) for a, b in zones]
+
+
 def detect_keyword_tokens(text: str, lower: str) -> Iterator[Candidate]:
     """Service word or glued credential word, then a credential-shaped token within `WINDOW`."""
     if not has_token_run(text, 20):
         return
+    anchors: set[int] = set()
+    for lo, hi in _anchor_zones(text):
+        anchors.update(_anchors(text, lower, lo, hi))
+        anchors.update(_cred_anchors(text, lower, lo, hi))
     seen: set[int] = set()
-    for ne in list(_anchors(text, lower)) + list(_cred_anchors(text, lower)):
+    for ne in sorted(anchors):
         stop = min(len(text), ne + WINDOW)
         nl = text.find("\n", ne, stop)
         if nl >= 0:
@@ -175,7 +209,8 @@ def detect_keyword_tokens(text: str, lower: str) -> Iterator[Candidate]:
 # ---------------------------------------------------------------- prefix-shaped tokens
 _KINDS = r"live|test|prod|pat|sk|api|v\d|key|tok|sec|secret|oauth|app|sa|rt|at|dev|int"
 _PTAIL = re.compile(r"[._-]([A-Za-z0-9]{24,100})(?![A-Za-z0-9_/+=-]|\.[A-Za-z0-9])")
-_PREFIX_BACK = re.compile(rf"(?<![A-Za-z0-9_.\-/@:$%])([a-z][a-z0-9]{{1,9}})(?:([._-])({_KINDS}))?([._-])\Z")
+# (not after `+`: a PEP 440 local version, `1.6.0+dev.<commit>`)
+_PREFIX_BACK = re.compile(rf"(?<![A-Za-z0-9_.\-/@:$%+])([a-z][a-z0-9]{{1,9}})(?:([._-])({_KINDS}))?([._-])\Z")
 # documented identifier prefixes (tool-call and message ids, API object ids), publishable-key
 # prefixes (`pk_live_...` is meant to ship in a web page), and digest or file words
 _ID_PREFIXES = frozenset(

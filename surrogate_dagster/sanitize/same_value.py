@@ -72,8 +72,6 @@ class KnownSecrets:
     def __init__(self) -> None:
         self._values: dict[str, tuple[str, str, str]] = {}  # value -> (category, tag, value as found)
         self._form: dict[str, tuple[str, str]] = {}    # form -> (value, kind)
-        self._rx: re.Pattern | None = None
-        self._decoded_rx: re.Pattern | None = None
         self.version = 0  # grows with every value added (a row re-scans texts seen at an older one)
 
     def __bool__(self) -> bool:
@@ -91,7 +89,6 @@ class KnownSecrets:
                 self._values[value] = (category, tag, as_found)
                 for form, kind in _forms(value):
                     self._form.setdefault(form, (value, kind))
-                self._rx = self._decoded_rx = None
                 self.version += 1
             if "\\" not in value:
                 return
@@ -100,15 +97,27 @@ class KnownSecrets:
             except ValueError:
                 return
 
-    def _regex(self) -> re.Pattern:
-        if self._rx is None:
-            self._rx = re.compile("|".join(re.escape(f) for f in sorted(self._form, key=len, reverse=True)))
-            self._decoded_rx = re.compile("|".join(re.escape(v) for v in sorted(self._values, key=len, reverse=True)))
-        return self._rx
+    def _occurrences(self, text: str) -> list[tuple[int, int, str]]:
+        """(start, end, form) of every form's occurrences, leftmost first, the longest form at a
+        start, none overlapping an earlier one. One `str.find` scan per form (in C): a document
+        holds a few dozen forms at most, and a big alternation would cost more to compile."""
+        hits = []
+        for form in self._form:
+            i = text.find(form)
+            while i >= 0:
+                hits.append((i, i + len(form), form))
+                i = text.find(form, i + 1)
+        hits.sort(key=lambda h: (h[0], -h[1]))
+        out, last = [], -1
+        for h in hits:
+            if h[0] >= last:
+                out.append(h)
+                last = h[1]
+        return out
 
     def occurs_in(self, text: str) -> bool:
         """Whether any form of any known value (or a run decoding to one) may occur in `text`."""
-        return bool(self._values) and (self._regex().search(text) is not None
+        return bool(self._values) and (any(f in text for f in self._form)
                                        or any(True for _ in self._decoded_runs(text, [])))
 
     def candidates(self, text: str, taken: list[Candidate]) -> list[tuple[Candidate, str]]:
@@ -119,9 +128,8 @@ class KnownSecrets:
         spans = [(c.start, c.end) for c in taken] + placeholder_spans(text)
         blocked = _Spans(spans)
         found: list[tuple[Candidate, str]] = []
-        for m in self._regex().finditer(text):
-            s, e = m.span()
-            value, kind = self._form[m.group(0)]
+        for s, e, form in self._occurrences(text):
+            value, kind = self._form[form]
             edge = _ALNUM if kind == "raw" else _B64_CH if kind == "b64" else _HEX_CH
             if kind != "raw" or e - s < _WHOLE_TOKEN_BELOW:
                 if (s and edge.match(text, s - 1)) or edge.match(text, e):
@@ -138,7 +146,6 @@ class KnownSecrets:
 
     def _decoded_runs(self, text: str, blocked: list[tuple[int, int]]):
         """(start, end, value, encoding) for base64/hex runs whose decoded text holds a known value."""
-        self._regex()
         spans = _Spans(blocked)
         for rx, decode, enc in ((B64_RUN, decode_b64_text, "BASE64"), (HEX_RUN, decode_hex_text, "HEX")):
             for m in rx.finditer(text):
@@ -147,9 +154,9 @@ class KnownSecrets:
                 decoded = decode(m.group(0))
                 if decoded is None:
                     continue
-                hit = self._decoded_rx.search(decoded)
+                hit = next((v for v in self._values if v in decoded), None)
                 if hit is not None:
-                    yield m.start(), m.end(), hit.group(0), enc
+                    yield m.start(), m.end(), hit, enc
 
 
 class _Spans:

@@ -98,6 +98,7 @@ def test_prefix_shaped_tokens(san, tok):
     f"/static/js/main.{HEX40}.js",         # a hashed asset name
     f"sha256_{HEX32}{HEX32}",              # a digest name
     f"cus_{B62}",                          # an API object id
+    f"mypy 1.6.0+dev.{HEX40} (compiled: no)",  # a PEP 440 local version carrying a commit
 ])
 def test_prefix_shaped_look_alikes(san, text):
     assert untouched(san, text), text
