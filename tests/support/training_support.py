@@ -76,19 +76,33 @@ def _previous_policy(base_dir: Path, out: Path) -> Path:
     return out
 
 
-def _kill_at_first_checkpoint(store, work: Path, stop: threading.Event, seen: dict) -> None:
+def _kill_at_first_checkpoint(store, work: Path, stop: threading.Event, seen: dict, damage: str | None) -> None:
     while not stop.is_set():
         markers = [k for k in store.list("training/stage2/") if k.endswith("/checkpoints/latest.json")]
         pids = list(work.glob("stage2/*/trainer.pid"))
         if markers and pids:
-            seen["step"] = json.loads(store.get_bytes(markers[0]))["step"]
+            latest = json.loads(store.get_bytes(markers[0]))
+            seen["step"] = latest["step"]
             os.kill(int(pids[0].read_text()), signal.SIGKILL)
+            if damage:  # before the step retry starts the next attempt (its backoff is seconds)
+                store.delete(markers[0].rsplit("/", 1)[0] + f"/{latest['dir']}/{damage}")
             return
         time.sleep(0.1)
 
 
-@functools.cache
 def dpo_resume_scenario() -> Scenario:
+    """Killed at its first checkpoint, resumed by the step retry, then materialized again."""
+    return _dpo_scenario(None)
+
+
+def dpo_damaged_resume_scenario() -> Scenario:
+    """As :func:`dpo_resume_scenario`, with the uploaded checkpoint's ``optimizer.pt`` deleted
+    from the store between the kill and the retry."""
+    return _dpo_scenario("optimizer.pt")
+
+
+@functools.cache
+def _dpo_scenario(damage: str | None) -> Scenario:
     from surrogate_dagster.curation.mixtures import MixtureBuild, write_mixture
     from surrogate_dagster.resources import HubResource, ObjectStoreResource
     from surrogate_dagster.storage import LocalObjectStore
@@ -116,7 +130,8 @@ def dpo_resume_scenario() -> Scenario:
     }
     asset_def = build_stage_asset(CATALOG.stage("stage2"), "local", "tiny")
     stop, seen = threading.Event(), {}
-    watcher = threading.Thread(target=_kill_at_first_checkpoint, args=(store, root / "work", stop, seen), daemon=True)
+    watcher = threading.Thread(target=_kill_at_first_checkpoint, args=(store, root / "work", stop, seen, damage),
+                               daemon=True)
     watcher.start()
     from tests.support.smoke_gate import gated_instance
 
