@@ -218,6 +218,7 @@ _ID_PREFIXES = frozenset(
     "si seti src po tr re ba file files img image asset assets static chunk main vendor runtime bundle app build cache "
     "commit git blob tree obj sha md hash rev ver id uuid tmp temp test page user org node item data sess session job "
     "task trace span log pr ci cd doc docs fig plot frame step epoch ckpt model layer tok pk pub".split())
+_ID_WORD = re.compile(r"(?i)\b(?:ids?|identifiers?)\b")
 _DIGEST = re.compile(r"(?:sha|md|blake|sm|ripemd|crc|xxh|murmur)\d")
 
 
@@ -250,7 +251,12 @@ def detect_prefix_shaped(text: str, lower: str) -> Iterator[Candidate]:
         tail = m.group(1)
         if not _prefixed_tail_ok(tail):
             continue
+        if len(tail) < 28 and tail.startswith("01"):
+            continue  # a time-ordered typed id (`wrkspc_011CZk...`, `rlg_01VPT...`): ULID-style ids open with `01`
         s = pm.start()
+        line_start = text.rfind("\n", max(0, s - 80), s) + 1
+        if _ID_WORD.search(text, max(line_start, s - 80), s):
+            continue  # introduced as an identifier (`Workspace ID (for example, ...)`)
         yield Candidate(s, m.end(1), SAAS, "SECRET_API_KEY", "prefix_shaped_token", 2)
 
 

@@ -99,6 +99,8 @@ def test_prefix_shaped_tokens(san, tok):
     f"sha256_{HEX32}{HEX32}",              # a digest name
     f"cus_{B62}",                          # an API object id
     f"mypy 1.6.0+dev.{HEX40} (compiled: no)",  # a PEP 440 local version carrying a commit
+    "The value is a Workspace ID (for example, `wrkspc_Q9xk2LmZ7vT4pR8wN3bH6cJ1`).",  # named an id
+    "group (`rlg_01VPTCmyiu5ZLsWkcxYG2pY8`)",  # a time-ordered typed id
 ])
 def test_prefix_shaped_look_alikes(san, text):
     assert untouched(san, text), text
