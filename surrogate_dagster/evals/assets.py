@@ -240,12 +240,12 @@ def devsecops_eval_tasks(context: AssetExecutionContext, object_store: ObjectSto
     o = prof.overrides.get("devsecops")
     target = (o.target_total if o and o.target_total else None) or cfg.target_total
     seed = devsecops.load_seed(ASSETS_DIR / cfg.seed)
-    client = llm.make_client(cache_store=store)
+    attempt = f"{context.run_id}/{context.retry_number}"
+    client = llm.make_client(cache_store=store, spend_batch="evals/devsecops_tasks", spend_attempt=attempt)
     try:
         tasks, stats = devsecops.expand(client, Grader(), seed, target_total=target, log=context.log.info)
     finally:
-        record_batch_spend(store, "evals/devsecops_tasks", f"{context.run_id}/{context.retry_number}",
-                           client.ledger.summary())
+        record_batch_spend(store, "evals/devsecops_tasks", attempt, client.ledger.summary())
     data = devsecops.tasks_to_json(tasks)
     key = f"{DEVSECOPS_TASKS}/tasks-{hashlib.sha256(data).hexdigest()[:16]}.json"
     info = store.put_bytes(key, data, "application/json")

@@ -7,8 +7,10 @@ sends a list of requests built by :meth:`LLMClient.build_request` as one batch a
 - each request's ``custom_id`` is its request hash (the response-cache key, 64 hex characters), so
   results map back to requests whatever their order, and replies already in the response cache
   are never sent again;
-- each request reserves its worst case (batch price) with the budget guard before anything is
-  sent; requests that do not fit are left out and listed in ``budget_stopped``;
+- each request reserves its worst case (batch price) with the budget guard, and in the client's
+  spend journal, before anything is sent; requests that do not fit are left out and listed in
+  ``budget_stopped``; the batch record lists the reservation records, so a restarted step that
+  resumes the batch settles those (it does not book the batch a second time);
 - ``POST /v1/messages/batches`` creates the batch, and its id is written to the object store
   (``llm-batches/<job>.json``) BEFORE polling starts: a step that crashes while the batch runs
   finds the record when it is restarted and polls the same batch instead of paying twice (a crash
@@ -16,8 +18,12 @@ sends a list of requests built by :meth:`LLMClient.build_request` as one batch a
   the restarted step submits again);
 - ``GET /v1/messages/batches/{id}`` is polled with exponential backoff until ``processing_status``
   is ``ended``; the JSONL at ``results_url`` gives a result per request: ``succeeded`` (settled at
-  the batch price, cached), ``errored`` (an ``invalid_request_error`` is final; others are retried),
-  ``canceled`` or ``expired`` (not billed; retried);
+  the batch price, cached with its cost), ``errored`` (an ``invalid_request_error`` is final; others
+  are retried), ``canceled`` or ``expired`` (not billed; retried);
+- a results line that is not JSON is fetched again (``results_fetches`` times); a request whose
+  line stays unreadable may have been billed, so it is booked at its batch-price worst case and
+  reported as an error, never bought again without that booking (a request the results never
+  mention, with every line readable, is treated as expired);
 - retried requests go into a new batch up to ``max_resubmits`` times, then fall back to direct
   calls (:meth:`LLMClient.send`), so an expired request still gets its answer.
 
@@ -62,6 +68,9 @@ class BatchOutcome:
         return {"batch_ids": list(self.batch_ids), "resumed": list(self.resumed),
                 "budget_stopped": len(self.budget_stopped), "errors": len(self.errors),
                 "counts": dict(sorted(self.counts.items()))}
+
+
+RESULTS_FETCHES = 3  # reads of a results file that has unreadable lines
 
 
 class MessageBatchRunner:
@@ -127,12 +136,18 @@ class MessageBatchRunner:
         rkey = self._record_key(job)
         record = json.loads(self.store.get_bytes(rkey)) if self.store.exists(rkey) else None
         resume = record is not None and record.get("status") == "submitted" and set(todo) <= set(record["keys"])
+        earlier = (record or {}).get("reservations") or {} if resume else {}
         reserved: dict[str, float] = {}
+        refs: dict[str, str | None] = {}
         for key, (_role, request) in todo.items():
             try:
-                reserved[key] = self.client.ledger.reserve(
-                    request["model"], self.client.estimate_input_tokens(request), request["max_tokens"], progress,
-                    cached_prefix=self.client.has_cached_prefix(request), batch=True)
+                if key in earlier:  # the resumed batch's request: its record was written by that attempt
+                    reserved[key] = self.client.ledger.reserve(
+                        request["model"], self.client.estimate_input_tokens(request), request["max_tokens"],
+                        progress, cached_prefix=self.client.has_cached_prefix(request), batch=True)
+                    refs[key] = earlier[key]
+                else:
+                    reserved[key], refs[key] = self.client.reserve_durably(key, request, progress, batch=True)
             except BudgetExceeded as exc:
                 out.stop_message = out.stop_message or str(exc)
                 break
@@ -148,29 +163,41 @@ class MessageBatchRunner:
             batch_id = self._submit({k: todo[k][1] for k in reserved})
             # Persisted before polling: a crash from here on resumes this batch instead of re-buying it.
             self.store.put_bytes(rkey, canonical_json({"job": job, "batch_id": batch_id, "status": "submitted",
-                                                       "keys": sorted(reserved), "submitted_at": time.time()}
+                                                       "keys": sorted(reserved), "submitted_at": time.time(),
+                                                       "reservations": {k: r for k, r in refs.items() if r}}
                                                       ).encode())
             out.counts["submitted_requests"] += len(reserved)
         out.batch_ids.append(batch_id)
-        results = self._wait_and_fetch(batch_id)
+        results, unreadable = self._wait_and_fetch(batch_id)
         again: dict[str, tuple[str, dict]] = {}
         for key in reserved:
             role, request = todo[key]
+            ref, adopted = refs.get(key), key in earlier
+            if key not in results and unreadable:
+                # Its line may be one of the unreadable ones, and a succeeded line was billed.
+                out.counts["unreadable_result"] += 1
+                self.client.uncertain_durably(reserved[key], ref, request["model"], "unreadable_batch_result")
+                out.errors[key] = (f"message batch {batch_id}: its results line is unreadable ({unreadable} such "
+                                   "lines); booked at the batch-price worst case, not bought again")
+                continue
             result = results.get(key, {"type": "expired"})  # a request the batch never reported on
             kind = result.get("type")
             out.counts[kind if kind in ("succeeded", "errored", "canceled", "expired") else "unknown_result"] += 1
             if kind == "succeeded":
                 try:
-                    body = normalize_reply(result.get("message"))
+                    body = normalize_reply(result.get("message"), request["max_tokens"],
+                                           self.client.input_token_bound(request))
                 except MalformedReply as exc:
                     # Possibly billed, unusable: worst case booked, like a malformed direct reply.
-                    self.client.ledger.book_uncertain(reserved[key], request["model"], "malformed")
+                    self.client.uncertain_durably(reserved[key], ref, request["model"], "malformed")
                     self.client.ledger.count("malformed")
                     out.errors[key] = self.client.scrub_text(str(exc))[:300]
                     continue
-                out.responses[key] = self.client.book_response(role, request, key, body, reserved[key], batch=True)
+                out.responses[key] = self.client.book_response(role, request, key, body, reserved[key], batch=True,
+                                                               reservation=ref, adopted=adopted)
                 continue
-            self.client.ledger.release(reserved[key])  # errored, canceled and expired requests are not billed
+            # errored, canceled and expired requests are not billed
+            self.client.release_durably(reserved[key], ref, f"batch result {kind}")
             err = ((result.get("error") or {}).get("error") or {}) if kind == "errored" else {}
             if err.get("type") in FINAL_ERROR_TYPES:
                 out.errors[key] = self.client.scrub_text(f"{err.get('type')}: {err.get('message', '')}")[:300]
@@ -211,8 +238,9 @@ class MessageBatchRunner:
             raise LLMError(f"message batches create: reply has no batch id: {self.client.scrub_text(str(body))[:200]}")
         return body["id"]
 
-    def _wait_and_fetch(self, batch_id: str) -> dict[str, dict]:
-        """Poll until the batch has ended, then read its results: custom_id -> result."""
+    def _wait_and_fetch(self, batch_id: str) -> tuple[dict[str, dict], int]:
+        """Poll until the batch has ended, then read its results: (custom_id -> result, lines still
+        unreadable after ``RESULTS_FETCHES`` reads; the results of every read are kept)."""
         sdk = self.client.sdk
         t0, delay = self._clock(), self.poll_s
         while True:
@@ -228,17 +256,26 @@ class MessageBatchRunner:
         url = batch.get("results_url")
         if not isinstance(url, str) or not url:
             raise LLMError(f"message batch {batch_id} ended without a results_url")
-        text = self._api("results", lambda: sdk.get(url, cast_to=str,
-                                                     options={"headers": {"Accept": "application/binary"}}))
         results: dict[str, dict] = {}
-        for n, line in enumerate(str(text).splitlines()):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-            except ValueError:
-                log.warning("message batch %s: results line %d is not JSON; its request is retried", batch_id, n)
-                continue
-            if isinstance(item, dict) and isinstance(item.get("custom_id"), str) and isinstance(item.get("result"), dict):
-                results[item["custom_id"]] = item["result"]
-        return results
+        unreadable = 0
+        for _ in range(RESULTS_FETCHES):
+            text = self._api("results", lambda: sdk.get(url, cast_to=str,
+                                                         options={"headers": {"Accept": "application/binary"}}))
+            unreadable = 0
+            for n, line in enumerate(str(text).splitlines()):
+                if not line.strip():
+                    continue
+                try:
+                    item = json.loads(line)
+                except ValueError:
+                    unreadable += 1
+                    log.warning("message batch %s: results line %d is not JSON", batch_id, n)
+                    continue
+                if isinstance(item, dict) and isinstance(item.get("custom_id"), str) \
+                        and isinstance(item.get("result"), dict):
+                    results.setdefault(item["custom_id"], item["result"])
+                else:
+                    unreadable += 1
+            if not unreadable:
+                break
+        return results, unreadable

@@ -12,8 +12,16 @@ idempotency key, so a retried POST can be billed twice).
 - Prompt caching: the system prompt of the roles in ``cache_roles`` is sent as one text block with
   ``cache_control: {"type": "ephemeral"}``, so the tools and system prefix repeated on every call
   is billed as a cache read (0.1x input) after its first write (1.25x); the ledger prices both.
-- Malformed replies (not JSON, unknown block types, no usage) raise :class:`MalformedReply`;
-  they are counted, never cached, and booked at their worst-case cost.
+- Malformed replies (not JSON, unknown block types, no usage, or usage no reply to the request
+  could have: more output tokens than ``max_tokens``, more input tokens than the request has
+  bytes) raise :class:`MalformedReply`; they are counted, never cached, and booked at their
+  worst-case cost (the reservation), never at the usage they claim.
+- Durable spend: with a spend key (``spend_batch``, ``spend_attempt``) each request's worst case
+  is written to the store before it is sent and its cost goes into the same store write as the
+  cached reply (:class:`~.ledger.SpendJournal`), so a killed process or a full disk never leaves
+  a billed reply unbooked; a reply later served from the cache costs $0 (it was booked once).
+- The worst case covers the tool-use system prompt the API adds to every request with tools
+  (:func:`tool_use_system_tokens`).
 
 The same code talks to the local stand-in server (``base_url=http://127.0.0.1:PORT``) in the
 local profile. The API key is read from the environment variable NAMED by ``api_key_env``; it is
@@ -40,7 +48,7 @@ from typing import Any, Callable
 from ..scrub import scrub_text
 from .breaker import CircuitBreaker, CircuitOpenError
 from .cache import BytesStore, ResponseCache, canonical_json, request_key
-from .ledger import BudgetExceeded, CostLedger
+from .ledger import BudgetExceeded, CostLedger, SpendJournal
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +57,30 @@ __all__ = ["LLMClient", "LLMResponse", "LLMError", "MalformedReply", "RetriesExh
 
 RETRYABLE_STATUS = {408, 409, 429}  # plus every status >= 500 (529 "overloaded" included)
 LOCAL_KEY = "local-stand-in-no-key"  # sent to a local server only; the stand-in needs no secret
+
+# The tool-use system prompt the API adds to a request with tools, billed as input tokens
+# (Anthropic, "Tool use pricing"): (model id prefix, tokens with tool_choice auto/none, with
+# any/tool). A model not listed gets the largest documented figure, so its reservation still
+# covers the prompt.
+TOOL_USE_SYSTEM_TOKENS = (
+    ("claude-opus-4", 346, 313), ("claude-sonnet-4", 346, 313), ("claude-haiku-4", 346, 313),
+    ("claude-3-7-sonnet", 346, 313), ("claude-3-5-sonnet", 346, 313), ("claude-3-5-haiku", 264, 340),
+    ("claude-3-opus", 530, 281), ("claude-3-sonnet", 159, 235), ("claude-3-haiku", 264, 340),
+)
+UNLISTED_TOOL_USE_TOKENS = (max(r[1] for r in TOOL_USE_SYSTEM_TOKENS), max(r[2] for r in TOOL_USE_SYSTEM_TOKENS))
+# Framing tokens the API adds around the request's own text (roles, turn markers): a slack on top
+# of one token per byte, so an honest reply never fails the input-usage bound.
+INPUT_FRAMING_TOKENS = 1024
+FRAMING_TOKENS_PER_MESSAGE = 16
+
+
+def tool_use_system_tokens(model: str, tool_choice: dict | None) -> int:
+    """Tokens of the tool-use system prompt for ``model`` with ``tool_choice`` (see above)."""
+    forced = (tool_choice or {}).get("type") in ("any", "tool")
+    for prefix, auto, forced_n in TOOL_USE_SYSTEM_TOKENS:
+        if model.startswith(prefix):
+            return forced_n if forced else auto
+    return UNLISTED_TOOL_USE_TOKENS[1] if forced else UNLISTED_TOOL_USE_TOKENS[0]
 
 
 # A credential after an auth scheme or in an auth header, as text, JSON or a Python repr:
@@ -164,8 +196,11 @@ class LLMResponse:
         return [b for b in self.content if b["type"] == "tool_use"]
 
 
-def normalize_reply(body: Any) -> dict:
-    """Validate a Messages API reply body and keep only what we use; MalformedReply otherwise."""
+def normalize_reply(body: Any, max_tokens: int | None = None, max_input_tokens: int | None = None) -> dict:
+    """Validate a Messages API reply body and keep only what we use; MalformedReply otherwise.
+
+    With ``max_tokens`` (the request's) and ``max_input_tokens`` (:meth:`LLMClient.input_token_bound`)
+    usage that no reply to the request could have is corrupt: it is refused, never priced."""
     if not isinstance(body, dict) or body.get("type") != "message":
         raise MalformedReply(f"reply is not a message object: {str(body)[:120]!r}")
     content = body.get("content")
@@ -193,6 +228,13 @@ def normalize_reply(body: Any) -> dict:
             raise MalformedReply(f"reply.usage.{k} is not a token count: {v!r}")
         if v:
             extra[k] = v
+    if max_tokens is not None and usage["output_tokens"] > max_tokens:
+        raise MalformedReply(f"reply.usage is corrupt: {usage['output_tokens']} output tokens for max_tokens "
+                             f"{max_tokens}")
+    n_input = usage["input_tokens"] + sum(extra.values())
+    if max_input_tokens is not None and n_input > max_input_tokens:
+        raise MalformedReply(f"reply.usage is corrupt: {n_input} input tokens for a request of at most "
+                             f"{max_input_tokens}")
     return {"id": body.get("id"), "model": body.get("model"), "content": blocks,
             "stop_reason": body.get("stop_reason"),
             "usage": {"input_tokens": usage["input_tokens"], "output_tokens": usage["output_tokens"], **extra}}
@@ -221,6 +263,7 @@ class LLMClient:
                  sleep: Callable[[float], None] = time.sleep, seed: int | None = None,
                  http_client: Any = None,
                  cache_roles: tuple[str, ...] = ("planner", "simulator", "judge", "judge_2", "scenario_writer"),
+                 spend_batch: str | None = None, spend_attempt: str | None = None,
                  ) -> None:
         if not models:
             raise ValueError("models must map at least one role to a model id")
@@ -235,6 +278,12 @@ class LLMClient:
         # write there would rarely be read back and would cost 1.25x for nothing.
         self.cache_roles = frozenset(cache_roles)
         self.cache = ResponseCache(cache_store) if cache_store is not None else None
+        if (spend_batch is None) != (spend_attempt is None):
+            raise ValueError("spend_batch and spend_attempt go together")
+        if spend_batch is not None:
+            if self.cache is None:
+                raise ValueError("durable spend records need a store: pass cache_store")
+            self.ledger.journal = SpendJournal(self.cache.store, spend_batch, spend_attempt)
         self.breaker = CircuitBreaker(breaker_threshold, breaker_reset_s)
         self.max_attempts = max_attempts
         self.backoff_base_s, self.backoff_max_s = backoff_base_s, backoff_max_s
@@ -312,12 +361,18 @@ class LLMClient:
             hit = self.cached_response(role, request, key)
             if hit is not None:
                 return hit
-            body = self._call_with_retries(request, progress)
-            cost = body.pop("_cost")
+            body = self._call_with_retries(request, progress, key)
+            cost, ref = body.pop("_cost"), body.pop("_reservation")
             self._count_role(role, body["usage"], batched=False)
-            if self.cache is not None:
-                self.cache.put(key, body, model)
+            self._store_reply(key, body, model, cost, ref, batch=False)
             return self._response(role, model, body, cost, False, key)
+
+    def _store_reply(self, key: str, body: dict, model: str, cost: float, ref: str | None, batch: bool) -> None:
+        """Cache a billed reply with its cost (one write); without a cache, settle the record."""
+        if self.cache is not None:
+            self.cache.put(key, body, model, spend={"usd": cost, "batch": batch, "reservation": ref})
+        elif ref is not None and self.ledger.journal is not None:
+            self.ledger.journal.settle(ref, cost)
 
     def build_request(self, role: str, *, system: str, messages: list[dict], tools: list[dict] | None = None,
                       tool_choice: dict | None = None, temperature: float | None = None,
@@ -381,13 +436,44 @@ class LLMClient:
         return {k: v for k, v in request.items() if v is not None}
 
     def book_response(self, role: str, request: dict, key: str, body: dict, reserved: float,
-                      batch: bool) -> LLMResponse:
-        """Settle a reservation with a reply obtained outside :meth:`send` (a batch result), cache it."""
-        cost = self.ledger.settle(reserved, request["model"], *usage_cost_args(body["usage"]), batch=batch)
+                      batch: bool, reservation: str | None = None, adopted: bool = False) -> LLMResponse:
+        """Settle a reservation with a reply obtained outside :meth:`send` (a batch result) and
+        cache it with its cost; ``reservation`` is its durable record, ``adopted`` when an earlier
+        attempt wrote that record (see :meth:`CostLedger.settle`)."""
+        cost = self.ledger.settle(reserved, request["model"], *usage_cost_args(body["usage"]), batch=batch,
+                                  adopted=adopted)
         self._count_role(role, body["usage"], batched=batch)
-        if self.cache is not None:
-            self.cache.put(key, body, request["model"])
+        self._store_reply(key, body, request["model"], cost, reservation, batch=batch)
         return self._response(role, request["model"], body, cost, False, key, batched=batch)
+
+    def reserve_durably(self, key: str, request: dict, progress: dict | None = None, *,
+                        batch: bool = False) -> tuple[float, str | None]:
+        """Reserve ``request``'s worst case with the guard, then in the journal (when kept):
+        (amount, record key). A failed journal write gives the reservation back and raises, so
+        nothing unbooked is sent."""
+        model = request["model"]
+        reserved = self.ledger.reserve(model, self.estimate_input_tokens(request), request["max_tokens"], progress,
+                                       cached_prefix=self.has_cached_prefix(request), batch=batch)
+        journal = self.ledger.journal
+        if journal is None:
+            return reserved, None
+        try:
+            return reserved, journal.reserve(key, model, reserved, batch)
+        except BaseException:
+            self.ledger.release(reserved)
+            raise
+
+    def release_durably(self, reserved: float, ref: str | None, reason: str) -> None:
+        """An unbilled outcome (error status, expired batch item): reservation and record dropped."""
+        self.ledger.release(reserved)
+        if ref is not None and self.ledger.journal is not None:
+            self.ledger.journal.release(ref, reason)
+
+    def uncertain_durably(self, reserved: float, ref: str | None, model: str, reason: str) -> None:
+        """Possibly billed, no usable usage: the worst case is kept as spend, in memory and on record."""
+        self.ledger.book_uncertain(reserved, model, reason)
+        if ref is not None and self.ledger.journal is not None:
+            self.ledger.journal.mark_uncertain(ref, reason)
 
     def scrub_text(self, text: str) -> str:
         """``text`` with this client's key and any credential redacted (see :func:`scrub`)."""
@@ -400,9 +486,20 @@ class LLMClient:
             isinstance(b, dict) and b.get("cache_control") for b in request["system"])
 
     def estimate_input_tokens(self, request: dict) -> int:
-        """Conservative input-token estimate (characters / ``chars_per_token``) for the guard."""
+        """Conservative input-token estimate for the guard: characters / ``chars_per_token``, plus
+        the tool-use system prompt when the request has tools."""
         text = canonical_json([request.get("system"), request["messages"], request.get("tools")])
-        return math.ceil(len(text) / self.chars_per_token)
+        tools = tool_use_system_tokens(request["model"], request.get("tool_choice")) if request.get("tools") else 0
+        return math.ceil(len(text) / self.chars_per_token) + tools
+
+    @staticmethod
+    def input_token_bound(request: dict) -> int:
+        """The most input tokens a reply to ``request`` can report: one per byte of its text (a
+        token is at least a byte), the tool-use system prompt and framing slack."""
+        text = canonical_json([request.get("system"), request["messages"], request.get("tools")])
+        tools = UNLISTED_TOOL_USE_TOKENS[0] + UNLISTED_TOOL_USE_TOKENS[1] if request.get("tools") else 0
+        return (len(text.encode()) + tools + INPUT_FRAMING_TOKENS
+                + FRAMING_TOKENS_PER_MESSAGE * len(request.get("messages") or []))
 
     def backoff_delay(self, attempt: int, retry_after: float | None = None) -> float:
         """Seconds to wait before retry ``attempt`` + 1 (``retry-after`` capped, else jittered backoff)."""
@@ -418,22 +515,22 @@ class LLMClient:
     def _scrub(self, text: str) -> str:
         return scrub(text, self._secrets)
 
-    def _call_with_retries(self, request: dict, progress: dict | None) -> dict:
+    def _call_with_retries(self, request: dict, progress: dict | None, key: str) -> dict:
         import anthropic
 
         model = request["model"]
         api_kwargs = {k: v for k, v in request.items() if v is not None and k != "temperature"}
         if request.get("temperature") is not None:
             api_kwargs["extra_body"] = {"temperature": request["temperature"]}
+        bound = self.input_token_bound(request)
         last = ""
         for attempt in range(self.max_attempts):
             self.breaker.before_call()  # raises CircuitOpenError: nothing is sent while open
-            reserved = self.ledger.reserve(model, self.estimate_input_tokens(request),
-                                           request["max_tokens"], progress,
-                                           cached_prefix=self.has_cached_prefix(request))
+            reserved, ref = self.reserve_durably(key, request, progress)
             retry_after: float | None = None
             fatal = malformed = None  # scrubbed messages, raised after the except blocks
             body = None
+            outcome: tuple[str, str] | None = None  # the journal record's rewrite, done after the except blocks
             try:
                 raw = self._sdk.messages.with_raw_response.create(**api_kwargs)
                 try:
@@ -442,12 +539,13 @@ class LLMClient:
                     malformed = f"{model}: reply is not JSON: {exc}"
                 else:
                     try:
-                        body = normalize_reply(data)
+                        body = normalize_reply(data, request["max_tokens"], bound)
                     except MalformedReply as exc:
                         malformed = str(exc)
             except anthropic.APIStatusError as exc:
-                self.ledger.release(reserved)  # an error status is not billed
                 status = exc.status_code
+                self.ledger.release(reserved)  # an error status is not billed
+                outcome = ("released", f"HTTP {status}")
                 detail = self._scrub(_status_error_text(exc))
                 if status not in RETRYABLE_STATUS and status < 500:
                     fatal = f"{model}: HTTP {status} (not retryable): {detail[:200]}"
@@ -457,21 +555,25 @@ class LLMClient:
             except anthropic.APIConnectionError as exc:
                 # A timeout or dropped connection may have been processed and billed (no idempotency key).
                 self.ledger.book_uncertain(reserved, model, "connection")
+                outcome = ("uncertain", "connection")
                 last = self._scrub(f"{type(exc).__name__}: {exc}")[:200]
                 status = "connection"
+            if outcome is not None and ref is not None:
+                (self.ledger.journal.release if outcome[0] == "released" else self.ledger.journal.mark_uncertain)(
+                    ref, outcome[1])
             if fatal is not None:
                 raise LLMError(fatal)
             if malformed is not None:
                 # Possibly billed, unusable: book the worst case, count it, never cache it.
                 malformed = self._scrub(malformed)
-                self.ledger.book_uncertain(reserved, model, "malformed")
+                self.uncertain_durably(reserved, ref, model, "malformed")
                 self.ledger.count("malformed")
                 self.breaker.record_failure(f"malformed reply: {malformed}")
                 raise MalformedReply(malformed)
             if body is not None:
                 cost = self.ledger.settle(reserved, model, *usage_cost_args(body["usage"]))
                 self.breaker.record_success()
-                body["_cost"] = cost
+                body["_cost"], body["_reservation"] = cost, ref
                 return body
             self.ledger.count(f"retries_{status}")
             if self.breaker.record_failure(last):

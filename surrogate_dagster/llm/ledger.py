@@ -14,19 +14,35 @@ read ``CACHE_READ_MULTIPLIER`` (0.1) times, and every token of a batched request
 Spend whose billing is unknown (a timeout or dropped connection after the request was sent, a
 malformed reply) is booked at the worst case as ``uncertain_usd``: the API may have billed it, and
 a budget that ignored it could be overrun.
+
+Durable spend (:class:`SpendJournal`): before a request is sent its worst case is written to the
+store as a reservation record, ``llm-spend/<batch>/<attempt>/<request key>.<nonce>.json``; the
+reply's cost is written in the same store write as the cached reply (the response-cache envelope
+names the reservation it settles), and an error status that is never billed rewrites the record
+as released. A process killed at any point therefore leaves either a settled cost (found through
+the cache entry) or a worst-case reservation, never less than what was billed. At the end of an
+attempt :func:`record_batch_spend` compacts its records into one summary (``journal`` in the
+attempt's summary), and readers (:func:`spent_in_store`, :func:`booked_usd`) then use the summary
+instead of the records; an attempt that was killed before that is read record by record.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import threading
+import time
+import uuid
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from .cache import BytesStore, canonical_json
+from .cache import BytesStore, ResponseCache, canonical_json
+
+log = logging.getLogger(__name__)
 
 LEDGER_PREFIX = "llm-ledger"
+SPEND_PREFIX = "llm-spend"
 CACHE_WRITE_MULTIPLIER = 1.25  # 5-minute ephemeral cache write, times the base input price
 CACHE_READ_MULTIPLIER = 0.1    # cache hit / refresh, times the base input price
 BATCH_DISCOUNT = 0.5           # Message Batches API: half the list price on input and output
@@ -103,7 +119,9 @@ class CostLedger:
         self._billed_usd = 0.0
         self._uncertain_usd = 0.0
         self._reserved_usd = 0.0
+        self._adopted_usd = 0.0
         self.counts: Counter = Counter()  # calls, cache_hits, retries_<status>, malformed, budget_stops
+        self.journal: SpendJournal | None = None  # durable reservations, when the client has a spend key
 
     def price(self, model: str) -> Price:
         """The configured price of ``model``; a model without a price is a configuration error."""
@@ -147,11 +165,20 @@ class CostLedger:
             self._reserved_usd = max(0.0, self._reserved_usd - reserved)
 
     def settle(self, reserved: float, model: str, input_tokens: int, output_tokens: int,
-               cache_write_tokens: int = 0, cache_read_tokens: int = 0, batch: bool = False) -> float:
-        """Replace a reservation by the billed cost of a successful reply; returns that cost."""
+               cache_write_tokens: int = 0, cache_read_tokens: int = 0, batch: bool = False,
+               adopted: bool = False) -> float:
+        """Replace a reservation by the billed cost of a successful reply; returns that cost.
+
+        ``adopted``: the reply settles a reservation an earlier attempt made durable (a resumed
+        Message Batch); that attempt's record books the cost, so it is counted apart here
+        (``adopted_usd``) and not billed a second time."""
         cost = self.price(model).cost(input_tokens, output_tokens, cache_write_tokens, cache_read_tokens, batch)
         with self._lock:
             self._reserved_usd = max(0.0, self._reserved_usd - reserved)
+            if adopted:
+                self._adopted_usd += cost
+                self.counts["adopted_calls"] += 1
+                return cost
             self._billed_usd += cost
             c = self._by_model.setdefault(model, Counter())
             c["calls"] += 1
@@ -196,8 +223,20 @@ class CostLedger:
         with self._lock:
             by_model = {m: {k: (round(v, 6) if isinstance(v, float) else v) for k, v in c.items()}
                         for m, c in sorted(self._by_model.items())}
-            billed, uncertain = self._billed_usd, self._uncertain_usd
+            billed, uncertain, in_flight = self._billed_usd, self._uncertain_usd, self._reserved_usd
             counts = dict(sorted(self.counts.items()))
+            adopted = self._adopted_usd
+        extra: dict[str, Any] = {}
+        if self.journal is not None:
+            # What this attempt's own reservation records add up to; requests still in flight
+            # (a Message Batch not collected yet) at their worst case.
+            # Not rounded: readers add these up against what the API billed, cent fractions included.
+            extra["journal"] = {"prefix": self.journal.prefix, "records": self.journal.records,
+                                "usd": billed + uncertain + in_flight}
+        if adopted:
+            extra["adopted_usd"] = round(adopted, 6)
+        if in_flight:
+            extra["in_flight_usd"] = round(in_flight, 6)
         return {
             "by_model": by_model,
             "input_tokens": sum(c.get("input_tokens", 0) for c in by_model.values()),
@@ -211,6 +250,7 @@ class CostLedger:
             "spent_total_usd": round(self.spent_before_usd + billed + uncertain, 6),
             "budget_usd": self.budget_usd,
             "counts": counts,
+            **extra,
         }
 
 
@@ -218,24 +258,163 @@ def _ledger_key(batch_key: str) -> str:
     return f"{LEDGER_PREFIX}/{batch_key}.json"
 
 
+def _attempt_segment(attempt_id: str) -> str:
+    # A Dagster attempt id is "<run id>/<retry>": one key segment, so a record's batch and attempt
+    # can be read back from its key.
+    seg = attempt_id.replace("/", ".")
+    if not seg or seg.strip(".") == "" or any(c in seg for c in "\\\0"):
+        raise ValueError(f"bad attempt id {attempt_id!r}")
+    return seg
+
+
+class SpendJournal:
+    """Durable reservation records of one attempt of one batch (see the module docstring).
+
+    ``reserve`` writes the record before the request goes out (an error here means nothing is
+    sent); ``release`` and ``mark_uncertain`` rewrite it; a settled cost lives in the cache
+    envelope that names the record (``ResponseCache.put(spend=...)``), or, without a cache, in
+    the record itself (``settle``).
+    """
+
+    def __init__(self, store: BytesStore, batch_key: str, attempt_id: str) -> None:
+        if not batch_key or batch_key.startswith("/") or ".." in batch_key.split("/"):
+            raise ValueError(f"bad batch key {batch_key!r}")
+        self.store, self.batch_key, self.attempt_id = store, batch_key, attempt_id
+        self.prefix = f"{SPEND_PREFIX}/{batch_key}/{_attempt_segment(attempt_id)}"
+        self._lock = threading.Lock()
+        self.records = 0
+
+    def _write(self, ref: str, doc: dict[str, Any]) -> None:
+        self.store.put_bytes(ref, canonical_json(doc).encode())
+
+    def reserve(self, request_key: str, model: str, worst_usd: float, batch: bool) -> str:
+        """Write a reservation of ``worst_usd`` for ``request_key``; returns its record key."""
+        ref = f"{self.prefix}/{request_key}.{uuid.uuid4().hex[:12]}.json"
+        self._write(ref, {"batch": self.batch_key, "attempt": self.attempt_id, "request_key": request_key,
+                          "model": model, "batch_rate": batch, "worst_usd": worst_usd, "state": "reserved",
+                          "at": time.time()})
+        with self._lock:
+            self.records += 1
+        return ref
+
+    def _rewrite(self, ref: str, **change: Any) -> None:
+        doc = _read_record(self.store, ref) or {}
+        doc.update(change, at=time.time())
+        self._write(ref, doc)
+
+    def release(self, ref: str, reason: str) -> None:
+        """The request was answered with an error status: not billed."""
+        self._rewrite(ref, state="released", usd=0.0, reason=reason)
+
+    def mark_uncertain(self, ref: str, reason: str) -> None:
+        """Possibly billed without usable usage: stays at its worst case, with the reason."""
+        self._rewrite(ref, state="uncertain", reason=reason)
+
+    def settle(self, ref: str, usd: float) -> None:
+        """The billed cost, written into the record (used when there is no response cache)."""
+        self._rewrite(ref, state="settled", usd=usd)
+
+
+def _read_record(store: BytesStore, key: str) -> dict[str, Any] | None:
+    try:
+        doc = json.loads(store.get_bytes(key))
+    except Exception:  # noqa: BLE001 - any unreadable record (missing, corrupt, integrity) is handled by the caller
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def _record_usd(store: BytesStore, key: str, fallback_usd: float) -> float:
+    """What one reservation record books: its settled cost (in the record or the cache entry
+    that names it), 0 when released, else its worst case. An unreadable record books
+    ``fallback_usd`` (the largest worst case of its attempt) and is logged."""
+    doc = _read_record(store, key)
+    request_key = key.rsplit("/", 1)[-1].split(".", 1)[0]
+    if doc is not None and doc.get("state") == "released":
+        return 0.0
+    if doc is not None and doc.get("state") == "settled":
+        return float(doc["usd"])
+    spend = ResponseCache(store).spend_of(request_key)
+    if spend is not None and spend.get("reservation") == key:
+        return float(spend["usd"])
+    if doc is None or not isinstance(doc.get("worst_usd"), (int, float)):
+        log.warning("spend record %s is unreadable; booked at $%.6f, the largest worst case of its attempt",
+                    key, fallback_usd)
+        return fallback_usd
+    return float(doc["worst_usd"])
+
+
+def _attempt_usd(summary: dict[str, Any]) -> float:
+    journal = summary.get("journal")
+    return float(journal["usd"]) if isinstance(journal, dict) else float(summary["batch_usd"])
+
+
+def _journal_records(store: BytesStore, batch_key: str) -> dict[str, list[str]]:
+    """Record keys of ``batch_key`` by attempt segment (records of nested batch keys left out)."""
+    prefix = f"{SPEND_PREFIX}/{batch_key}/"
+    out: dict[str, list[str]] = {}
+    lister = getattr(store, "list", None)
+    if lister is None:
+        return out
+    for key in lister(prefix):
+        rest = key[len(prefix):].split("/")
+        if len(rest) == 2 and rest[1].endswith(".json"):
+            out.setdefault(rest[0], []).append(key)
+    return out
+
+
+def _uncompacted_usd(store: BytesStore, records: list[str]) -> float:
+    docs = [_read_record(store, k) for k in records]
+    worst = max((float(d["worst_usd"]) for d in docs if d and isinstance(d.get("worst_usd"), (int, float))),
+                default=0.0)
+    return sum(_record_usd(store, k, worst) for k in records)
+
+
 def record_batch_spend(store: BytesStore, batch_key: str, attempt_id: str, summary: dict[str, Any]) -> None:
     """Store one attempt's ledger summary under its batch (attempts accumulate: money spent by a
-    failed attempt is still spent). One writer per batch at a time, as Dagster runs a partition."""
+    failed attempt is still spent). One writer per batch at a time, as Dagster runs a partition.
+    A summary with a ``journal`` entry stands for that attempt's reservation records."""
     key = _ledger_key(batch_key)
     doc = json.loads(store.get_bytes(key)) if store.exists(key) else {"batch": batch_key, "attempts": {}}
     doc["attempts"][attempt_id] = summary
     store.put_bytes(key, canonical_json(doc).encode())
 
 
-def spent_in_store(store: BytesStore, batch_keys: list[str], exclude_attempt: str | None = None) -> float:
-    """Dollars recorded by all attempts of ``batch_keys`` (what the guard's ``spent_before_usd`` is)."""
-    total = 0.0
-    for batch in batch_keys:
-        key = _ledger_key(batch)
-        if not store.exists(key):
-            continue
-        doc = json.loads(store.get_bytes(key))
-        for attempt, summary in doc.get("attempts", {}).items():
-            if attempt != exclude_attempt:
-                total += float(summary["batch_usd"])
+def batch_booked_usd(store: BytesStore, batch_key: str, exclude_attempt: str | None = None) -> float:
+    """Dollars booked for one batch: every attempt's summary, plus the reservation records of
+    attempts that never wrote one (killed, or their summary write failed)."""
+    key = _ledger_key(batch_key)
+    doc = json.loads(store.get_bytes(key)) if store.exists(key) else {"attempts": {}}
+    total, compacted = 0.0, set()
+    for attempt, summary in (doc.get("attempts") or {}).items():
+        if isinstance(summary.get("journal"), dict):
+            compacted.add(_attempt_segment(attempt))
+        if attempt != exclude_attempt:
+            total += _attempt_usd(summary)
+    skip = _attempt_segment(exclude_attempt) if exclude_attempt else None
+    for segment, records in _journal_records(store, batch_key).items():
+        if segment not in compacted and segment != skip:
+            total += _uncompacted_usd(store, records)
     return total
+
+
+def spent_in_store(store: BytesStore, batch_keys: list[str], exclude_attempt: str | None = None) -> float:
+    """Dollars booked by all attempts of ``batch_keys`` (what the guard's ``spent_before_usd`` is)."""
+    return sum(batch_booked_usd(store, batch, exclude_attempt) for batch in batch_keys)
+
+
+def booked_batches(store: BytesStore) -> list[str]:
+    """Every batch key with a ledger file or reservation records in ``store``."""
+    keys = set()
+    for key in store.list(f"{LEDGER_PREFIX}/"):
+        if key.endswith(".json"):
+            keys.add(key[len(LEDGER_PREFIX) + 1:-len(".json")])
+    for key in store.list(f"{SPEND_PREFIX}/"):
+        parts = key[len(SPEND_PREFIX) + 1:].split("/")
+        if len(parts) >= 3:
+            keys.add("/".join(parts[:-2]))
+    return sorted(keys)
+
+
+def booked_usd(store: BytesStore) -> float:
+    """Dollars booked in ``store`` by every attempt of every batch (the cost ledger's LLM spend)."""
+    return spent_in_store(store, booked_batches(store))

@@ -35,6 +35,13 @@ The Models API: ``GET /v1/models`` and ``GET /v1/models/{id}`` (200 with a model
 model the server serves, 404 ``not_found_error`` otherwise). ``models`` names the served model ids;
 None serves every id (the stand-in answers any model name).
 
+Billing: the server keeps what it billed, one entry per reply it produced (``model``, ``usage``,
+``batch``: True for a Message Batch item), whether or not the client could use the reply (a
+``malformed`` fault is billed; a ``drop`` fault is not, the request is never processed); tests
+read it as :attr:`MessagesServer.billed` or ``GET /v1/_local/billing`` (the server in another
+process). A ``usage`` fault answers with the usage it names instead of the billed one (a corrupt
+reply); ``garble_results`` (custom_id -> bool) makes those batch results lines unreadable.
+
 Keys: every request needs an ``x-api-key`` (or ``Authorization``) header; with ``api_key`` set,
 a request whose key differs gets 401 ``authentication_error``.
 
@@ -67,7 +74,8 @@ class Fault:
     """One injected failure, consumed by the first request it matches.
 
     kind: "status" (reply ``status`` with an Anthropic error body, optional ``retry_after``),
-    "malformed" (200 with truncated JSON), "drop" (close the socket without replying).
+    "malformed" (200 with truncated JSON, billed), "drop" (close the socket without replying),
+    "usage" (the reply, billed as usual, claiming ``usage`` instead).
     ``match`` (request dict -> bool) limits the fault to some requests; None matches any.
     """
 
@@ -75,6 +83,7 @@ class Fault:
     status: int = 500
     retry_after: str | None = None
     match: Callable[[dict], bool] | None = None
+    usage: dict | None = None
 
 
 @dataclass
@@ -117,6 +126,8 @@ class _State:
     base_url: str = ""
     api_key: str | None = None
     models: frozenset[str] | None = None
+    billed: list[dict] = field(default_factory=list)
+    garble_results: Callable[[str], bool] | None = None
 
 
 _CUSTOM_ID = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -150,7 +161,10 @@ def _usage(state: _State, req: dict, content: list[dict]) -> dict:
     """The reply's usage, with prompt-cache writes and reads accounted (see the module docstring)."""
     overhead = _tool_overhead(req)
     total = estimate_tokens(canonical_json([req.get("system"), req["messages"], req.get("tools")])) + overhead
-    usage = {"input_tokens": total, "output_tokens": estimate_tokens(canonical_json(content)),
+    # _cap_output keeps the content within max_tokens; the JSON framing around a cut block must
+    # not push the count past it (the API never reports more output tokens than max_tokens).
+    output = min(estimate_tokens(canonical_json(content)), int(req["max_tokens"]))
+    usage = {"input_tokens": total, "output_tokens": output,
              "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
     prefix = _cache_prefix(req)
     if prefix is None:
@@ -168,8 +182,8 @@ def _usage(state: _State, req: dict, content: list[dict]) -> dict:
     return usage
 
 
-def _message(state: _State, req: dict) -> tuple[dict, str]:
-    """Answer one validated request with the responder: (message body, role label)."""
+def _message(state: _State, req: dict, batch: bool = False) -> tuple[dict, str]:
+    """Answer one validated request with the responder: (message body, role label); billed."""
     content, stop_reason, label = state.responder(req)
     if state.latency is not None:
         time.sleep(state.latency(req, label))
@@ -180,6 +194,8 @@ def _message(state: _State, req: dict) -> tuple[dict, str]:
         "content": content, "stop_reason": stop_reason, "stop_sequence": None,
         "usage": _usage(state, req, content),
     }
+    with state.lock:
+        state.billed.append({"model": req["model"], "usage": dict(body["usage"]), "batch": batch})
     return body, label
 
 
@@ -231,6 +247,11 @@ class _Handler(BaseHTTPRequestHandler):
             elif self.state.api_key is not None and not self._key_matches(self.state.api_key):
                 self._error(401, "invalid x-api-key")
                 rec.status = 401
+            elif method == "GET" and path == "/v1/_local/billing":
+                with self.state.lock:
+                    billed = list(self.state.billed)
+                self._send(200, json.dumps({"billed": billed}).encode())
+                rec.status = 200
             elif method == "GET" and path == "/v1/models":
                 rec.status = self._list_models()
             elif method == "GET" and re.fullmatch(r"/v1/models/[^/]+", path):
@@ -350,7 +371,7 @@ class _Handler(BaseHTTPRequestHandler):
         with self.state.lock:
             self.state.batch_items.append(rec)
         if outcome == "succeeded":
-            body, rec.label = _message(self.state, params)
+            body, rec.label = _message(self.state, params, batch=True)
             result: dict = {"type": "succeeded", "message": body}
             rec.status = 200
         elif outcome == "errored":
@@ -368,7 +389,9 @@ class _Handler(BaseHTTPRequestHandler):
         if batch is None or batch["results"] is None:
             self._error(404 if batch is None else 400, f"message batch {bid!r} has no results yet")
             return 404 if batch is None else 400
-        body = "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in batch["results"]).encode()
+        garble = self.state.garble_results
+        body = "".join((json.dumps(line, ensure_ascii=False)[:40] if garble and garble(line["custom_id"])
+                        else json.dumps(line, ensure_ascii=False)) + "\n" for line in batch["results"]).encode()
         self.send_response(200)
         self.send_header("content-type", "application/binary")
         self.send_header("content-length", str(len(body)))
@@ -389,6 +412,13 @@ class _Handler(BaseHTTPRequestHandler):
             return 400
         rec.model = str(req["model"])
         fault = self._take_fault(req)
+        if fault is not None and fault.kind in ("malformed", "usage"):
+            body, rec.label = _message(self.state, req)  # processed and billed, then garbled
+            rec.fault = fault.kind
+            if fault.kind == "usage":
+                self._send(200, json.dumps({**body, "usage": dict(fault.usage or {})}).encode())
+                return 200
+            return self._apply_fault(fault)
         if fault is not None:
             rec.fault = fault.kind if fault.kind != "status" else str(fault.status)
             return self._apply_fault(fault)
@@ -477,7 +507,7 @@ class MessagesServer:
                  latency: Callable[[dict, str], float] | None = None, *, min_cache_tokens: int = 1024,
                  cache_ttl_s: float = 300.0, polls_to_end: int = 0,
                  batch_outcome: Callable[[str, dict], str] | None = None, api_key: str | None = None,
-                 models: Iterable[str] | None = None) -> None:
+                 models: Iterable[str] | None = None, garble_results: Callable[[str], bool] | None = None) -> None:
         if responder is None:
             from .standin import StandInModel
             responder = StandInModel().respond
@@ -486,7 +516,8 @@ class MessagesServer:
         self._httpd.state = _State(responder=responder, latency=latency,  # type: ignore[attr-defined]
                                    min_cache_tokens=min_cache_tokens, cache_ttl_s=cache_ttl_s,
                                    polls_to_end=polls_to_end, batch_outcome=batch_outcome,
-                                   api_key=api_key, models=None if models is None else frozenset(models))
+                                   api_key=api_key, models=None if models is None else frozenset(models),
+                                   garble_results=garble_results)
         self.state.base_url = self.url
         self._thread: threading.Thread | None = None
 
@@ -510,6 +541,12 @@ class MessagesServer:
         """A copy of the request log."""
         with self.state.lock:
             return list(self.state.records)
+
+    @property
+    def billed(self) -> list[dict]:
+        """A copy of what the server billed: ``{"model", "usage", "batch"}`` per reply produced."""
+        with self.state.lock:
+            return [dict(b) for b in self.state.billed]
 
     @property
     def batch_items(self) -> list[RequestRecord]:

@@ -7,9 +7,10 @@ Each cost is booked once, in its category:
   the producer puts beside its hours (`cost_usd`, `gpu_usd`) is its own estimate of the same hours
   and is not booked. A materialization that reused an earlier finished run
   (`reused_finished_run: true`) reports that run's hours again; they are not booked a second time.
-- LLM/API: what every attempt recorded in the LLM ledger files of the object store
-  (`llm-ledger/*.json`, written by `llm.ledger.record_batch_spend`, failed and retried attempts
-  included: they were billed). Materializations that report LLM dollars attribute that spend to
+- LLM/API: what every attempt booked in the object store (`llm.ledger.booked_usd`): its summary in
+  the LLM ledger files (`llm-ledger/*.json`, written by `llm.ledger.record_batch_spend`, failed and
+  retried attempts included: they were billed), or, for an attempt killed before it wrote one, its
+  reservation records (`llm-spend/`, each settled by its cached reply or booked at its worst case). Materializations that report LLM dollars attribute that spend to
   their asset; what the ledger files hold beyond the attributed sum is booked as
   `(failed or unrecorded attempts)`. Dollars a materialization reports that no ledger file holds
   are booked as reported.
@@ -28,7 +29,6 @@ from the profile's `phases.ops` section. The check warns at 80% and fails at 100
 
 from __future__ import annotations
 
-import json
 import math
 from collections import defaultdict
 from collections.abc import Iterable
@@ -180,16 +180,12 @@ def budget_status(ledger: dict[str, Any], cfg: CostConfig) -> tuple[str, str]:
     return level, msg
 
 
-def llm_ledger_usd(store, prefix: str = "llm-ledger/") -> float:
-    """Dollars recorded by every attempt in the LLM ledger files of the object store."""
-    total = 0.0
-    for key in store.list(prefix):
-        if not key.endswith(".json"):
-            continue
-        doc = json.loads(store.get_bytes(key))
-        for summary in (doc.get("attempts") or {}).values():
-            total += float(summary["batch_usd"])
-    return total
+def llm_ledger_usd(store) -> float:
+    """Dollars booked by every LLM attempt in the object store (ledger summaries and the
+    reservation records of attempts that wrote none)."""
+    from ..llm.ledger import booked_usd
+
+    return booked_usd(store)
 
 
 def ledger_markdown(ledger: dict[str, Any], limit: int = 30) -> str:

@@ -10,9 +10,11 @@ target (local: 50) fills the first batches; a partition past its scenarios mater
 empty, clearly labelled result and pays nothing, rather than failing.
 
 Money: every LLM call goes through one client per batch (cache in the object store, so a re-run
-pays nothing for replies it already has; retries, breaker, ledger). Each attempt's ledger is
-recorded under llm-ledger/, and the budget guard of the next batch counts all of them
-(``spent_in_store``). The assets share the pool "llm" so batches do not race the guard.
+pays nothing for replies it already has; retries, breaker, ledger). Each request's spend is
+recorded under llm-spend/ before it is sent and settled in the cache write of its reply; each
+attempt's ledger summary is recorded under llm-ledger/ when it ends, and the budget guard of the
+next batch counts all of them, the records of a killed attempt included (``spent_in_store``).
+The assets share the pool "llm" so batches do not race the guard.
 """
 
 
@@ -102,7 +104,8 @@ def synth_scenarios(context: AssetExecutionContext, object_store: ObjectStoreRes
 
     store = object_store.get_store()
     cfg = synth.profile()
-    client = llm.make_client(cache_store=store, spent_before_usd=spent_in_store(store, ledger_keys(CATALOG)))
+    client = llm.make_client(cache_store=store, spent_before_usd=spent_in_store(store, ledger_keys(CATALOG)),
+                             spend_batch=SCENARIOS_LEDGER_KEY, spend_attempt=_attempt_id(context))
     try:
         scenarios, summary = expand_scenarios(
             client, CATALOG["seeds"], target=cfg.target_count, per_request=int(CATALOG.get("per_request", 25)),
@@ -242,7 +245,8 @@ def orchestrator_traces(context: AssetExecutionContext, object_store: ObjectStor
     projection = _projection(llm, spent_before)
     context.log.info(f"projection: ${projection['projected_cost_per_trace_usd']:.4f} per accepted trace; the "
                      f"${projection['budget_left_usd']:.2f} left buys {projection['traces_the_budget_buys']} traces")
-    client = llm.make_client(cache_store=store, spent_before_usd=spent_before)
+    client = llm.make_client(cache_store=store, spent_before_usd=spent_before, spend_batch=batch,
+                             spend_attempt=_attempt_id(context))
     recorder = RequestRecorder(client)  # a few of the real requests per call kind, for count_tokens
     runner = llm.make_batch_runner(client, store)
     fresh = FreshScenarios(client, CATALOG["seeds"], [s["task"] for s in scenarios], batch_key=batch,

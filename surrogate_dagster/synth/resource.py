@@ -81,9 +81,12 @@ class LLMResource(profile_resource(ResolvedLLM)):
             return self._server.url
         return self.base_url
 
-    def make_client(self, *, cache_store: Any, spent_before_usd: float = 0.0) -> "LLMClient":
+    def make_client(self, *, cache_store: Any, spent_before_usd: float = 0.0, spend_batch: str | None = None,
+                    spend_attempt: str | None = None) -> "LLMClient":
         """A client for one batch: cache in ``cache_store`` (the object store), budget guard counting
-        ``spent_before_usd`` (what earlier batches recorded, see ``llm.ledger.spent_in_store``)."""
+        ``spent_before_usd`` (what earlier batches recorded, see ``llm.ledger.spent_in_store``); with
+        ``spend_batch`` and ``spend_attempt`` each request's spend is recorded in the store before
+        it is sent (``llm.ledger.SpendJournal``)."""
         from ..llm.client import LLMClient
 
         return LLMClient(
@@ -95,7 +98,7 @@ class LLMResource(profile_resource(ResolvedLLM)):
             temperature=self.temperature, timeout_s=self.timeout_s, max_attempts=self.max_attempts,
             backoff_base_s=self.backoff_base_s, backoff_max_s=self.backoff_max_s,
             retry_after_cap_s=self.retry_after_cap_s, breaker_threshold=self.breaker_threshold,
-            breaker_reset_s=self.breaker_reset_s,
+            breaker_reset_s=self.breaker_reset_s, spend_batch=spend_batch, spend_attempt=spend_attempt,
             **({} if self.prompt_caching else {"cache_roles": ()}))
 
     def make_batch_runner(self, client: "LLMClient", store: Any) -> Any:
