@@ -1,7 +1,8 @@
 """LiveCodeBench wrapper: dated problems, cutoff filter, and known answers in the sandbox, for the
 offline stand-in (assert tests) and for LCB's own row format (functional + stdin, encoded private
 tests); the host's verdicts on the hand-checked parity set (tests/support/lcb_parity_cases.py,
-also run through lcb_runner itself by tests/env/test_lcb_parity.py) and on forged verdicts. The stand-in's parsing and the encoded tests' refusals: tests/unit/evals/test_lcb_standin.py."""
+also run through lcb_runner itself by tests/env/test_lcb_parity.py) and on forged verdicts. The
+stand-in's parsing and the encoded tests' refusals: tests/unit/evals/test_lcb_standin.py."""
 
 from __future__ import annotations
 
@@ -73,6 +74,8 @@ def test_cutoff_excludes_older_problems_and_scores(sandbox, problems):
     passed = {s["id"]: s["passed"] for s in rep.samples}
     assert passed["weekly-contest-381-minimum-number-of-pushes-to-type-word-i"] is True
     assert sum(passed.values()) == 1 and rep.score == 25.0
+    scorer = rep.metrics["scorer"]
+    assert scorer.startswith("project host comparator") and "nvidia-livecodebench" in scorer
     assert model.seen[0].messages[0]["content"].startswith("You are an expert Python programmer")
     with pytest.raises(ValueError, match="cutoff"):
         L.evaluate(model, sandbox, problems, cutoff=date(2030, 1, 1), variant="v", version="t", dataset_info={})

@@ -73,7 +73,9 @@ OUTPUT_CAP = 32 << 20
 BATCH_SIZE = 4
 RUN_LIMITS = SandboxLimits(memory_mb=None, nproc=64, cpu_s=600, wall_s=600,
                            stdout_bytes=BATCH_SIZE * OUTPUT_CAP + (1 << 20), fsize_mb=64, tmpfs_mb=256)
-SCORER = "host comparator after lcb_runner testing_util (grade_stdio, grade_call_based)"
+# the report's metric ``scorer``: what decided the verdicts, and what holds it to lcb_runner's
+SCORER = ("project host comparator (evals/harness/lcb_judge.py) with lcb_runner's testing_util rules; "
+          "parity-tested against nvidia-livecodebench 26.3 (tests/env/test_lcb_parity.py)")
 CHILD_FILE = "__lcb_child__.py"
 
 # One problem in a fresh interpreter: reads its spec (code, inputs, no expected output) from
