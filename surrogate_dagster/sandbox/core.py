@@ -35,10 +35,11 @@ What contains what:
   are cheap to hide are replaced: ``/proc/loadavg`` reads idle, ``/proc/meminfo`` gives the run's
   memory cap as total and free, ``/proc/cmdline`` (the host's boot line) is empty.
 
-Not contained: the rest of the kernel's syscall surface, host facts that /proc and the CPU still
-tell (kernel release through uname(2) and /proc/version, CPU model and host-wide CPU times in
-/proc/cpuinfo and /proc/stat, uptime), and CPU time of a fork bomb beyond ``nproc x cpu_s`` until
-the wall clock fires. bubblewrap 0.8 sizes its tmpfs mounts (``--size``)
+Not contained: the rest of the kernel's syscall surface, host facts that the kernel still tells
+(kernel release through uname(2) and /proc/version; CPU model and host-wide CPU times in
+/proc/cpuinfo and /proc/stat; uptime; sysinfo(2), which glibc's getloadavg() and
+sysconf(_SC_PHYS_PAGES) read, gives the host's load, RAM and process count, and refusing it would
+break those), and CPU time of a fork bomb beyond ``nproc x cpu_s`` until the wall clock fires. bubblewrap 0.8 sizes its tmpfs mounts (``--size``)
 but has no inode-count option: the number of files is bounded by the cgroup's memory cap (each
 empty file costs about 1 KB of slab), not per mount.
 """
