@@ -60,13 +60,14 @@ import json
 import math
 import re
 import unicodedata
-from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 import numpy as np
 import xxhash
 
 from . import minhash_numpy as mnp
+from .decontam_canonical import CanonicalIndex
+from .decontam_text import _DIFF_PREFIX, _ESCAPE, _MARKERS, _SURROGATE, BenchmarkItem, Match, _mix, _unescape
 from .parallel import DEFAULT_CHUNK_ROWS, chunk_bounds, map_chunks, thread_map
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
@@ -80,52 +81,9 @@ _FILTER_BITS = 25
 _BATCH_TOKENS = 1 << 17  # tokens per batch in check_many: ~1 MiB per uint64 array
 
 
-@dataclass(frozen=True)
-class BenchmarkItem:
-    """One benchmark item's text (prompt, solution, tests...) under a stable id."""
-
-    benchmark: str
-    item_id: str
-    text: str
-
-
-@dataclass(frozen=True)
-class Match:
-    """Why a row was removed: which item it overlaps and how much."""
-
-    benchmark: str
-    item_id: str
-    longest_match_tokens: int
-    matched_ngrams: int
-    snippet: str  # the longest matched run, normalized tokens joined by spaces (<= 300 chars)
-
-    @property
-    def reason(self) -> str:
-        return f"decontam_{self.benchmark}"
-
-
 def tokenize(text: str) -> list[str]:
     """NFKC, lowercase, word/punctuation tokens (whitespace and case never matter)."""
     return _TOKEN.findall(unicodedata.normalize("NFKC", text).lower())
-
-
-# A run of backslashes and what it escapes. The run is collapsed whole, so a string escaped once
-# (a tool call's JSON arguments) or twice (JSON inside JSON) normalizes like the raw text.
-_ESCAPE = re.compile(r"\\+(?:u([0-9a-fA-F]{4})|([nrtfb])|(.))", re.S)
-# Comment and docstring markers, and a diff's line prefix: removed, so a docstring rewritten as
-# ``#`` or ``//`` comments, or code quoted as diff lines, yields the tokens of the plain text.
-# The markers go by str.replace (several times faster than one regex alternation over the row).
-_MARKERS = ('"""', "'''", "#", "//", "/*", "*/")
-_DIFF_PREFIX = re.compile(r"^[ \t]*[+-]", re.M)
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _unescape(m: re.Match) -> str:
-    if m.group(1) is not None:
-        return chr(int(m.group(1), 16))
-    if m.group(2) is not None:  # a line break stays one, so a diff's line prefixes are still found
-        return "\n" if m.group(2) == "n" else " "
-    return m.group(3)
 
 
 def normalize(text: str) -> str:
@@ -152,15 +110,6 @@ def normalize(text: str) -> str:
 def normalized_tokens(text: str) -> list[str]:
     """:func:`tokenize` of :func:`normalize`: the tokens the index and the checker compare."""
     return tokenize(normalize(text))
-
-
-def _mix(h: np.ndarray) -> np.ndarray:
-    # splitmix64 finalizer: spreads the polynomial hash so the sorted index has no clumps
-    h = h ^ (h >> np.uint64(30))
-    h = h * np.uint64(0xBF58476D1CE4E5B9)
-    h = h ^ (h >> np.uint64(27))
-    h = h * np.uint64(0x94D049BB133111EB)
-    return h ^ (h >> np.uint64(31))
 
 
 def token_hashes(tokens: list[str]) -> np.ndarray:
@@ -226,7 +175,7 @@ class BenchmarkIndex:
         self.short_lengths: list[int] = list(meta.get("short_lengths", []))
         self._bits: np.ndarray | None = None
         # the second index, over canonicalized code (.decontam_canonical), when one was built
-        self.canonical: Any = None
+        self.canonical: CanonicalIndex | None = None
 
     def may_contain(self, q: np.ndarray) -> np.ndarray:
         """Bool mask over hashes ``q``: False means surely not indexed (a 2^25-bit filter on the
@@ -343,8 +292,6 @@ class BenchmarkIndex:
             index = cls(header["n"], [tuple(i) for i in header["items"]], z["item_ngrams"], z["hashes"],
                         z["refs"], z["informative"], header["meta"])
             if header.get("canonical") is not None:
-                from .decontam_canonical import CanonicalIndex
-
                 index.canonical = CanonicalIndex.from_arrays(header["canonical"], {k: z[k] for k in z.files})
             return index
 
@@ -361,7 +308,7 @@ class Decontaminator:
     for a text the exact index does not match, against the canonical index (the one given, else
     the one stored in ``index``; :mod:`.decontam_canonical`)."""
 
-    def __init__(self, index: BenchmarkIndex, min_matches: int = 4, canonical: Any = None) -> None:
+    def __init__(self, index: BenchmarkIndex, min_matches: int = 4, canonical: CanonicalIndex | None = None) -> None:
         if min_matches < 1:
             raise ValueError(f"min_matches must be >= 1, got {min_matches}")
         self.index = index

@@ -49,7 +49,7 @@ import numpy as np
 import xxhash
 from numpy.lib.stride_tricks import sliding_window_view
 
-from .decontam import _DIFF_PREFIX, _ESCAPE, _MARKERS, _SURROGATE, _mix, _unescape, BenchmarkItem, Match
+from .decontam_text import _DIFF_PREFIX, _ESCAPE, _MARKERS, _SURROGATE, BenchmarkItem, Match, _mix, _unescape
 
 FORMAT_VERSION = 1
 _TOKEN = re.compile(r"\w+|[^\w\s]")
