@@ -385,7 +385,7 @@ def main(clean_files: int, mbpp_n: int) -> None:
         acc = rec_before.setdefault((cls, half_of(it)), [0, 0])
         acc[0] += m is not None
         acc[1] += 1
-    print(f"\nrecall by class: exact index alone (before) vs with the canonical index (after)")
+    print("\nrecall by class: exact index alone (before) vs with the canonical index (after)")
     print(f"  {'class':20} {'n':>5} {'before tune':>12} {'before held':>12} {'after tune':>11} {'after held':>11}")
     for cls in CLASSES:
         if (cls, "tune") not in rec:
@@ -406,7 +406,7 @@ def main(clean_files: int, mbpp_n: int) -> None:
         f"{b} {by_bench[(b, 'tune')][0] / by_bench[(b, 'tune')][1]:.3f}/{by_bench[(b, 'held-out')][0] / by_bench[(b, 'held-out')][1]:.3f}"
         for b in ("humaneval", "mbpp", "mbppplus")))
     fp_before = {h: sum(m is not None for m, s in zip(exact_fp, clean_split) if s == h) for h in ("tune", "held-out")}
-    print(f"\nfalse positives on clean functions (plain and shaped):")
+    print("\nfalse positives on clean functions (plain and shaped):")
     for h in ("tune", "held-out"):
         print(f"  {h:9}: before {fp_before[h]} / {fp[h][1]} = {fp_before[h] / fp[h][1]:.4%}; "
               f"after {fp[h][0]} / {fp[h][1]} = {fp[h][0] / fp[h][1]:.4%}")

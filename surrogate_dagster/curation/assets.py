@@ -218,6 +218,7 @@ def filtered_rows(context: AssetExecutionContext, object_store: ObjectStoreResou
             "counts": MetadataValue.json(dict(reasons)),
             "ast_by_language": MetadataValue.json(checker.metadata(res.stats.of(checker.name))),
             "heuristics": MetadataValue.json(heur.metadata(res.stats.of(heur.name))),
+            "heuristics_by_rule": MetadataValue.md(heur.rule_table(res.stats.of(heur.name))),
             "edu_scores": MetadataValue.json(edu.metadata(res.stats.of(edu.name))),
             "edu_scorer": curation.edu_scorer, "edu_threshold": edu_threshold,
             "mb_per_s": round(_mb(rows) / dt, 2) if dt > 0 else 0.0,

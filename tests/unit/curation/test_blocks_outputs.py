@@ -20,6 +20,8 @@ import random
 import sys
 from pathlib import Path
 
+from tests.support.quality_cases import CASES as QUALITY_CASES
+
 BASELINE = Path(__file__).with_name("test_blocks_baseline.json")
 
 
@@ -86,6 +88,8 @@ def _plants(rng: random.Random) -> list[str]:
         "",
         '<tool_call>\n{"name": "ls", "arguments": {}}\n</tool_call>',
         "<think>draft ```python\ndef (\n```</think>Done.",
+        # one answer per rule of the OpenCoder families (tests/support/quality_cases.py)
+        *(bad for bad, _ in QUALITY_CASES.values()),
     ]
 
 
