@@ -151,6 +151,15 @@ class MessageBatchRunner:
             except BudgetExceeded as exc:
                 out.stop_message = out.stop_message or str(exc)
                 break
+            except BaseException:
+                # A record could not be written (a full disk): nothing is submitted, so the
+                # reservations made so far are given back (their records released where possible).
+                for k, amount in reserved.items():
+                    try:
+                        self.client.release_durably(amount, None if k in earlier else refs.get(k), "not submitted")
+                    except OSError as exc:  # that record stays at its worst case: booked over, never under
+                        log.warning("message batch %s: reservation %s not released: %s", job, refs.get(k), exc)
+                raise
         stopped = [k for k in todo if k not in reserved]
         out.budget_stopped.extend(stopped)
         if not reserved:

@@ -141,8 +141,9 @@ class ResponseCache:
             except Exception as exc:  # noqa: BLE001 - the refetched reply overwrites it anyway
                 log.warning("could not drop corrupt cache entry %s: %s", skey, exc)
 
-    def _envelope(self, key: str) -> dict[str, Any] | None:
-        """The valid envelope stored for ``key``; None on a miss; a corrupt entry is dropped (None)."""
+    def _envelope(self, key: str, drop: bool = True) -> dict[str, Any] | None:
+        """The valid envelope stored for ``key``; None on a miss or a corrupt entry (dropped when
+        ``drop``: the caller will buy the reply again and overwrite it)."""
         skey = self._key(key)
         try:
             if not self.store.exists(skey):
@@ -154,17 +155,18 @@ class ResponseCache:
             # Bad bytes (bad JSON or UTF-8, a failed SHA-256 check): this entry will never read
             # back, so it is dropped and the reply bought again. Transport errors (OSError) are
             # raised instead: the entry may be fine and dropping it would pay twice.
-            log.warning("cache entry %s unreadable (%s): dropped, the request is sent again",
-                        skey, type(exc).__name__)
-            self._drop(skey)
+            log.warning("cache entry %s unreadable (%s)", skey, type(exc).__name__)
+            if drop:
+                self._drop(skey)
             return None
         ok = isinstance(env, dict) and env.get("format") in READABLE_FORMATS and env.get("key") == key \
             and isinstance(env.get("response"), dict) and isinstance(env["response"].get("usage"), dict)
         if ok and env["format"] >= 2:
             ok = env.get("digest") == response_digest(env["response"]) and isinstance(env.get("spend"), dict)
         if not ok:
-            log.warning("cache entry %s fails its checks: dropped, the request is sent again", skey)
-            self._drop(skey)
+            log.warning("cache entry %s fails its checks", skey)
+            if drop:
+                self._drop(skey)
             return None
         return env
 
@@ -174,8 +176,9 @@ class ResponseCache:
         return None if env is None else env["response"]
 
     def spend_of(self, key: str) -> dict[str, Any] | None:
-        """The ``spend`` written with the entry for ``key`` (None: no entry, or a format-1 one)."""
-        env = self._envelope(key)
+        """The ``spend`` written with the entry for ``key`` (None: no entry, a corrupt one, left in
+        place for the client to drop, or a format-1 one)."""
+        env = self._envelope(key, drop=False)
         return None if env is None else env.get("spend")
 
     def put(self, key: str, response: dict[str, Any], model: str, spend: dict[str, Any] | None = None) -> None:

@@ -206,3 +206,22 @@ def test_a_corrupt_cache_entry_is_dropped_and_refetched(tmp_path):
         first_worst = json.loads(store.get_bytes(min(store.list("llm-spend/"), key=lambda k: json.loads(
             store.get_bytes(k))["at"])))["worst_usd"]
         assert booked_usd(store) == pytest.approx(first_worst + again.cost_usd)
+
+
+def test_a_resumed_batch_is_booked_once(tmp_path):
+    store = LocalObjectStore(tmp_path / "store", fsync=False)
+    with MessagesServer(polls_to_end=2) as srv:
+        first = _client(srv.url, store)
+        items = [("judge", _ask(first, i)) for i in range(4)]
+        ticks = iter(range(0, 10_000, 100))
+        with pytest.raises(Exception, match="re-run the step to resume it"):  # the step dies while it runs
+            MessageBatchRunner(first, store, poll_s=0.01, poll_max_s=0.05, max_wait_s=50,
+                               clock=lambda: next(ticks)).run(items, "batch-000/judges")
+        second = LLMClient(models=MODELS, prices=CAT["prices_per_mtok"], max_tokens=1024, base_url=srv.url,
+                           api_key_env=None, cache_store=store, sleep=lambda s: None, spend_batch="batch-000",
+                           spend_attempt="run/1")
+        out = MessageBatchRunner(second, store, poll_s=0.01, poll_max_s=0.05).run(items, "batch-000/judges")
+        assert len(out.responses) == 4 and out.resumed and srv.requests_to("POST", "/v1/messages/batches") == 1
+        s = second.ledger.summary()
+        assert s["billed_usd"] == 0 and s["counts"]["adopted_calls"] == 4  # the first attempt's records book them
+        assert booked_usd(store) == pytest.approx(billed_usd(srv.billed))
