@@ -15,12 +15,15 @@ from surrogate_dagster.evals.tiny_model import build_tiny_qwen2
 from surrogate_dagster.resources import HubResource, ObjectStoreResource
 
 
-def release_env(tmp: Path) -> tuple[Path, dict]:
-    """(the tiny model's folder, the resources of the evals assets) under `tmp`."""
+def release_env(tmp: Path, thresholds: dict[str, float] | None = None) -> tuple[Path, dict]:
+    """(the tiny model's folder, the resources of the evals assets) under `tmp`; ``thresholds``: the
+    profile's labelled threshold overrides (they gate)."""
     model = build_tiny_qwen2(tmp / "model")
     section = {"offline": True, "work_dir": str(tmp / "work"),
                "overrides": {r: {"length": 1024, "length_label": "test", "samples_per_family": 1}
                              for r in ("ruler_32k", "ruler_128k")}}
+    if thresholds:
+        section.update(thresholds=thresholds, thresholds_label="test: a gating bar")
     res = {"object_store": ObjectStoreResource(kind="local", root=str(tmp / "store")),
            "hub": HubResource(mode="offline", mirror_dir=str(tmp / "mirror"), push_dir=str(tmp / "pushes"),
                               org="axentx"),
