@@ -126,8 +126,20 @@ def required_benchmark_files(evals_catalog: Path | None = None) -> list[str]:
             if isinstance(bench, dict) and bench.get(key):
                 files.add(str(bench[key]))
     for cat in (tier1.get("bfcl") or {}).get("categories") or []:
-        files.add(f"BFCL/BFCL_v4_{cat}.json")
+        name = f"BFCL_v4_{bfcl_file_stem(cat)}.json"
+        files.add(f"BFCL/{name}")
+        if (shipped_benchmarks() / "BFCL" / "possible_answer" / name).exists():
+            files.add(f"BFCL/possible_answer/{name}")
     return sorted(files)
+
+
+def bfcl_file_stem(category: str) -> str:
+    """The file a BFCL category's entries are in: the memory backends share ``memory``, the web-search
+    variants ``web_search`` (bfcl-eval's own layout), every other category its own name."""
+    for shared_file in ("memory", "web_search"):
+        if category.startswith(shared_file + "_"):
+            return shared_file
+    return category
 
 
 def _sha256(path: Path) -> str:
