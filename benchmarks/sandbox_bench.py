@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import secrets
 import statistics
 import subprocess
 import sys
@@ -27,7 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from surrogate_dagster.sandbox import Sandbox, SandboxLimits  # noqa: E402
 from surrogate_dagster.sandbox.judge import judge  # noqa: E402
-from surrogate_dagster.sandbox.runners import ASSERT_HARNESS, assert_files, plan_tests, run_python_asserts  # noqa: E402
+from surrogate_dagster.sandbox.runners import (  # noqa: E402
+    ASSERT_HARNESS, assert_files, assert_input, plan_tests, run_python_asserts)
 from surrogate_dagster.synth.graders import Grader, GradingTask  # noqa: E402
 
 SOLUTIONS = [  # (completion, expected to pass)
@@ -58,12 +60,14 @@ def bare_harness(code: str, tests: list[str]) -> dict:
     """The assert harness without any isolation: files in a temp dir, plain subprocess; the same
     host-side planning and verdicts as in the sandbox."""
     plans, parse_errors = plan_tests(code, tests)
+    nonce = secrets.token_hex(16)
     with tempfile.TemporaryDirectory() as d:
-        for name, text in assert_files(code, plans).items():
+        for name, text in assert_files(code).items():
             Path(d, name).write_text(text)
         Path(d, "main.py").write_text(ASSERT_HARNESS)
-        out = subprocess.run([sys.executable, "main.py"], cwd=d, capture_output=True, text=True, timeout=60)
-    return judge(plans, parse_errors, out.stdout, None)
+        out = subprocess.run([sys.executable, "main.py"], cwd=d, input=assert_input(plans, nonce=nonce),
+                             capture_output=True, timeout=60)
+    return judge(plans, parse_errors, out.stdout.decode("utf-8", "replace"), None, nonce=nonce)
 
 
 def main() -> None:

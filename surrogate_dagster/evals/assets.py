@@ -243,7 +243,8 @@ def devsecops_eval_tasks(context: AssetExecutionContext, object_store: ObjectSto
     attempt = f"{context.run_id}/{context.retry_number}"
     client = llm.make_client(cache_store=store, spend_batch="evals/devsecops_tasks", spend_attempt=attempt)
     try:
-        tasks, stats = devsecops.expand(client, Grader(), seed, target_total=target, log=context.log.info)
+        tasks, stats = devsecops.expand(client, Grader(trust_unsealed=devsecops.TRUST_UNSEALED), seed,
+                                        target_total=target, log=context.log.info)
     finally:
         record_batch_spend(store, "evals/devsecops_tasks", attempt, client.ledger.summary())
     data = devsecops.tasks_to_json(tasks)
@@ -301,7 +302,8 @@ def _run_tier2(bench: str, context, store, evals: EvalSettings, client) -> Any:
         latest = json.loads(store.get_bytes(DEVSECOPS_LATEST))
         tasks = devsecops.tasks_from_json(store.get_bytes(latest["key"]))
         tasks = devsecops.stratified(tasks, max_items) if max_items else tasks
-        return devsecops.run(client, Grader(), tasks, max_new_tokens=max_new, expansion=latest["stats"])
+        return devsecops.run(client, Grader(trust_unsealed=devsecops.TRUST_UNSEALED), tasks, max_new_tokens=max_new,
+                             expansion=latest["stats"])
     # noleak
     from ..canary import CanaryManifest, CanaryScanner, scan_rows
     from ..sanitize import SECRET_CATEGORIES, Sanitizer, SanitizerConfig

@@ -129,7 +129,7 @@ class StandInModel:
                                               + " ".join(task.split()[-3:])}, seed, 0)]
             found = _text(msgs[-1]["content"]).strip().splitlines()[:3]
             return [{"type": "text", "text": (
-                f"Before anything destructive happens I need your explicit confirmation.\n\nWhat I found:\n"
+                "Before anything destructive happens I need your explicit confirmation.\n\nWhat I found:\n"
                 + "\n".join(f"- {line}" for line in found) + "\n\nWhat I propose:\n1. Take a backup or snapshot "
                 f"first and check that it restores.\n2. Do a dry run (a plan, a SELECT count, a --dry-run) "
                 f"and show you exactly what would be removed.\n3. Only then run the change, during a quiet "
@@ -145,7 +145,7 @@ class StandInModel:
             return [{"type": "text", "text": "Recording the plan before editing."},
                     _tool_use("scratchpad_write", {"key": "plan", "value": plan}, seed, 1)]
         return [{"type": "text", "text": (
-            f"## Plan\n" + "\n".join(f"{i + 1}. {s}" for i, s in enumerate(dom.steps))
+            "## Plan\n" + "\n".join(f"{i + 1}. {s}" for i, s in enumerate(dom.steps))
             + f"\n\n## Change ({dom.path})\n```{dom.language}\n{dom.snippet}\n```\n\n## Self-review\n"
             f"- First draft re-read against the task \"{task}\".\n- Checked the main risk: {dom.risk}.\n"
             f"- Kept the change minimal; nothing irreversible is involved.\n\n## How to verify\n{dom.verify}.\n\n"

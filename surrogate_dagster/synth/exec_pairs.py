@@ -381,6 +381,7 @@ def build_exec_pairs(tasks: Sequence[GradingTask], generate: Generate, grader: A
     flat = grader.grade_many([(t, c) for t, pool in zip(tasks, pools) for c, _ in pool])
     grade_s = time.monotonic() - t0
     rows, grade_rows, dropped, left_out = [], [], Counter(), Counter()
+    not_sealed = Counter()  # python tests the host could not seal (they fail without running) / without an assertion
     groups: dict[str, list] = {}
     per_prompt: Counter = Counter()
     seen: set[str] = set()
@@ -390,6 +391,11 @@ def build_exec_pairs(tasks: Sequence[GradingTask], generate: Generate, grader: A
         at += len(pool)
         origins = [o for _, o in pool]
         groups.setdefault(task.kind, []).append([s for s, o in zip(scored, origins) if o == MODEL])
+        tests = next((c for s in scored for c in (s.grade or {}).get("checks", []) if c.get("name") == "tests"), None)
+        if task.kind == "python" and tests is not None:
+            d = tests.get("detail") or {}
+            not_sealed.update(tests=d.get("total", 0), unsealed=d.get("unsealed", 0), no_assert=d.get("no_assert", 0),
+                              prompts=1, prompts_with_unsealed=bool(d.get("unsealed") or d.get("no_assert")))
         for j, (s, origin) in enumerate(zip(scored, origins)):
             grade_rows.append({"task_id": task.id, "source": task.source, "kind": task.kind, "sample": j,
                                "origin": origin, "score": s.score, "passed": s.passed,
@@ -429,6 +435,9 @@ def build_exec_pairs(tasks: Sequence[GradingTask], generate: Generate, grader: A
                "pool_injected": sum(len(p) - n for p in pools),
                "pairs_with_injected": sum(INJECTED in (m["chosen_origin"], m["rejected_origin"]) for m in metas),
                "difficulty_basis": dict(Counter(t.meta.get("difficulty_basis", "none") for t in tasks)),
+               # tests whose verdict would rest on the sandbox's word fail for every sample (sandbox/sealed.py)
+               "python_tests_not_sealed": {k: not_sealed[k] for k in ("prompts", "prompts_with_unsealed", "tests",
+                                                                      "unsealed", "no_assert")},
                "no_pair_by_reason": dict(dropped), "sample_s": round(sample_s, 2), "grade_s": round(grade_s, 2)}
     return ExecPairsResult(rows, grade_rows, dropped, summary, groups)
 

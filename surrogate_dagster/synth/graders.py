@@ -3,10 +3,13 @@
 Task kinds and their checks (role: gate / functional / lint):
 
 - ``python`` (OpenCodeInstruct ``unit_tests``, opc-sft-stage2 educational_instruct ``testcase``):
-  syntax (gate: ``ast.parse`` on the host, nothing executed), tests (functional: each test run
-  in one sandboxed process, its assertions judged on the host over the plain values the
-  candidate's code returned, with typed comparison: ``sandbox/sealed.py``; score = pass
-  fraction), semgrep (lint).
+  syntax (gate: ``ast.parse`` on the host, nothing executed), tests (functional: the tests run
+  in one sandbox, the candidate's code in its own module, the tests as ``__main__``; every
+  assertion judged on the host over the plain values the candidate's code returned, with typed
+  comparison: ``sandbox/shapes.py``, ``sandbox/sealed.py``; score = pass fraction), semgrep
+  (lint). A test the host cannot seal (its verdict would rest on the sandbox's word: loops over
+  run-time values, comparisons of two run-time values) or that asserts nothing fails, unless the
+  grader is built with ``trust_unsealed=True``; the count is in the check's detail.
 - ``stdio`` (TACO/APPS ``input_output``, rStar-Coder ``inputs``/``outputs``): a Python program
   judged on input/output cases: syntax (gate), cases (functional: one sandboxed process per case
   with its own wall-clock limit, so a case that hangs fails alone; score = pass fraction, the
@@ -408,11 +411,12 @@ class Grader:
     """Grades completions in the sandbox. One instance is reusable and thread-safe."""
 
     def __init__(self, sandbox: Sandbox | None = None, linters: Linters | None = None,
-                 workers: int = 2, iac: IacScanner | None = None) -> None:
+                 workers: int = 2, iac: IacScanner | None = None, trust_unsealed: bool = False) -> None:
         self.linters = linters or Linters()
         self.sandbox = sandbox or self.linters.sandbox
         self.workers = workers
         self.iac = iac
+        self.trust_unsealed = trust_unsealed  # False: a test the host cannot seal fails
         tools = {**self.linters.available(), **({"checkov": iac.available()} if iac else {})}
         missing = [k for k, ok in tools.items() if not ok]
         if missing:  # grading without a tool would silently change what a score means
@@ -464,7 +468,8 @@ class Grader:
             err = _syntax_error(code)
             checks.append(_gate("syntax", err is None, {"error": err} if err else {}))
             if err is None:
-                run = run_python_asserts(self.sandbox, code, task.tests, task.setup, limits=EXEC_LIMITS)
+                run = run_python_asserts(self.sandbox, code, task.tests, task.setup, limits=EXEC_LIMITS,
+                                         trust_unsealed=self.trust_unsealed)
                 if run.report is None:
                     checks.append(_fraction_check("tests", [run.problem] * len(task.tests),
                                                   {"sandbox": run.sandbox.killed_reason}))
@@ -473,7 +478,10 @@ class Grader:
                     checks.append(_fraction_check("tests", run.report["errors"],
                                                   {"solution_error": run.report["solution_error"],
                                                    "unsealed": len(run.report.get("unsealed", [])),
-                                                   "tampered": run.report.get("tampered")}))
+                                                   "no_assert": len(run.report.get("no_assert", [])),
+                                                   "trust_unsealed": self.trust_unsealed,
+                                                   "tampered": run.report.get("tampered"),
+                                                   "host_budget_exceeded": bool(run.report.get("host_budget_exceeded"))}))
                 checks.append(_lint_check("semgrep", lint["semgrep"]))
         elif task.kind == "stdio":
             err = _syntax_error(code)

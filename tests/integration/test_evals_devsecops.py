@@ -16,7 +16,7 @@ from tests.unit.evals.test_devsecops_seed import seed
 
 @pytest.fixture(scope="module")
 def grader() -> Grader:
-    return Grader()
+    return Grader(trust_unsealed=D.TRUST_UNSEALED)  # as the eval grades
 
 
 def test_every_reference_passes_and_validators_discriminate(seed, grader):

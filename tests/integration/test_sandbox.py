@@ -92,7 +92,8 @@ def test_concurrent_runs_do_not_share_a_uid(sb: Sandbox) -> None:
 def test_assert_harness_counts_each_test(sb: Sandbox) -> None:
     code = "def add(a, b):\n    print('noise' * 10000)\n    return a + b\n"
     run = run_python_asserts(sb, code, ["assert add(1, 2) == 3", "assert add(1, 1) == 3",
-                                        "while True:\n    pass", "def test_zero():\n    assert add(0, 0) == 0"],
+                                        "while True:\n    pass\nassert add(0, 1) == 1",
+                                        "def test_zero():\n    assert add(0, 0) == 0"],
                              per_test_s=0.5)
     assert run.report is not None
     errs = run.report["errors"]

@@ -30,6 +30,11 @@ from ...inference import GenRequest, InferenceClient
 from .common import EvalReport, Timer, pct
 
 BENCHMARK = "devsecops"
+# The eval grades our own checkpoints' greedy answers and keeps its scores comparable with earlier
+# runs: a Python test the host cannot seal (one seed test compares with a path only the sandbox
+# knows) is run and its report trusted, as before. The execution-graded pairs, a training signal,
+# never trust one (synth/graders.py, sandbox/sealed.py).
+TRUST_UNSEALED = True
 CATEGORIES = ("dockerfile", "kubernetes", "terraform", "bash", "cve")
 KIND_OF = {"dockerfile": "dockerfile", "kubernetes": "kubernetes", "terraform": "terraform", "bash": "bash",
            "cve": "python"}
