@@ -102,10 +102,11 @@ class _Handler(WriteRoutes, BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         for k, v in (headers or {}).items():
             self.send_header(k, v)
+        # Recorded before the headers go out: a client that has read its answer finds it logged.
+        self._record(status)
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
-        self._record(status)
 
     def _json(self, status: int, data: Any, headers: dict[str, str] | None = None) -> None:
         self._send(status, json.dumps(data).encode(), headers)
@@ -364,8 +365,8 @@ class _Handler(WriteRoutes, BaseHTTPRequestHandler):
                 self.send_response(416)
                 self.send_header("Content-Range", f"bytes */{blob.size}")
                 self.send_header("Content-Length", "0")
-                self.end_headers()
                 self._record(416)
+                self.end_headers()
                 return
             start, end, status = span[0], span[1], 206
             headers["Content-Range"] = f"bytes {start}-{end - 1}/{blob.size}"
@@ -374,6 +375,7 @@ class _Handler(WriteRoutes, BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(end - start))
         for k, v in headers.items():
             self.send_header(k, v)
+        self._record(status)  # before the headers go out, as in _send
         self.end_headers()
         if self.command == "GET":
             try:
@@ -381,7 +383,6 @@ class _Handler(WriteRoutes, BaseHTTPRequestHandler):
                     self.wfile.write(chunk)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client stopped reading (a streaming reader that had enough)
-        self._record(status)
 
     def _whoami(self, user: HubUser | None) -> None:
         if user is None:
