@@ -20,6 +20,10 @@ CHECKOV := checkov==3.3.30
 LVENV := .venv-lcb
 LSTAMP := $(LVENV)/.installed
 LCB_RUNNER := nvidia-livecodebench==26.3
+AVENV := .venv-swe-agent
+ASTAMP := $(AVENV)/.installed
+MINI_SWE_AGENT := mini-swe-agent==2.4.6
+LITELLM := litellm==1.110.2
 # The GPU host's own environments (docs/SCALE_OUT.md, "Production: one GPU host"): vLLM for
 # `vllm serve` (phases.serving.vllm.command) and, where a Docker daemon answers, the swebench
 # harness (phases.evals.swebench_python). `make setup` builds them only on a GPU host: nvidia-smi
@@ -110,6 +114,16 @@ $(LSTAMP): $(UV)
 	$(LVENV)/bin/python -I -c "from livecodebench.evaluation.compute_code_generation_metrics import evaluate_generations_by_problem"
 	touch $(LSTAMP)
 
+# mini-swe-agent, the agent scaffold of SWE-bench Lite (evals/harness/swe_agent_runner.py, out of
+# process): its pins (litellm, openai, textual, datasets) stay out of the pipeline's venv. litellm
+# pinned too: the scaffold's model calls go through it.
+$(ASTAMP): $(UV)
+	test -x $(AVENV)/bin/python || $(NEW_VENV) -p $(PY) $(AVENV)
+	$(INSTALL) $(AVENV)/bin/python $(MINI_SWE_AGENT) $(LITELLM)
+	MSWEA_SILENT_STARTUP=1 MSWEA_GLOBAL_CONFIG_DIR=$(AVENV)/mswea LITELLM_LOCAL_MODEL_COST_MAP=True \
+		$(AVENV)/bin/python -I -c "from minisweagent.agents.default import DefaultAgent; from minisweagent.models.litellm_textbased_model import LitellmTextbasedModel"
+	touch $(ASTAMP)
+
 # vLLM in its own venv (it pins torch exactly: docker/gpu/requirements-vllm.txt, as in the GPU image).
 $(VSTAMP): docker/gpu/requirements-vllm.txt $(UV)
 	test -x $(VVENV)/bin/python || $(NEW_VENV) -p $(PY) $(VVENV)
@@ -129,7 +143,7 @@ gpu-host: $(VSTAMP)
 	@if docker info >/dev/null 2>&1; then $(MAKE) --no-print-directory $(SSTAMP); \
 	else echo "gpu-host: no Docker daemon answers here: $(SVENV) not built (SWE-bench Lite reports unavailable)"; fi
 
-setup: $(STAMP) $(TSTAMP) $(BSTAMP) $(CSTAMP) $(LSTAMP) $(if $(GPU_HOST),gpu-host)
+setup: $(STAMP) $(TSTAMP) $(BSTAMP) $(CSTAMP) $(LSTAMP) $(ASTAMP) $(if $(GPU_HOST),gpu-host)
 
 run: setup
 	$(BIN)/python -m surrogate_dagster.cli run
