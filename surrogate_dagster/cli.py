@@ -51,6 +51,10 @@ run_monitoring:
   max_resume_run_attempts: 0
   poll_interval_seconds: 30
   free_slots_after_run_end_seconds: 60
+# The daemon takes the UI's queued runs every second (Dagster's default is 5): the wait before a
+# Materialize click's run worker starts is part of what the UI costs over `make run`.
+run_queue:
+  dequeue_interval_seconds: 1
 """
 # What earlier versions of this command wrote: upgraded in place (no user edits to keep).
 _OLD_INSTANCE_YAMLS = ("telemetry:\n  enabled: false\nconcurrency:\n  pools:\n    default_limit: 1\n",)

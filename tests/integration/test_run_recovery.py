@@ -211,6 +211,8 @@ def test_instance_config_has_pools_and_run_monitoring(tmp_path):
     assert cfg["run_monitoring"]["free_slots_after_run_end_seconds"] > 0
     with DagsterInstance.from_config(str(home)) as instance:  # Dagster accepts it
         assert instance.run_monitoring_enabled
+        # the daemon dequeues the UI's runs every second, not Dagster's default 5
+        assert instance.run_coordinator.dequeue_interval_seconds == 1
     # The config an earlier CLI wrote is upgraded; one a person edited is kept.
     (home / "dagster.yaml").write_text(cli._OLD_INSTANCE_YAMLS[0])
     cli.ensure_instance_home(home, set_env=False)
