@@ -51,7 +51,7 @@ TRAINER_RETRY = backoff_policy(1, 300)
 RETRY_POLICIES: dict[str, RetryPolicy] = {
     "source_rows": MIRROR_RETRY,
     "helper_rows": MIRROR_RETRY,
-    "*_mixture_hub": HUB_PUSH_RETRY,
+    "*_hub": HUB_PUSH_RETRY,  # curation.mixtures.hub_asset_name
     "synth_scenarios": LLM_RETRY,
     "orchestrator_traces": LLM_RETRY,
     "*_checkpoint": TRAINER_RETRY,

@@ -4,7 +4,7 @@
                                                       \\-> dedup_decisions (all sources) --\\
     benchmark_ngram_index ---------------------------------------------------> curated_rows[s]
     curated_rows[*] -> code_sft_mixture, tool_sft_mixture, agent_sft_mixture, code_dpo_mixture, tool_dpo_mixture
-    <name>_mixture -> [blocking checks] -> <name>_mixture_hub (the Hub push; also waits for mixture_views)
+    <name>_mixture -> [blocking checks] -> <name>_hub (the Hub push; also waits for mixture_views)
 
 Per-source steps re-run alone when one source changes; only the cheap cross-source steps
 (dedup decisions, the per-source application of them, mixtures) follow.
@@ -50,6 +50,7 @@ from ..sources.normalize import read_normalized
 from ..storage.layout import (BENCHMARK_INDEX, DECONTAM, DEDUP, MINHASH, mixture_pointer, mixture_version_prefix,
                               normalized_pointer, pointer, raw_pointer, step_pointer)
 from .config import CurationProfile, load_curation
+from .mixtures import hub_asset_name
 from .resource import CurationSettings
 from .sanitize_stage import sanitize_rows
 from .stage_io import SYNTH_STEP, curated_synth_asset, read_pointer, read_step, version_of, write_step
@@ -550,7 +551,7 @@ def _mixture_asset(name: str):
            deps=[curated_rows, *[AssetKey(curated_synth_asset(k)) for k in cfg.synth]],
            kinds={"jsonl"},
            description=f"The {name.replace('_', ' ')} stage dataset, backed up to the object store; "
-                       f"{name}_mixture_hub pushes it to the hub as {cfg.hub_repo} (private) once "
+                       f"{hub_asset_name(name)} pushes it to the hub as {cfg.hub_repo} (private) once "
                        f"its checks pass.")
     def _mixture(context: AssetExecutionContext, object_store: ObjectStoreResource,
                  hub: HubResource) -> MaterializeResult:
@@ -680,7 +681,7 @@ def _mixture_hub_asset(name: str):
     # which lives in the training group and which curation never imports (a characters/2 estimate
     # here would be an upper bound that flags rows the tokenizer keeps). Depending on it makes the
     # push wait for that check too.
-    @asset(name=f"{name}_mixture_hub", group_name="curation", code_version=code_version_of("_mixture_hub_asset"),
+    @asset(name=hub_asset_name(name), group_name="curation", code_version=code_version_of("_mixture_hub_asset"),
            deps=[AssetKey(f"{name}_mixture"), AssetKey(MIXTURE_VIEWS)], kinds={"huggingface"}, retry_policy=HUB_PUSH_RETRY,
            description=f"The {name}_mixture version its pointer names, pushed to the hub as "
                        f"{cfg.hub_repo} (private) with its dataset card, once its checks and the "

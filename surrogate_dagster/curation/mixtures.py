@@ -37,6 +37,13 @@ from .checks import dpo_cut_problem
 DEFAULT_SYSTEM_FILES = {"agent_sft": ASSETS_DIR / "stages" / "stage1_6_system_prompt.txt"}
 
 
+def hub_asset_name(mixture: str) -> str:
+    """The asset that pushes ``mixture`` to the Hub: ``<mixture>_hub`` (``code_sft_hub``). The
+    graph's zoomed-out nodes show 18 characters of a name, cut in the middle, so the part that
+    tells the five pushes apart comes first and the name stays short."""
+    return f"{mixture}_hub"
+
+
 def default_system_prompt(mixture: str) -> str | None:
     """The system prompt given to rows of ``mixture`` without one (None: rows stay as curated)."""
     path = DEFAULT_SYSTEM_FILES.get(mixture)

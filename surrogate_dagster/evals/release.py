@@ -37,6 +37,7 @@ from dagster import (
     asset,
 )
 
+from ..curation.mixtures import hub_asset_name
 from ..resources import HubResource, ObjectStoreResource
 from ..storage.checkpoints import read_checkpoint
 from ..storage.layout import MIXTURES, SCOREBOARD, child_pointers, pointer, raw_revisions, release_folder
@@ -234,7 +235,7 @@ def build_release_asset(catalog: EvalCatalog, report_assets: list[str], tier2_re
         lineage = _lineage(store, catalog)
         costs = ledger_costs(context.instance)
         mixture_hub = {m: meta["hub_uri"] for m in child_pointers(store, MIXTURES)
-                       if (meta := _latest_metadata(context.instance, f"{m}_mixture_hub")) and meta.get("hub_uri")}
+                       if (meta := _latest_metadata(context.instance, hub_asset_name(m))) and meta.get("hub_uri")}
         folder = f"{release_folder(catalog.release.hub_repo)}/{revision or 'never-trained'}"
         store_files = {n: store.uri(f"{folder}/{n}") for n in ("outcome.md", "knowledge_index.md")}
         docs_args = dict(repo_id=repo_id, catalog=catalog, revision=revision, promoted=promote, gates=gates,

@@ -76,10 +76,10 @@ def env(tmp_path):
 
 
 def _run(name: str, resources, instance, with_views: bool = True, select=None):
-    defs = [_by_name(f"{name}_mixture"), _by_name(f"{name}_mixture_hub"), _checks_for(name)]
+    defs = [_by_name(f"{name}_mixture"), _by_name(f"{name}_hub"), _checks_for(name)]
     if with_views:
         defs.append(_stand_in_views([name]))
-    keys = select or [AssetKey(f"{name}_mixture"), AssetKey(f"{name}_mixture_hub")]
+    keys = select or [AssetKey(f"{name}_mixture"), AssetKey(f"{name}_hub")]
     if with_views and select is None:
         keys.append(AssetKey("mixture_views"))
     return materialize(defs, selection=keys, resources=resources, instance=instance, raise_on_error=False)
@@ -108,7 +108,7 @@ def test_a_clean_mixture_is_checked_then_pushed_as_backed_up(env):
     assert (pushed / "data" / "train.jsonl").read_bytes() == store.get_bytes(latest["key"])
     prefix = latest["key"].removesuffix("train.jsonl")
     assert (pushed / "README.md").read_bytes() == store.get_bytes(prefix + "README.md")
-    (mat,) = result.asset_materializations_for_node("tool_dpo_mixture_hub")
+    (mat,) = result.asset_materializations_for_node("tool_dpo_hub")
     assert mat.metadata["hub_uri"].value.startswith("hf-offline://datasets/t/surrogate-1-v2-tool-dpo")
     assert unpassed_gates(store, "tool_dpo", latest["data_version"]) == {}
 
@@ -131,18 +131,18 @@ def test_a_bad_dpo_mixture_blocks_its_push(env, plant, failed):
     result = _run("tool_dpo", resources, instance)
     assert not result.success
     done = {e.asset_key.to_user_string() for e in result.get_asset_materialization_events()}
-    assert "tool_dpo_mixture" in done and "tool_dpo_mixture_hub" not in done  # built, backed up, not pushed
+    assert "tool_dpo_mixture" in done and "tool_dpo_hub" not in done  # built, backed up, not pushed
     evals = _evaluations(result)
     assert evals[failed] is False and all(v for k, v in evals.items() if k != failed), evals
     assert _pushed(tmp) == []
     # In a run of its own (the blocking check is not part of it) the push refuses the version too.
-    alone = _run("tool_dpo", resources, instance, select=[AssetKey("tool_dpo_mixture_hub")])
+    alone = _run("tool_dpo", resources, instance, select=[AssetKey("tool_dpo_hub")])
     assert not alone.success and _pushed(tmp) == []
     failure = next(e for e in alone.all_events if e.is_step_failure)
     assert failed in failure.step_failure_data.error.message
     with pytest.raises(Failure, match=f"curation: {failed}"):
-        materialize([_by_name("tool_dpo_mixture_hub")], resources=resources, instance=instance,
-                    selection=[AssetKey("tool_dpo_mixture_hub")])
+        materialize([_by_name("tool_dpo_hub")], resources=resources, instance=instance,
+                    selection=[AssetKey("tool_dpo_hub")])
 
 
 def test_an_sft_row_without_an_assistant_turn_blocks_the_push(env):

@@ -40,7 +40,7 @@ def env(tmp_path_factory):
     inst.report_runless_asset_event(AssetMaterialization(
         "cost_ledger", metadata={"cash_usd": 12.5, "gpu_hours": 3.25, "budget_level": "ok", "per_asset": "x"}))
     inst.report_runless_asset_event(AssetMaterialization(
-        "code_sft_mixture_hub", metadata={"hub_uri": "hf-offline://datasets/axentx/code-sft@777"}))
+        "code_sft_hub", metadata={"hub_uri": "hf-offline://datasets/axentx/code-sft@777"}))
     return tmp, model, res, store, inst
 
 

@@ -54,9 +54,21 @@ def test_cross_phase_dependencies_use_the_constants(graph):
         return set(graph.get(AssetKey(asset)).parent_keys) & defined(graph)
 
     assert {AssetKey("normalized_rows"), AssetKey(keys.EVAL_CANARIES)} <= parents("sanitized_rows")
-    assert AssetKey(keys.MIXTURE_VIEWS) in parents("code_sft_mixture_hub")
+    assert AssetKey(keys.MIXTURE_VIEWS) in parents("code_sft_hub")
     assert AssetKey(keys.SMOKE_GATE) in parents(keys.SMOKE_GATED_STAGE)
     assert {AssetKey(keys.AGENT_CHECKPOINT), AssetKey(keys.SMOKE_GATE), AssetKey("curated_rows")} <= parents(
         "exec_graded_pairs")
     assert AssetKey("hf_revisions") in parents("source_rows")
     assert AssetKey("tier2_eval_report") in parents("mvp_release")
+
+
+def test_each_mixture_push_is_named_whole_in_the_zoomed_out_graph(graph):
+    """The graph's zoomed-out nodes show 18 characters of a name (longer ones are cut in the
+    middle), so the five Hub pushes are told apart there only if their names fit."""
+    from surrogate_dagster.curation.assets import CURATION
+    from surrogate_dagster.curation.mixtures import hub_asset_name
+
+    pushes = [hub_asset_name(m) for m in CURATION.mixtures]
+    assert len(set(pushes)) == len(pushes) == 5
+    assert all(AssetKey(p) in defined(graph) for p in pushes)
+    assert [p for p in pushes if len(p) > 18] == []

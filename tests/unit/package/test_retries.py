@@ -36,7 +36,7 @@ def test_policies_are_attached_to_exactly_the_transient_steps(policies):
     assert with_policy == expected
     # every family of the registry names at least one asset of the code location
     assert {"source_rows", "helper_rows", "synth_scenarios", "orchestrator_traces"} <= set(with_policy)
-    assert any(k.endswith("_mixture_hub") for k in with_policy)
+    assert any(k.endswith("_hub") for k in with_policy)
     assert any(k.endswith("_checkpoint") for k in with_policy)
     # deterministic steps get none: a retry would fail the same way
     for name in ("normalized_rows", "sanitized_rows", "curated_rows", "dedup_decisions"):
@@ -51,7 +51,7 @@ def test_policies_back_off_exponentially_with_jitter(policy):
 
 def test_expected_policy_matches_families():
     assert expected_policy("stage1_checkpoint") is TRAINER_RETRY
-    assert expected_policy("agent_mixture_hub") is HUB_PUSH_RETRY
+    assert expected_policy("agent_sft_hub") is HUB_PUSH_RETRY
     assert expected_policy("agent_mixture") is None  # the mixture itself is local and deterministic
     assert set(RETRY_POLICIES.values()) == {MIRROR_RETRY, HUB_PUSH_RETRY, LLM_RETRY, TRAINER_RETRY}
 
