@@ -289,8 +289,17 @@ def _run_tier2(bench: str, context, store, evals: EvalSettings, client) -> Any:
     max_items = o.max_items if o else None
     max_new = (o.max_new_tokens if o and o.max_new_tokens else None) or cfg.max_new_tokens
     if bench == "swebench_lite":
+        from .harness.swe_agent import ScaffoldSettings
+
+        sc = cfg.scaffold
+        settings = ScaffoldSettings(agent_config=sc.agent_config, step_limit=(o.step_limit if o else None) or sc.step_limit,
+                                    cost_limit=sc.cost_limit, command_timeout_s=sc.command_timeout_s,
+                                    wall_time_limit_s=sc.wall_time_limit_s, max_tokens=max_new,
+                                    temperature=sc.temperature, workers=sc.workers, model_retries=sc.model_retries)
         return swebench.run(client, offline=prof.offline, work_dir=prof.work_path("swebench", client.ref.name),
-                            swebench_python=prof.swebench_python, max_items=max_items, max_new_tokens=max_new)
+                            swebench_python=prof.swebench_python, settings=settings,
+                            agent_python=prof.swe_agent_python, max_items=max_items,
+                            max_workers=cfg.harness_workers, log=context.log.info)
     if bench == "gaia_level1":
         return gaia.run(client, offline=prof.offline, token_env=prof.hf_token_env, max_items=max_items,
                         max_new_tokens=max_new)

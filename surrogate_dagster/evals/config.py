@@ -101,6 +101,25 @@ class DevsecopsBench(Bench):
     target_total: StrictInt = Field(default=280, gt=0)
 
 
+class SweAgentScaffold(Strict):
+    """The agent scaffold that makes SWE-bench patches (mini-swe-agent, evals/harness/swe_agent.py)."""
+
+    agent_config: str = Field(default="swebench_backticks.yaml",
+                              description="one of mini-swe-agent's own config files (its prompts and templates)")
+    step_limit: StrictInt = Field(gt=0, description="model calls per instance before the agent stops")
+    cost_limit: float = Field(default=0.0, ge=0, description="USD per instance; 0: none (a served model has no price)")
+    command_timeout_s: StrictInt = Field(default=60, gt=0, description="per bash command")
+    wall_time_limit_s: StrictInt = Field(default=0, ge=0, description="per instance; 0: none")
+    temperature: float | None = Field(default=0.0, ge=0, description="null: the server's default")
+    workers: StrictInt = Field(default=1, gt=0, description="instances run at once")
+    model_retries: StrictInt = Field(default=3, gt=0, description="attempts per model call (mini-swe-agent's retry)")
+
+
+class SwebenchBench(Bench):
+    scaffold: SweAgentScaffold
+    harness_workers: StrictInt = Field(default=4, gt=0, description="swebench run_evaluation --max_workers")
+
+
 class NoleakBench(Bench):
     prompts: StrictInt = Field(default=100, gt=0)
     canaries_per_kind: StrictInt = Field(default=4, gt=0)
@@ -146,7 +165,7 @@ class Tier1(Strict):
 
 
 class Tier2(Strict):
-    swebench_lite: Bench
+    swebench_lite: SwebenchBench
     devsecops: DevsecopsBench
     gaia_level1: Bench
     noleak: NoleakBench
@@ -236,6 +255,7 @@ class BenchOverride(Strict):
     samples_per_family: StrictInt | None = Field(default=None, gt=0)
     max_per_category: StrictInt | None = Field(default=None, gt=0)
     cutoff: date | None = None
+    step_limit: StrictInt | None = Field(default=None, gt=0, description="SWE-bench: the agent's step limit")
     target_total: StrictInt | None = Field(default=None, gt=0)
     skip: dict[str, str] = Field(default_factory=dict, description="categories/tasks this profile leaves out: why")
 
@@ -257,6 +277,8 @@ class EvalsProfile(Strict):
                                                                     "overrides the runbook's gate")
     sandbox_workers: StrictInt = Field(default=2, gt=0)
     swebench_python: str | None = None
+    swe_agent_python: str | None = Field(default=".venv-swe-agent/bin/python",
+                                         description="the mini-swe-agent environment's interpreter (make setup)")
     hf_token_env: str = "HF_TOKEN"
 
     @model_validator(mode="after")

@@ -1,31 +1,42 @@
-"""SWE-bench Lite through the official ``swebench`` harness, which builds and runs every instance in
-Docker. Where Docker (CLI + a reachable daemon) is absent, or the dataset rows with their test
-fields cannot be fetched (offline: the shared copy has no test_patch / FAIL_TO_PASS), the report
-is ``unavailable`` and says why: it is never a pass.
+"""SWE-bench Lite as the leaderboards run it: an agent scaffold makes the patches, the official
+``swebench`` harness scores them.
 
-When it can run: prompts are SWE-bench's own retrieval prompts (``princeton-nlp/SWE-bench_Lite_bm25_13K``,
-field ``text``: issue + BM25-retrieved files, asking for a ``<patch>`` diff); the model answers
-greedily; the diff is extracted; predictions go to ``python -m swebench.harness.run_evaluation``
-run out of process with ``swebench_python`` (an environment with ``swebench`` installed: it pins
-its own dependencies), and its JSON report gives the resolved instances.
+Patches: mini-swe-agent (:mod:`.swe_agent`, run out of process in ``.venv-swe-agent``), its
+``DefaultAgent`` with its own SWE-bench prompts (``swebench_backticks.yaml``), drives the served
+checkpoint (:mod:`.served`: the profile's ``vllm serve``, or the transformers stand-in started for
+it) in a checkout of each instance's repository at its base commit, up to the configured step
+limit, with no cost limit; the prediction is the work tree's ``git diff``. Score: the predictions
+go to ``python -m swebench.harness.run_evaluation`` (``swebench_python``, the environment with
+``swebench`` installed), which runs every instance's tests in Docker; the score is the share of
+instances it reports resolved.
+
+Where that cannot run (no Docker daemon, offline: the shared copy lacks the rows' test fields, no
+swebench environment) the scaffold still runs, on the shipped fixture instance
+(:mod:`.swebench_fixture`), and the report is ``unavailable`` with every reason; the scaffold's
+figures (instances attempted, patches produced, model calls, exit statuses) are in its metrics.
+It never carries a resolved rate the harness did not compute.
+
+How it differs from the leaderboard's mini-swe-agent run: the agent's shell is a checkout on this
+host, not the instance's SWE-bench Docker image (the repository's dependencies are not installed,
+so the agent cannot run its tests there); decoding is greedy with a per-call token budget; the
+patch is ``git diff`` of tracked files, not the text the agent submits (both are in the trajectory).
 """
 
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import subprocess
 from pathlib import Path
 from typing import Callable
 
-from ...inference import GenRequest, InferenceClient
-from .common import EvalReport, Timer, pct, unavailable
+from ...inference import InferenceClient
+from .common import EvalReport, Timer, pct
+from .swe_agent import ScaffoldRun, ScaffoldSettings, run_scaffold, scaffold_figures, scaffold_python
 
 BENCHMARK = "swebench_lite"
-VARIANT = "SWE-bench Lite (test, 300) via the swebench harness, BM25 13K retrieval prompts"
-_PATCH_TAG = re.compile(r"<patch>\n?(.*?)</patch>", re.S)
-_DIFF_FENCE = re.compile(r"```(?:diff|patch)?\n(diff --git.*?|--- .*?)```", re.S)
+VARIANT = "SWE-bench Lite (test, 300): mini-swe-agent patches, the swebench harness's resolved share"
+SCORE_NAME = "% resolved"
 
 
 def docker_status(timeout_s: float = 20.0) -> tuple[bool, str]:
@@ -43,18 +54,6 @@ def docker_status(timeout_s: float = 20.0) -> tuple[bool, str]:
     return True, f"Docker server {r.stdout.strip()}"
 
 
-def extract_patch(text: str) -> str:
-    """The unified diff in a model answer: a <patch> block, else a diff fence, else a bare diff."""
-    m = _PATCH_TAG.search(text)
-    if m:
-        return m.group(1).strip() + "\n"
-    m = _DIFF_FENCE.search(text)
-    if m:
-        return m.group(1).strip() + "\n"
-    i = text.find("diff --git")
-    return text[i:].strip() + "\n" if i >= 0 else ""
-
-
 def parse_harness_report(path: Path) -> dict:
     """The harness' summary JSON -> resolved / submitted ids and counts."""
     d = json.loads(Path(path).read_text())
@@ -65,39 +64,113 @@ def parse_harness_report(path: Path) -> dict:
             "total_instances": d.get("total_instances"), "error_ids": sorted(d.get("error_ids") or [])}
 
 
-def run(client: InferenceClient, *, offline: bool, work_dir: Path, swebench_python: str | None,
-        dataset_name: str = "princeton-nlp/SWE-bench_Lite", prompts_dataset: str = "princeton-nlp/SWE-bench_Lite_bm25_13K",
-        split: str = "test", max_items: int | None = None, max_new_tokens: int = 2048, max_workers: int = 4,
-        timeout_s: int = 4 * 3600, log: Callable[[str], None] | None = None) -> EvalReport:
-    """Evaluate one checkpoint, or say plainly why it cannot be evaluated here."""
-    ok, detail = docker_status()
-    if not ok:
-        return unavailable(BENCHMARK, VARIANT, f"Docker unavailable ({detail}): SWE-bench's harness runs every "
-                           "instance's tests in a container, so nothing was scored", "% resolved")
+def harness_blockers(*, offline: bool, swebench_python: str | None, docker: tuple[bool, str]) -> list[str]:
+    """Why the official harness cannot score here (empty: it can)."""
+    out = []
+    if not docker[0]:
+        out.append(f"Docker unavailable ({docker[1]}): SWE-bench's harness runs every instance's tests in a "
+                   "container, so nothing was scored")
     if offline:
-        return unavailable(BENCHMARK, VARIANT, "offline: the harness needs the HF dataset rows with test_patch / "
-                           "FAIL_TO_PASS / PASS_TO_PASS; the shared copy has only problem statements and gold patches",
-                           "% resolved")
+        out.append("offline: the harness needs the HF dataset rows with test_patch / FAIL_TO_PASS / PASS_TO_PASS; "
+                   "the shared copy has only problem statements and gold patches")
     if not swebench_python:
-        return unavailable(BENCHMARK, VARIANT, "no swebench environment configured (phases.evals.swebench_python)",
-                           "% resolved")
+        out.append("no swebench environment configured (phases.evals.swebench_python)")
+    elif not Path(swebench_python).exists() and shutil.which(swebench_python) is None:
+        out.append(f"the swebench environment {swebench_python} does not exist (make gpu-host on a host with Docker)")
+    return out
+
+
+def servable(client: InferenceClient) -> bool:
+    """Whether the scaffold can query ``client``'s model over HTTP (a served or stand-in-servable one)."""
+    from ...inference import TransformersInference, VLLMServerInference
+
+    return isinstance(client, (VLLMServerInference, TransformersInference))
+
+
+def _scaffold(client: InferenceClient, instances: list[dict], settings: ScaffoldSettings, python: Path,
+              work_dir: Path, log: Callable[[str], None] | None) -> ScaffoldRun:
+    from .served import openai_endpoint
+
+    with openai_endpoint(client, work_dir=work_dir, log=log) as ep:
+        return run_scaffold(ep, instances, settings, python=python, work_dir=work_dir, model_name=client.ref.name)
+
+
+def _scaffold_notes(run: ScaffoldRun, settings: ScaffoldSettings) -> list[str]:
+    return [f"patches by {run.scaffold} ({run.detail['agent']}, config {run.detail['agent_config']}, "
+            f"{run.detail['model_class'].rsplit('.', 1)[-1]} via litellm {run.detail['litellm']}, "
+            f"{run.detail['environment'].rsplit('.', 1)[-1]}: a checkout at the base commit on this host)",
+            f"step limit {settings.step_limit}, cost limit {settings.cost_limit or 'none'}, "
+            f"temperature {settings.temperature}, max_tokens per call {settings.max_tokens or 'server default'}",
+            "model_patch: git diff of the work tree against the base commit (tracked files)"]
+
+
+def _samples(run: ScaffoldRun, resolved: set[str] | None = None) -> list[dict]:
+    patches = {p["instance_id"]: p["model_patch"] for p in run.predictions}
+    return [{**r, "model_patch": patches.get(r["instance_id"], ""),
+             **({} if resolved is None else {"resolved": r["instance_id"] in resolved})} for r in run.instances]
+
+
+def fixture_report(client: InferenceClient, reasons: list[str], *, settings: ScaffoldSettings,
+                   agent_python: Path | None, work_dir: Path, log: Callable[[str], None] | None) -> EvalReport:
+    """``unavailable`` (``reasons``), with the scaffold run on the shipped fixture instance where it can run."""
+    from .swebench_fixture import build_fixture_repo
+
+    reason = "; ".join(reasons)
+    base = EvalReport(benchmark=BENCHMARK, variant=VARIANT, version="", status="unavailable", score=None,
+                      score_name=SCORE_NAME, reason=reason)
+    if agent_python is None:
+        base.notes = ["scaffold not run: no mini-swe-agent environment (.venv-swe-agent: make setup; "
+                      "phases.evals.swe_agent_python)"]
+        return base
+    if not servable(client):
+        base.notes = [f"scaffold not run: {type(client).__name__} serves no model the scaffold can query"]
+        return base
+    instance = build_fixture_repo(work_dir / "fixture_repo")
+    with Timer() as t:
+        run = _scaffold(client, [instance], settings, agent_python, work_dir / "fixture_run", log)
+    figures = scaffold_figures(run.instances)
+    if log:
+        log(f"SWE-bench Lite unavailable ({reason}); scaffold on the fixture instance: {figures}")
+    base.samples = _samples(run)
+    base.dataset = {"source": "fixtures/swebench/mini_stats (shipped fixture instance)",
+                    "instance": instance["instance_id"], "base_commit": instance["base_commit"]}
+    base.metrics = {"scaffold": run.scaffold, **run.detail, **figures,
+                    "scaffold_instances": "the shipped fixture instance",
+                    "inference": client.describe()}
+    base.timings = {"scaffold_s": round(t.s, 3)}
+    base.notes = ["not scored: the scaffold ran on the shipped fixture instance only; no resolved share is "
+                  "computed without the official harness", *_scaffold_notes(run, settings)]
+    return base
+
+
+def run(client: InferenceClient, *, offline: bool, work_dir: Path, swebench_python: str | None,
+        settings: ScaffoldSettings, agent_python: str | None, dataset_name: str = "princeton-nlp/SWE-bench_Lite",
+        split: str = "test", max_items: int | None = None, max_workers: int = 4, timeout_s: int = 4 * 3600,
+        log: Callable[[str], None] | None = None) -> EvalReport:
+    """Evaluate one checkpoint, or say plainly why it cannot be scored here (module docstring)."""
+    work_dir = Path(work_dir)
+    python = scaffold_python(agent_python)
+    docker = docker_status()
+    blockers = harness_blockers(offline=offline, swebench_python=swebench_python, docker=docker)
+    if python is None and not blockers:
+        blockers = [f"no mini-swe-agent environment ({agent_python}: make setup): no patches to score"]
+    if blockers or not servable(client):
+        if not blockers:
+            blockers = [f"{type(client).__name__} serves no model the scaffold can query"]
+        return fixture_report(client, blockers, settings=settings, agent_python=python, work_dir=work_dir, log=log)
     from datasets import load_dataset
 
-    rows = list(load_dataset(prompts_dataset, split=split))
+    rows = list(load_dataset(dataset_name, split=split))
     rows = rows[:max_items] if max_items else rows
+    instances = [{"instance_id": r["instance_id"], "repo": r["repo"], "problem_statement": r["problem_statement"],
+                  "base_commit": r["base_commit"], "repo_source": f"https://github.com/{r['repo']}.git"} for r in rows]
     with Timer() as tg:
-        gens = client.generate([GenRequest(messages=({"role": "user", "content": r["text"]},),
-                                           max_new_tokens=max_new_tokens) for r in rows])
-    work_dir.mkdir(parents=True, exist_ok=True)
+        run_ = _scaffold(client, instances, settings, python, work_dir / "scaffold", log)
     model_name = client.ref.name
-    preds = [{"instance_id": r["instance_id"], "model_name_or_path": model_name, "model_patch": extract_patch(g.text)}
-             for r, g in zip(rows, gens)]
-    pred_path = work_dir / "predictions.jsonl"
-    pred_path.write_text("".join(json.dumps(p) + "\n" for p in preds))
     run_id = f"{model_name}-{client.ref.revision or 'rev'}"
     with Timer() as ts:
         proc = subprocess.run([swebench_python, "-m", "swebench.harness.run_evaluation", "--dataset_name", dataset_name,
-                               "--split", split, "--predictions_path", str(pred_path), "--max_workers",
+                               "--split", split, "--predictions_path", str(run_.predictions_path), "--max_workers",
                                str(max_workers), "--run_id", run_id], cwd=work_dir, capture_output=True, text=True,
                               timeout=timeout_s)
     report_path = work_dir / f"{model_name}.{run_id}.json"
@@ -105,12 +178,16 @@ def run(client: InferenceClient, *, offline: bool, work_dir: Path, swebench_pyth
         raise RuntimeError(f"swebench harness failed (exit {proc.returncode}): {proc.stderr[-800:]}")
     rep = parse_harness_report(report_path)
     resolved = set(rep["resolved_ids"])
-    samples = [{**p, "resolved": p["instance_id"] in resolved, "empty_patch": not p["model_patch"]} for p in preds]
+    samples = _samples(run_, resolved)
     n = len(samples)
+    figures = scaffold_figures(run_.instances)
     return EvalReport(benchmark=BENCHMARK, variant=VARIANT, version=f"{dataset_name}:{split}", status="ok",
-                      score=pct(len(resolved), n), score_name="% resolved", n_items=n, samples=samples,
-                      dataset={"source": dataset_name, "prompts": prompts_dataset, "split": split},
-                      metrics={"resolved": len(resolved), "errors": len(rep["error_ids"]), "docker": detail,
-                               "empty_patches": sum(s["empty_patch"] for s in samples), "inference": client.describe()},
-                      timings={"generate_s": round(tg.s, 3), "score_s": round(ts.s, 3),
-                               "samples_per_s": round(n / (tg.s + ts.s), 4) if n else 0.0})
+                      score=pct(len(resolved), n), score_name=SCORE_NAME, n_items=n, samples=samples,
+                      dataset={"source": dataset_name, "split": split},
+                      metrics={"resolved": len(resolved), "errors": len(rep["error_ids"]), "docker": docker[1],
+                               "scaffold": run_.scaffold, **run_.detail, **figures,
+                               "empty_patches": n - figures["patches_produced"], "inference": client.describe()},
+                      timings={"scaffold_s": round(tg.s, 3), "score_s": round(ts.s, 3),
+                               "samples_per_s": round(n / (tg.s + ts.s), 4) if n else 0.0},
+                      notes=_scaffold_notes(run_, settings)
+                      + ([f"subset: first {max_items} instances (max_items)"] if max_items else []))
