@@ -70,6 +70,7 @@ def test_wrapper_end_to_end_with_known_answers(sandbox, humaneval):
     rep = evaluate(model, sandbox, benchmark="humaneval_plus", variant="test", version="t", dataset_info={},
                    problems=problems, expected=expected, cfg=EvalPlusConfig("humaneval"))
     assert rep.n_items == 5 and rep.metrics["passed_base"] == 4
+    assert rep.metrics["scorer"].startswith("evalplus 0.3.1 ")  # the package and version that decided
     assert rep.score == 80.0 and "base tests only" in rep.score_name
     assert [s["passed_base"] for s in rep.samples] == [True, False, True, True, True]
     assert "Please provide a self-contained Python script" in model.seen[0].messages[0]["content"]

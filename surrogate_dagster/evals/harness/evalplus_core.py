@@ -19,6 +19,7 @@ Scoring as evalplus: "base" = original tests, "plus" = base AND extra tests; pas
 from __future__ import annotations
 
 import base64
+import importlib.metadata
 import json
 import os
 import sys
@@ -35,7 +36,9 @@ INSTRUCTION_PREFIX = ("Please provide a self-contained Python script that solves
                       "in a markdown code block:")
 RESPONSE_PREFIX = ("Below is a Python script with a self-contained function that solves the problem and "
                    "passes corresponding tests:")
-EVALPLUS_VERSION = "0.3.1"
+EVALPLUS_VERSION = importlib.metadata.version("evalplus")  # the Makefile pins 0.3.1
+# the report's metric ``scorer``: the package whose test logic decided every verdict
+SCORER = f"evalplus {EVALPLUS_VERSION} (untrusted_check, inside the project's sandbox)"
 # numpy/evalplus import in every sandbox: no address-space cap (openblas reserves a lot), the
 # sandbox's cpu/wall/nproc/tmpfs limits still hold; evalplus forks one child per check.
 CHECK_LIMITS = SandboxLimits(memory_mb=None, nproc=64, cpu_s=600, wall_s=600, stdout_bytes=64 << 20,
@@ -263,7 +266,7 @@ def evaluate(client: InferenceClient, sandbox: Sandbox, *, benchmark: str, varia
         n_items=n, samples=samples, dataset=dataset_info,
         metrics={"pass@1_base": pct(nb, n), "pass@1_plus": pct(npl, n) if has_plus else None,
                  "passed_base": nb, "passed_plus": npl, "status_counts": status_counts,
-                 "tasks_available": len(problems), "evalplus": EVALPLUS_VERSION,
+                 "tasks_available": len(problems), "scorer": SCORER, "evalplus": EVALPLUS_VERSION,
                  "inference": client.describe(), "python": sys.version.split()[0]},
         timings={"generate_s": round(tg.s, 3), "score_s": round(ts.s, 3),
                  "samples_per_s": round(n / (tg.s + ts.s), 3) if n else 0.0,
