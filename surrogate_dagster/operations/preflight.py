@@ -27,8 +27,10 @@ so one run shows every problem at once. Groups (names for ``skip``):
   row per folder the profile names (``runtime/host_paths.plan_host_paths``: exists and writable, or
   can be created at run start; a benchmarks folder verifies, or can be filled from the shipped
   copies), and ``host.graders``: every grader tool the steps run here need (semgrep, shellcheck,
-  hadolint, the checkov venv, the BFCL venv; the swebench interpreter ``phases.evals.swebench_python``
-  where the profile names one).
+  hadolint, the checkov venv, the BFCL venv; for a profile that runs SWE-bench Lite (not offline): the
+  swebench interpreter ``phases.evals.swebench_python`` where the profile names one, a Docker daemon
+  that answers ``docker info``, and the agent scaffold's venv ``phases.evals.swe_agent_python``,
+  ``.venv-swe-agent`` by default).
 
 The Hub endpoint is the profile's ``hub.endpoint``, else ``HF_ENDPOINT`` read at call time (default https://huggingface.co). Nothing
 is created or changed anywhere. Secret values never reach a row: rows name environment variables
@@ -583,13 +585,37 @@ def grader_tools(profile: Profile) -> tuple[list[str], list[str]]:
         why = "the .venv-bfcl venv: make setup"
     (found.append("bfcl-eval") if bfcl else missing.append(f"bfcl-eval ({why})"))
     evals = profile.phases.get("evals") or {}
+    if not evals.get("offline", False):  # offline variants never run the SWE-bench harness
+        missing_sb, found_sb = swebench_tools(evals)
+        missing += missing_sb
+        found += found_sb
+    return missing, found
+
+
+def swebench_tools(evals: dict) -> tuple[list[str], list[str]]:
+    """(missing, found) of what SWE-bench Lite needs: the swebench harness's interpreter, a Docker
+    daemon it runs the instances in, and the agent scaffold's environment (mini-swe-agent)."""
+    from ..evals.config import EvalsProfile
+    from ..evals.harness.swebench import docker_status
+
+    missing, found = [], []
     swebench = evals.get("swebench_python")
-    if swebench and not evals.get("offline", False):  # offline variants never run the SWE-bench harness
+    if swebench:
         py = resolve_repo_path(str(swebench))
         if py.exists():
             found.append("swebench")
         else:
             missing.append(f"swebench ({py}, phases.evals.swebench_python: make gpu-host on a host with Docker)")
+    ok, detail = docker_status()
+    (found.append("docker") if ok else
+     missing.append(f"docker ({detail}: SWE-bench's harness runs every instance in a container)"))
+    agent = evals.get("swe_agent_python", EvalsProfile.model_fields["swe_agent_python"].default)
+    agent_py = resolve_repo_path(str(agent)) if agent else None
+    if agent_py is not None and agent_py.exists():
+        found.append("mini-swe-agent")
+    else:
+        missing.append(f"mini-swe-agent ({agent_py or 'not configured'}, phases.evals.swe_agent_python: the "
+                       ".venv-swe-agent venv, make setup)")
     return missing, found
 
 

@@ -52,3 +52,22 @@ def test_preflight_host_rows_name_the_profile_fields(tmp_path, monkeypatch):
 def test_on_the_cluster_the_images_carry_the_graders():
     rows = {r.check: r for r in preflight.host_rows(load_profile("cluster"))}
     assert rows["host.graders"].status == preflight.SKIP and "phases.k8s.gpu_step" in rows["host.graders"].detail
+
+
+def test_preflight_names_swebenchs_docker_and_agent_scaffold_venv(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no docker CLI here
+    agent = tmp_path / "agent" / "bin" / "python"
+    section = {"swebench_python": str(tmp_path / "sb" / "bin" / "python"), "swe_agent_python": str(agent)}
+    missing, found = preflight.swebench_tools(section)
+    text = "; ".join(missing)
+    assert "docker (the docker CLI is not installed" in text and "runs every instance in a container" in text
+    assert f"mini-swe-agent ({agent}, phases.evals.swe_agent_python: the .venv-swe-agent venv, make setup)" in text
+    assert "swebench (" in text and found == []
+    agent.parent.mkdir(parents=True)
+    agent.touch()
+    assert preflight.swebench_tools(section)[1] == ["mini-swe-agent"]
+    # the production profile names them; an offline profile runs no SWE-bench harness and checks none
+    missing, _ = preflight.grader_tools(load_profile("production"))
+    assert any(m.startswith("docker (") for m in missing)
+    missing, found = preflight.grader_tools(load_profile("local"))
+    assert not any(x.split(" ")[0] in ("docker", "mini-swe-agent", "swebench") for x in missing + found)
