@@ -170,3 +170,57 @@ def test_tier2_report_on_the_tiny_model_is_unavailable_with_the_scaffold_figures
     assert sample["instance_id"] == "fixture__ministats-1" and "resolved" not in sample
     # the gate on the harness's share fails: not evaluated is not a pass
     assert not run.get_asset_check_evaluations()[0].passed
+
+
+FAKE_HARNESS = r'''#!/bin/sh
+# stands in for `python -m swebench.harness.run_evaluation`: keeps its arguments and the predictions
+# it was given, and reports resolved every instance whose patch is not empty
+[ "$1 $2" = "-m swebench.harness.run_evaluation" ] || exit 3
+shift 2
+while [ $# -gt 0 ]; do
+  case "$1" in --predictions_path) PRED="$2";; --run_id) RUN="$2";; esac; shift 2
+done
+cp "$PRED" seen_predictions.jsonl
+exec "%(python)s" - "$PRED" "$RUN" <<'PY'
+import json, sys
+rows = [json.loads(x) for x in open(sys.argv[1])]
+model = rows[0]["model_name_or_path"]
+json.dump({"total_instances": 300, "submitted_ids": [r["instance_id"] for r in rows],
+           "resolved_ids": [r["instance_id"] for r in rows if r["model_patch"]], "error_ids": []},
+          open(f"{model}.{sys.argv[2]}.json", "w"))
+PY
+'''
+
+
+def test_with_docker_the_agents_predictions_go_to_the_harness_and_its_resolved_share_is_the_score(tmp_path,
+                                                                                                   monkeypatch):
+    import datasets
+
+    from surrogate_dagster.evals.tiny_model import build_tiny_qwen2
+    from surrogate_dagster.inference import ModelRef, VLLMServerInference
+
+    instance = build_fixture_repo(tmp_path / "fixture_repo")
+    row = {k: instance[k] for k in ("instance_id", "repo", "problem_statement", "base_commit")}
+    other = {**row, "instance_id": "fixture__ministats-2"}
+    monkeypatch.setattr(swebench, "docker_status", lambda: (True, "Docker server test"))
+    monkeypatch.setattr(swebench, "repo_source", lambda repo: instance["repo_source"])
+    monkeypatch.setattr(datasets, "load_dataset", lambda name, split: [row, other])
+    harness = tmp_path / "swebench_python"
+    harness.write_text(FAKE_HARNESS % {"python": sys.executable})
+    harness.chmod(0o755)
+    # instance 1 gets the fix (4 answers), instance 2 only answers without an action: three format
+    # errors in a row end it (mini-swe-agent's max_consecutive_format_errors)
+    with scripted_chat_server(FIX_SCRIPT, after="no action here") as srv:
+        client = VLLMServerInference(ModelRef("stage2_5_checkpoint", str(build_tiny_qwen2(tmp_path / "model")),
+                                              revision="rev1"), base_url=srv.base_url, served_name="policy")
+        rep = swebench.run(client, offline=False, work_dir=tmp_path / "work", swebench_python=str(harness),
+                           settings=ScaffoldSettings(step_limit=5, model_retries=1), agent_python=str(PYTHON))
+    assert rep.status == "ok" and rep.score == 50.0 and rep.n_items == 2
+    seen = [json.loads(x) for x in (tmp_path / "work" / "seen_predictions.jsonl").read_text().splitlines()]
+    assert [s["instance_id"] for s in seen] == ["fixture__ministats-1", "fixture__ministats-2"]
+    assert seen[0]["model_patch"].startswith("diff --git a/ministats/stats.py") and seen[1]["model_patch"] == ""
+    assert [s["resolved"] for s in rep.samples] == [True, False]
+    m = rep.metrics
+    assert m["resolved"] == 1 and m["patches_produced"] == 1 and m["empty_patches"] == 1
+    assert m["exit_statuses"] == {"RepeatedFormatError": 1, "Submitted": 1} and m["scaffold"] == "mini-swe-agent 2.4.6"
+    assert any(n.startswith("patches by mini-swe-agent 2.4.6") for n in rep.notes)

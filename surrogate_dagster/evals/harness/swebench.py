@@ -80,6 +80,11 @@ def harness_blockers(*, offline: bool, swebench_python: str | None, docker: tupl
     return out
 
 
+def repo_source(repo: str) -> str:
+    """Where a dataset row's repository (``owner/name``) is cloned from."""
+    return f"https://github.com/{repo}.git"
+
+
 def servable(client: InferenceClient) -> bool:
     """Whether the scaffold can query ``client``'s model over HTTP (a served or stand-in-servable one)."""
     from ...inference import TransformersInference, VLLMServerInference
@@ -163,7 +168,7 @@ def run(client: InferenceClient, *, offline: bool, work_dir: Path, swebench_pyth
     rows = list(load_dataset(dataset_name, split=split))
     rows = rows[:max_items] if max_items else rows
     instances = [{"instance_id": r["instance_id"], "repo": r["repo"], "problem_statement": r["problem_statement"],
-                  "base_commit": r["base_commit"], "repo_source": f"https://github.com/{r['repo']}.git"} for r in rows]
+                  "base_commit": r["base_commit"], "repo_source": repo_source(r["repo"])} for r in rows]
     with Timer() as tg:
         run_ = _scaffold(client, instances, settings, python, work_dir / "scaffold", log)
     model_name = client.ref.name
