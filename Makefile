@@ -24,6 +24,9 @@ AVENV := .venv-swe-agent
 ASTAMP := $(AVENV)/.installed
 MINI_SWE_AGENT := mini-swe-agent==2.4.6
 LITELLM := litellm==1.110.2
+RVENV := .venv-ruler
+RSTAMP := $(RVENV)/.installed
+LM_EVAL := lm-eval[api,ruler]==0.4.13
 # The GPU host's own environments (docs/SCALE_OUT.md, "Production: one GPU host"): vLLM for
 # `vllm serve` (phases.serving.vllm.command) and, where a Docker daemon answers, the swebench
 # harness (phases.evals.swebench_python). `make setup` builds them only on a GPU host: nvidia-smi
@@ -124,6 +127,15 @@ $(ASTAMP): $(UV)
 		$(AVENV)/bin/python -I -c "from minisweagent.agents.default import DefaultAgent; from minisweagent.models.litellm_textbased_model import LitellmTextbasedModel"
 	touch $(ASTAMP)
 
+# lm-evaluation-harness, whose RULER tasks score ruler_32k/ruler_128k (evals/harness/ruler.py drives it out of
+# process against the served model). Its RULER generators size each haystack with the checkpoint's tokenizer:
+# transformers for the tokenizer only, no torch (lm-eval's API models send requests, they load no model).
+$(RSTAMP): $(UV)
+	test -x $(RVENV)/bin/python || $(NEW_VENV) -p $(PY) $(RVENV)
+	$(INSTALL) $(RVENV)/bin/python "$(LM_EVAL)" transformers==5.24.0 tokenizers==0.23.3
+	$(RVENV)/bin/python -I -c "import lm_eval.tasks.ruler.common_utils, lm_eval.models.openai_completions"
+	touch $(RSTAMP)
+
 # vLLM in its own venv (it pins torch exactly: docker/gpu/requirements-vllm.txt, as in the GPU image).
 $(VSTAMP): docker/gpu/requirements-vllm.txt $(UV)
 	test -x $(VVENV)/bin/python || $(NEW_VENV) -p $(PY) $(VVENV)
@@ -143,7 +155,7 @@ gpu-host: $(VSTAMP)
 	@if docker info >/dev/null 2>&1; then $(MAKE) --no-print-directory $(SSTAMP); \
 	else echo "gpu-host: no Docker daemon answers here: $(SVENV) not built (SWE-bench Lite reports unavailable)"; fi
 
-setup: $(STAMP) $(TSTAMP) $(BSTAMP) $(CSTAMP) $(LSTAMP) $(ASTAMP) $(if $(GPU_HOST),gpu-host)
+setup: $(STAMP) $(TSTAMP) $(BSTAMP) $(CSTAMP) $(LSTAMP) $(ASTAMP) $(RSTAMP) $(if $(GPU_HOST),gpu-host)
 
 run: setup
 	$(BIN)/python -m surrogate_dagster.cli run
