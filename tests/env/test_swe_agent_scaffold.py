@@ -224,3 +224,16 @@ def test_with_docker_the_agents_predictions_go_to_the_harness_and_its_resolved_s
     assert m["resolved"] == 1 and m["patches_produced"] == 1 and m["empty_patches"] == 1
     assert m["exit_statuses"] == {"RepeatedFormatError": 1, "Submitted": 1} and m["scaffold"] == "mini-swe-agent 2.4.6"
     assert any(n.startswith("patches by mini-swe-agent 2.4.6") for n in rep.notes)
+
+
+def test_a_repository_that_cannot_be_checked_out_fails_the_run_naming_it(tmp_path):
+    from surrogate_dagster.evals.harness.swe_agent import ScaffoldError
+
+    instance = {**build_fixture_repo(tmp_path / "fixture_repo"), "repo_source": str(tmp_path / "no-such-repo")}
+    with scripted_chat_server([]) as srv:
+        ep = Endpoint(base_url=srv.base_url, served_name="scripted", tokenizer_dir="", api_key=None, managed_here=False)
+        with pytest.raises(ScaffoldError, match=r"every instance failed to set up: fixture__ministats-1: CheckoutError"
+                                                r".*no-such-repo"):
+            run_scaffold(ep, [instance], ScaffoldSettings(step_limit=2), python=PYTHON, work_dir=tmp_path / "work",
+                         model_name="m")
+        assert srv.requests == []  # no model call for an instance without a checkout

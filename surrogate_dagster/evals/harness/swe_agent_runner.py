@@ -74,16 +74,25 @@ def _git(*args: str, cwd: Path | None = None, timeout: float = 1800) -> str:
     return r.stdout
 
 
-def checkout(source: str, base_commit: str, cache: Path, dest: Path) -> None:
-    """``dest``: a repository holding only ``base_commit`` (depth 1, no remote), work tree at it.
-    The fetch cache keeps one full clone per source; the checkout has no later history to read."""
+def cache_dir(work: Path, inst: dict) -> Path:
+    """The fetch cache of an instance's repository (one per ``repo``)."""
+    return work / "repos" / (inst.get("repo") or inst["instance_id"]).replace("/", "__")
+
+
+def prepare_cache(source: str, commits: list[str], cache: Path) -> None:
+    """A bare clone of ``source`` at ``cache`` that holds every commit of ``commits`` (fetched again if not)."""
     if not (cache / "HEAD").exists():
         cache.parent.mkdir(parents=True, exist_ok=True)
         _git("clone", "-q", "--bare", source, str(cache))
         _git("config", "uploadpack.allowAnySHA1InWant", "true", cwd=cache)
-    if subprocess.run(["git", "cat-file", "-e", f"{base_commit}^{{commit}}"], cwd=cache,
-                      capture_output=True).returncode != 0:
-        _git("fetch", "-q", "origin", "+refs/heads/*:refs/heads/*", cwd=cache)
+    if any(subprocess.run(["git", "cat-file", "-e", f"{c}^{{commit}}"], cwd=cache, capture_output=True).returncode
+           for c in commits):
+        _git("fetch", "-q", "origin", "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*", cwd=cache)
+
+
+def checkout(cache: Path, base_commit: str, dest: Path) -> None:
+    """``dest``: a repository holding only ``base_commit`` (depth 1, no remote), work tree at it,
+    fetched from the prepared cache: the checkout has no later history to read."""
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
@@ -142,7 +151,7 @@ def commands_run(messages: list[dict]) -> int:
     return sum(1 for m in messages if "returncode" in (m.get("extra") or {}))
 
 
-def run_instance(inst: dict, spec: dict, api_key: str, work: Path) -> dict:
+def run_instance(inst: dict, spec: dict, api_key: str, work: Path, cache_error: str | None) -> dict:
     """One instance: checkout, agent run, patch, trajectory; never raises for the instance's own failure."""
     from minisweagent.agents.default import DefaultAgent
     from minisweagent.environments.local import LocalEnvironment
@@ -154,8 +163,9 @@ def run_instance(inst: dict, spec: dict, api_key: str, work: Path) -> dict:
            "submission_chars": 0, "error": None, "trajectory": str(traj)}
     t0 = time.monotonic()
     try:
-        cache = work / "repos" / inst.get("repo", iid).replace("/", "__")
-        checkout(inst["repo_source"], inst["base_commit"], cache, repo)
+        if cache_error:
+            raise CheckoutError(cache_error)
+        checkout(cache_dir(work, inst), inst["base_commit"], repo)
     except (CheckoutError, subprocess.TimeoutExpired) as e:
         row.update(exit_status="CheckoutError", error=str(e)[:500], wall_s=round(time.monotonic() - t0, 3))
         return row
@@ -193,8 +203,17 @@ def run(spec: dict) -> dict:
     litellm.telemetry = False
     litellm.suppress_debug_info = True
     instances = list(spec["instances"])
+    # each repository cloned once, before the instances run in parallel
+    cache_errors: dict[str, str] = {}
+    for cache in dict.fromkeys(cache_dir(work, i) for i in instances):
+        mine = [i for i in instances if cache_dir(work, i) == cache]
+        try:
+            prepare_cache(mine[0]["repo_source"], [i["base_commit"] for i in mine], cache)
+        except (CheckoutError, subprocess.TimeoutExpired) as e:
+            cache_errors[str(cache)] = f"{mine[0]['repo_source']}: {e}"
     with ThreadPoolExecutor(max_workers=max(1, int(spec.get("workers", 1)))) as pool:
-        rows = list(pool.map(lambda inst: run_instance(inst, spec, api_key, work), instances))
+        rows = list(pool.map(lambda i: run_instance(i, spec, api_key, work, cache_errors.get(str(cache_dir(work, i)))),
+                             instances))
     preds = [{"instance_id": r["instance_id"], "model_name_or_path": spec["model_name_or_path"],
               "model_patch": r["model_patch"]} for r in rows]
     (work / PREDICTIONS).write_text("".join(json.dumps(p) + "\n" for p in preds))
