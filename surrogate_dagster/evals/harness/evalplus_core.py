@@ -38,7 +38,8 @@ RESPONSE_PREFIX = ("Below is a Python script with a self-contained function that
                    "passes corresponding tests:")
 EVALPLUS_VERSION = importlib.metadata.version("evalplus")  # the Makefile pins 0.3.1
 # the report's metric ``scorer``: the package whose test logic decided every verdict
-SCORER = f"evalplus {EVALPLUS_VERSION} (untrusted_check, inside the project's sandbox)"
+SCORER = (f"evalplus {EVALPLUS_VERSION} (untrusted_check, inside the project's sandbox; verdicts parity-tested "
+          "against evalplus.evaluate: tests/integration/test_evalplus_official_parity.py)")
 # numpy/evalplus import in every sandbox: no address-space cap (openblas reserves a lot), the
 # sandbox's cpu/wall/nproc/tmpfs limits still hold; evalplus forks one child per check.
 CHECK_LIMITS = SandboxLimits(memory_mb=None, nproc=64, cpu_s=600, wall_s=600, stdout_bytes=64 << 20,
