@@ -4,9 +4,12 @@ Unknown keys are errors; a broken file fails definitions loading with the file, 
 
 A benchmark's ``threshold`` is the runbook's figure and applies only to the benchmark run as the
 runbook defines it. A Tier-1 benchmark configured differently (another BFCL version or scorer, an
-LCB date window, RULER without its QA tasks) is a variant: it must declare ``variant:`` with its own
-threshold and the reason, and the gates use that threshold (``threshold()``). A variant without its
-own threshold fails catalog loading, so the runbook's figure is never compared with something else.
+LCB date window) is a variant: it must declare ``variant:`` with its own threshold and the reason,
+and the gates use that threshold (``threshold()``). A variant without its own threshold fails catalog
+loading, so the runbook's figure is never compared with something else. RULER's figure is the mean
+over its 13 tasks; a profile that cannot run all of them (an offline profile without the tasks whose
+data is fetched, a profile's skip) runs its ``partial:`` variant, chosen per profile
+(``ruler_not_run``) because which tasks run depends on the profile.
 
 A threshold that is not the runbook's figure on the runbook's quantity (a bar this project chose for
 a variant, before any model was measured on it) is ``informative: true``: it is shown beside the
@@ -92,8 +95,31 @@ class BfclBench(Bench):
 
 
 class RulerBench(Bench):
+    """lm-eval's RULER tasks at one length; the score is the mean over the tasks run (evals/harness/ruler.py)."""
+
     length: StrictInt = Field(gt=0)
-    samples_per_family: StrictInt = Field(default=25, gt=0)
+    tasks: list[str] = Field(min_length=1, description="lm-eval RULER task names run (the ruler group: 13)")
+    online_only: dict[str, str] = Field(default_factory=dict, description="tasks whose data lm-eval fetches "
+                                                                          "at run time (not run offline): why")
+    partial: Variant | None = Field(default=None, description="the bar of a run over fewer than the 13 tasks")
+    samples_per_task: StrictInt = Field(default=25, gt=0, description="lm-eval --limit per task")
+    timeout_s: StrictInt = Field(default=21600, gt=0, description="the whole lm-eval run's time budget")
+
+    @model_validator(mode="after")
+    def _tasks_are_lm_evals(self) -> "RulerBench":
+        from .harness.ruler import RULER_TASKS
+
+        unknown = [t for t in [*self.tasks, *self.online_only] if t not in RULER_TASKS]
+        if unknown:
+            raise ValueError(f"ruler: unknown task(s) {unknown}; lm-eval's ruler group has {list(RULER_TASKS)}")
+        if self.threshold is not None and self.partial is None:
+            raise ValueError("ruler: a threshold on the 13-task mean needs `partial:` (the bar of a run over "
+                             "fewer tasks), so a partial mean is never held to the 13-task figure silently")
+        p = self.partial
+        if p is not None and p.threshold is not None and not p.informative:
+            raise ValueError(f"ruler partial variant {p.name}: a mean over fewer than 13 tasks is not the runbook's "
+                             "quantity; its threshold gates nothing: mark it `informative: true`")
+        return self
 
 
 class DevsecopsBench(Bench):
@@ -130,8 +156,9 @@ class NoleakBench(Bench):
 def runbook_mismatch(name: str, bench: Bench) -> str | None:
     """How the configured run differs from the runbook's definition of the benchmark (None: it is
     the runbook's run). The harness facts here are fixed in code: BFCL is bfcl-eval's generation and
-    evaluation, the leaderboard's overall over the categories run (evals/harness/bfcl.py), RULER's QA
-    families are not generated (evals/harness/ruler.py)."""
+    evaluation, the leaderboard's overall over the categories run (evals/harness/bfcl.py). RULER is
+    lm-eval's ruler group; a configured task list short of its 13 tasks is a variant (a profile that runs
+    fewer is handled per profile: ``ruler_not_run``)."""
     if isinstance(bench, BfclBench):
         if bench.not_run:
             return (f"BFCL v4 leaderboard overall without {sorted(bench.not_run)} (weights renormalized), "
@@ -140,7 +167,10 @@ def runbook_mismatch(name: str, bench: Bench) -> str | None:
     if isinstance(bench, LcbBench):
         return f"only {bench.release} problems released on/after {bench.cutoff}, not the whole release"
     if isinstance(bench, RulerBench):
-        return "RULER without its QA tasks (SQuAD/HotpotQA), not `--tasks all`"
+        from .harness.ruler import RULER_TASKS
+
+        missing = [t for t in RULER_TASKS if t not in bench.tasks]
+        return f"RULER without {missing}, not lm-eval's whole ruler group" if missing else None
     return None
 
 
@@ -252,7 +282,8 @@ class BenchOverride(Strict):
     max_new_tokens: StrictInt | None = Field(default=None, gt=0)
     length: StrictInt | None = Field(default=None, gt=0)
     length_label: str | None = None
-    samples_per_family: StrictInt | None = Field(default=None, gt=0)
+    samples_per_task: StrictInt | None = Field(default=None, gt=0)
+    timeout_s: StrictInt | None = Field(default=None, gt=0)
     max_per_category: StrictInt | None = Field(default=None, gt=0)
     cutoff: date | None = None
     step_limit: StrictInt | None = Field(default=None, gt=0, description="SWE-bench: the agent's step limit")
@@ -311,12 +342,46 @@ def evals_profile(profile: Profile) -> EvalsProfile:
     return validate_phase(profile, "evals", EvalsProfile, raw)
 
 
+def ruler_not_run(bench: RulerBench, prof: EvalsProfile, name: str) -> dict[str, str]:
+    """The RULER tasks this profile does not run, with why: not configured, data fetched at run time
+    on an offline profile, the profile's skip (``name``: the benchmark, for the override)."""
+    from .harness.ruler import RULER_TASKS
+
+    o = prof.overrides.get(name)
+    skip = dict(o.skip) if o else {}
+    unknown = [t for t in skip if t not in RULER_TASKS]
+    if unknown:
+        raise ValueError(f"profile override {name}.skip names tasks that are not RULER's: {unknown}")
+    out = {}
+    for t in RULER_TASKS:
+        if t not in bench.tasks:
+            out[t] = "not in assets/evals.yaml's task list"
+        elif prof.offline and t in bench.online_only:
+            out[t] = f"offline profile: {bench.online_only[t]}"
+        elif t in skip:
+            out[t] = f"profile override: {skip[t]}"
+    return out
+
+
+def _variant_in_force(catalog: EvalCatalog, prof: EvalsProfile, bench: str) -> Variant | None:
+    b = catalog.bench(bench)
+    if isinstance(b, RulerBench) and b.partial is not None and ruler_not_run(b, prof, bench):
+        return b.partial
+    return b.variant
+
+
 def threshold(catalog: EvalCatalog, prof: EvalsProfile, bench: str) -> tuple[float | None, str]:
     """(threshold, where it comes from): the profile's override if any; else the variant's own
-    threshold when the benchmark runs as a variant; else the runbook's figure."""
+    threshold when the benchmark runs as a variant (RULER on fewer than its 13 tasks: ``partial``);
+    else the runbook's figure."""
     if bench in prof.thresholds:
         return prof.thresholds[bench], f"profile ({prof.thresholds_label})"
     b = catalog.bench(bench)
+    v = _variant_in_force(catalog, prof, bench)
+    if v is not None and v is not b.variant:
+        return v.threshold, (f"variant {v.name} (assets/evals.yaml: this profile runs "
+                             f"{13 - len(ruler_not_run(b, prof, bench))} of the 13 RULER tasks; the runbook's "
+                             f"figure {b.threshold} is for the 13-task mean)")
     if b.variant is not None:
         return b.variant.threshold, (f"variant {b.variant.name} (assets/evals.yaml; the runbook's figure "
                                      f"{b.threshold} is for the runbook's run)")
@@ -329,4 +394,5 @@ def gating(catalog: EvalCatalog, prof: EvalsProfile, bench: str) -> bool:
     if bench in prof.thresholds:
         return True
     b = catalog.bench(bench)
-    return not (b.variant.informative if b.variant is not None else b.informative)
+    v = _variant_in_force(catalog, prof, bench)
+    return not (v.informative if v is not None else b.informative)

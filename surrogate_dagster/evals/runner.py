@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 
 from ..storage import ObjectStore
 from ..storage.layout import EVAL_GROUNDTRUTH
-from .config import TIER1, EvalCatalog, EvalsProfile
+from .config import TIER1, EvalCatalog, EvalsProfile, ruler_not_run
 from .harness import bfcl, humaneval_plus, livecodebench, mbpp_plus, ruler
 from .harness.common import EvalReport, safe_loads
 from .harness.evalplus_core import EVALPLUS_VERSION, EvalPlusConfig, compute_groundtruth
@@ -109,8 +109,11 @@ def run_tier1(bench: str, client: InferenceClient, env: EvalEnv) -> EvalReport:
         length = _pick(get("length"), cfg.length)
         label = get("length_label") or (f"{bench.split('_')[1].upper()} (runbook length)" if length == cfg.length
                                         else f"profile length {length} (runbook: {cfg.length})")
-        rep = ruler.run(client, length=length, label=label,
-                        samples_per_family=_pick(get("samples_per_family"), cfg.samples_per_family), log=env.log)
+        not_run = ruler_not_run(cfg, env.prof, bench)
+        rep = ruler.run(client, tasks=[t for t in ruler.RULER_TASKS if t not in not_run], not_run=not_run,
+                        length=length, label=label,
+                        samples_per_task=_pick(get("samples_per_task"), cfg.samples_per_task),
+                        timeout_s=_pick(get("timeout_s"), cfg.timeout_s), work_dir=work, log=env.log)
     rep.notes = env.notes_for(bench) + rep.notes
     return rep
 

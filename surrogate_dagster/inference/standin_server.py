@@ -7,8 +7,9 @@ It takes the arguments :func:`.server.serve_command` builds (the GPU-only ones a
 ignored), so :class:`.server.ManagedServer` runs it in place of ``vllm serve`` by swapping the
 command prefix: the local profile and the tests exercise the real start / ready / generate / stop
 path without a GPU. Endpoints: ``GET /health``, ``GET /v1/models`` (the base under its path, each
-adapter under its ``--lora-modules`` name), ``POST /v1/completions`` (``prompt``, ``max_tokens``,
-``temperature``, ``top_p``, ``n``, ``seed``, ``stop``) and ``POST /v1/chat/completions`` (the
+adapter under its ``--lora-modules`` name), ``POST /v1/completions`` (``prompt``: a string, a list of
+token ids, or a list of either for a batch, as vLLM takes it; ``max_tokens``, ``temperature``,
+``top_p``, ``n``, ``seed``, ``stop``) and ``POST /v1/chat/completions`` (the
 model's chat template renders ``messages``). Like vLLM, it requires ``Authorization: Bearer
 $VLLM_API_KEY`` on ``/v1`` routes when that variable is set, and a prompt that does not fit
 ``--max-model-len`` with its ``max_tokens`` is refused with HTTP 400; LoRA adapters are applied
@@ -72,7 +73,8 @@ class StandinModel:
     def names(self) -> list[str]:
         return [self.base_name, *self.adapters]
 
-    def complete(self, body: dict[str, Any], prompt: str) -> dict[str, Any]:
+    def complete(self, body: dict[str, Any], prompt: str | list[int]) -> dict[str, Any]:
+        """One prompt (text, or token ids as a harness that renders the chat template itself sends them)."""
         name = body.get("model") or self.base_name
         if name not in self.names():
             raise _BadRequest(f"The model `{name}` does not exist.")
@@ -81,7 +83,7 @@ class StandinModel:
         temperature = float(body.get("temperature", 1.0) if body.get("temperature") is not None else 1.0)
         stops = body.get("stop") or []
         stops = [stops] if isinstance(stops, str) else list(stops)
-        ids = self.tok(prompt, add_special_tokens=False).input_ids
+        ids = list(prompt) if isinstance(prompt, list) else self.tok(prompt, add_special_tokens=False).input_ids
         if len(ids) + max_tokens > self.max_model_len:
             raise _BadRequest(f"This model's maximum context length is {self.max_model_len} tokens. However, you "
                               f"requested {len(ids) + max_tokens} tokens ({len(ids)} in the messages, "
@@ -136,6 +138,30 @@ class StandinModel:
         return res
 
 
+def _is_ids(x: Any) -> bool:
+    return isinstance(x, list) and bool(x) and all(isinstance(t, int) and not isinstance(t, bool) for t in x)
+
+
+def prompts_of(prompt: Any) -> list[str | list[int]]:
+    """The prompts of a completions request: one string, one list of token ids, or a list of either."""
+    if isinstance(prompt, str) or _is_ids(prompt):
+        return [prompt]
+    if isinstance(prompt, list) and prompt and all(isinstance(p, str) or _is_ids(p) for p in prompt):
+        return list(prompt)
+    raise _BadRequest("prompt must be a string, a list of token ids, or a non-empty list of either")
+
+
+def complete_batch(model: StandinModel, body: dict[str, Any]) -> dict[str, Any]:
+    """Every prompt of the request, choices numbered across the batch (prompt i's j-th is i * n + j)."""
+    results = [model.complete(body, p) for p in prompts_of(body.get("prompt"))]
+    res = results[0]
+    if len(results) > 1:
+        n = len(res["choices"])
+        res["choices"] = [{**c, "index": i * n + c["index"]} for i, r in enumerate(results) for c in r["choices"]]
+        res["usage"] = {k: sum(r["usage"][k] for r in results) for k in res["usage"]}
+    return res
+
+
 def make_handler(model: StandinModel, api_key: str | None):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -176,10 +202,7 @@ def make_handler(model: StandinModel, api_key: str | None):
             try:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
                 if self.path == "/v1/completions":
-                    prompt = body.get("prompt")
-                    if not isinstance(prompt, str):
-                        raise _BadRequest("prompt must be a string")
-                    self._send(200, model.complete(body, prompt))
+                    self._send(200, complete_batch(model, body))
                 elif self.path == "/v1/chat/completions":
                     self._send(200, model.chat(body))
                 else:

@@ -27,7 +27,7 @@ so one run shows every problem at once. Groups (names for ``skip``):
   row per folder the profile names (``runtime/host_paths.plan_host_paths``: exists and writable, or
   can be created at run start; a benchmarks folder verifies, or can be filled from the shipped
   copies), and ``host.graders``: every grader tool the steps run here need (semgrep, shellcheck,
-  hadolint, the checkov venv, the BFCL venv; for a profile that runs SWE-bench Lite (not offline): the
+  hadolint, the checkov venv, the BFCL venv, the lm-eval venv that scores RULER; for a profile that runs SWE-bench Lite (not offline): the
   swebench interpreter ``phases.evals.swebench_python`` where the profile names one, a Docker daemon
   that answers ``docker info``, and the agent scaffold's venv ``phases.evals.swe_agent_python``,
   ``.venv-swe-agent`` by default).
@@ -564,6 +564,7 @@ def grader_tools(profile: Profile) -> tuple[list[str], list[str]]:
     """(missing, found) grader tools: what the sandboxed graders and the evals' checkers run here,
     each missing one with the environment that should have it."""
     from ..evals.harness.bfcl_official import official_python
+    from ..evals.harness.ruler import lm_eval_python
     from ..sandbox.iac import CHECKOV_VENV, checkov_python
     from ..sandbox.linters import find_tool
 
@@ -584,6 +585,13 @@ def grader_tools(profile: Profile) -> tuple[list[str], list[str]]:
     else:
         why = "the .venv-bfcl venv: make setup"
     (found.append("bfcl-eval") if bfcl else missing.append(f"bfcl-eval ({why})"))
+    try:
+        lm_eval = lm_eval_python()
+    except Exception as exc:  # noqa: BLE001 - a variable naming a missing interpreter
+        lm_eval, why = None, str(exc)
+    else:
+        why = "the .venv-ruler venv: make setup"
+    (found.append("lm-eval") if lm_eval else missing.append(f"lm-eval ({why})"))
     evals = profile.phases.get("evals") or {}
     if not evals.get("offline", False):  # offline variants never run the SWE-bench harness
         missing_sb, found_sb = swebench_tools(evals)

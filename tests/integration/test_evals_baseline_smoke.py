@@ -23,6 +23,7 @@ from surrogate_dagster.evals.reports import read_summary, summary_key, write_rep
 from surrogate_dagster.evals.resources import EvalSettings, dir_revision
 from surrogate_dagster.evals.tiny_model import build_tiny_qwen2
 from surrogate_dagster.resources import ObjectStoreResource
+from tests.support.evals_release import RULER_TEST_OVERRIDE
 from tests.unit.evals.test_evals_baseline_config import SMOKE
 
 
@@ -33,7 +34,7 @@ def model(tmp_path_factory):
 
 def _resources(tmp, model, **section):
     section = {"offline": True, "work_dir": str(tmp / "work"),
-               "overrides": {"ruler_32k": {"length": 1024, "length_label": "test", "samples_per_family": 1}},
+               "overrides": {"ruler_32k": RULER_TEST_OVERRIDE},
                **section}
     dirs = {c: str(model) for c in A.CATALOG.evaluated}
     return {"object_store": ObjectStoreResource(kind="local", root=str(tmp / "store")),

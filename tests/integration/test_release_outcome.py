@@ -70,7 +70,7 @@ def test_promoted_release_writes_outcome_and_index_to_the_store_and_the_repo(env
     assert "| humaneval_plus | tier1 | 95.00 | >= 84 | **pass** | humaneval_plus test variant |" in outcome
     assert "| bfcl | tier1 | 95.00 | >= 70 | **pass** | bfcl test variant |" in outcome  # the variant's own target
     # an informative bar is shown, never gating
-    assert "| ruler_32k | tier1 | 95.00 | >= 93 (informative) | **informative** |" in outcome
+    assert "| ruler_32k | tier1 | 95.00 | >= 90 (informative) | **informative** |" in outcome
     assert "| ruler_128k | tier1 | 95.00 | - | **no target** |" in outcome
     assert "| gaia_level1 | tier2 | n/a | - | **no target** |" in outcome
     assert "- **gaia_level1** not evaluated: no HF token" in outcome

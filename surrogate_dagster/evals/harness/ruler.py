@@ -1,217 +1,158 @@
-"""RULER-style long-context tasks, generated here at a target length in the checkpoint's own tokens.
+"""RULER as lm-evaluation-harness runs it: lm-eval's own RULER tasks, prompts and scoring, against the
+checkpoint served on an OpenAI-compatible endpoint.
 
-RULER (NVIDIA) synthesizes its tasks; so does this module, after RULER's task families and
-templates (its code is not a dependency). Eight families, each sized so that the chat-rendered
-prompt plus the answer budget fits the target length exactly as the model's tokenizer counts it:
+lm-eval (``lm-eval`` on PyPI, pinned in the Makefile) lives in its own environment (``make setup``
+builds ``.venv-ruler``; ``SURROGATE_RULER_PYTHON`` names another interpreter that has it) and runs out
+of process through :mod:`.ruler_lm_eval_runner`, pointed at the served model (:mod:`.served`: the
+profile's ``vllm serve``, or the transformers stand-in started for the checkpoint). lm-eval generates
+each task's samples at the target length, sized with the checkpoint's own tokenizer, renders the
+chat template and scores with RULER's ``string_match_all`` / ``string_match_part``.
 
-- ``niah_single`` (noise haystack, number), ``niah_single_uuid`` (noise haystack, UUID),
-  ``niah_multikey`` (haystack of distractor needles), ``niah_multivalue`` (4 values, one key),
-  ``niah_multiquery`` (4 keys asked at once): needle in a haystack, depths spread evenly;
-- ``vt``: variable tracking (a chain of assignments hidden in noise; name every variable that
-  holds the value);
-- ``cwe``: common words extraction (the 10 most frequent words of a list);
-- ``fwe``: frequent words extraction (the 3 most frequent "coded" words of a Zipf-distributed text).
-RULER's QA families need SQuAD/HotpotQA, not available offline: omitted, and the report says so.
-Words and keys are pronounceable pseudo-words from a fixed syllable table (no word list needed).
-Metric: RULER's ``string_match_all`` (share of expected strings found in the answer, case-insensitive),
-mean per family, then mean over families.
+The score is lm-eval's ``ruler`` group figure: the unweighted mean over the tasks that ran, in
+percent. When all 13 tasks ran it is the 13-task mean the runbook gates on (``metrics.mean_13_tasks``);
+otherwise the report says it is the mean over fewer tasks, names every task not run and why
+(``metrics.not_run``: data an offline profile cannot have, a profile's skip) and leaves
+``mean_13_tasks`` empty, and the gate is the one ``assets/evals.yaml`` gives a partial run
+(``config.threshold``). Without the environment, or for a client no server can stand in for, the
+report is ``unavailable`` with the reason: the project has no RULER of its own to fall back on.
 """
 
 from __future__ import annotations
 
-import hashlib
-import random
-import uuid
-from dataclasses import dataclass
+import json
+import os
+import subprocess
+import tempfile
+from pathlib import Path
 from typing import Callable, Sequence
 
-from ...inference import GenRequest, InferenceClient, render_prompt
-from .common import EvalReport, Timer
+from ...paths import REPO_ROOT
+from .common import EvalReport, Timer, unavailable
 
 BENCHMARK = "ruler"
-FAMILIES = ("niah_single", "niah_single_uuid", "niah_multikey", "niah_multivalue", "niah_multiquery", "vt",
-            "cwe", "fwe")
-NOISE = "The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again. "
-NIAH_INTRO = ("Some special magic {kind} are hidden within the following text. Make sure to memorize it. "
-              "I will quiz you about the {kind} afterwards.\n")
-_SYLL = ["ka", "lo", "mi", "ne", "ru", "sa", "ti", "vo", "ba", "de", "fi", "go", "hu", "ja", "ke", "lu", "ma", "no",
-         "pi", "qu", "re", "so", "ta", "ve", "wi", "xo", "ya", "zu", "bri", "cla", "dro", "fle", "gri", "plo", "stu"]
-GEN_TOKENS = {"niah_single": 32, "niah_single_uuid": 48, "niah_multikey": 32, "niah_multivalue": 96,
-              "niah_multiquery": 96, "vt": 64, "cwe": 128, "fwe": 64}
+# lm-eval's `ruler` group (lm_eval/tasks/ruler/ruler.yaml), in its order
+RULER_TASKS = ("niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1", "niah_multikey_2",
+               "niah_multikey_3", "niah_multiquery", "niah_multivalue", "ruler_vt", "ruler_cwe", "ruler_fwe",
+               "ruler_qa_squad", "ruler_qa_hotpot")
+RUNNER = Path(__file__).with_name("ruler_lm_eval_runner.py")
+ENV_VAR = "SURROGATE_RULER_PYTHON"
+DEFAULT_PYTHON = REPO_ROOT / ".venv-ruler" / "bin" / "python"
+SCORE_NAME_ALL = "lm-eval ruler group: mean over the 13 RULER tasks (string_match)"
 
 
-@dataclass
-class Sample:
-    family: str
-    index: int
-    request: GenRequest
-    expected: list[str]
-    prompt_tokens: int
-    depth: float | None = None
+class RulerRunError(RuntimeError):
+    """lm-eval's run failed as a whole (it exited non-zero, or ran past its time)."""
 
 
-def word(rng: random.Random, syllables: int = 3) -> str:
-    return "".join(rng.choice(_SYLL) for _ in range(syllables))
+def lm_eval_python() -> Path | None:
+    """The interpreter of the lm-eval environment, or None when there is none."""
+    env = os.environ.get(ENV_VAR)
+    if env:
+        p = Path(env)
+        if not p.exists():
+            raise RulerRunError(f"{ENV_VAR}={env} does not exist")
+        return p
+    return DEFAULT_PYTHON if DEFAULT_PYTHON.exists() else None
 
 
-def key(rng: random.Random) -> str:
-    return f"{word(rng, 2)}-{word(rng, 3)}"
+def servable(client) -> bool:
+    """Whether lm-eval can query ``client``'s model: a served one, or an in-process transformers model
+    the stand-in server can serve (a test double cannot)."""
+    from ...inference import TransformersInference, VLLMServerInference
+
+    return isinstance(client, (VLLMServerInference, TransformersInference))
 
 
-def number(rng: random.Random) -> str:
-    return str(rng.randint(1_000_000, 9_999_999))
+def variant_name(tasks: Sequence[str], length: int, label: str) -> str:
+    which = "all 13 tasks" if set(tasks) == set(RULER_TASKS) else f"{len(tasks)} of 13 tasks"
+    return f"RULER (lm-eval), {which} at {length} tokens ({label})"
 
 
-def _insert(units: list[str], needles: list[str], depth: float, rng: random.Random) -> list[str]:
-    out = list(units)
-    pos = int(round(depth * len(out)))
-    for n in needles:
-        out.insert(min(pos, len(out)), n)
-        pos = min(len(out), pos + rng.randint(0, max(1, len(out) // 10)))
-    return out
+def score_name(tasks: Sequence[str]) -> str:
+    if set(tasks) == set(RULER_TASKS):
+        return SCORE_NAME_ALL
+    return (f"lm-eval ruler group aggregation over the {len(tasks)} tasks run (NOT the 13-task mean: "
+            f"{13 - len(tasks)} not run)")
 
 
-def _compose(family: str, n_units: int, rng_seed: int, depth: float) -> tuple[str, str, list[str]]:
-    """(user text, answer prefix, expected strings) with ``n_units`` haystack units."""
-    rng = random.Random(rng_seed)
-    if family.startswith("niah"):
-        uuid_vals = family == "niah_single_uuid"
-        kind = "uuids" if uuid_vals else "numbers"
-
-        def val() -> str:
-            return str(uuid.UUID(int=rng.getrandbits(128))) if uuid_vals else number(rng)
-
-        n_keys = 4 if family == "niah_multiquery" else 1
-        keys = [key(rng) for _ in range(n_keys)]
-        values = [[val() for _ in range(4 if family == "niah_multivalue" else 1)] for _ in keys]
-        needles = [f"One of the special magic {kind} for {k} is: {v}." for k, vs in zip(keys, values) for v in vs]
-        if family == "niah_multikey":
-            units = [f"One of the special magic numbers for {key(rng)} is: {number(rng)}. " for _ in range(n_units)]
-        else:
-            units = [NOISE] * n_units
-        context = " ".join(_insert(units, needles, depth, rng))
-        intro = NIAH_INTRO.format(kind=kind)
-        if family == "niah_multivalue":
-            q = f"What are all the special magic {kind} for {keys[0]} mentioned in the provided text?"
-            prefix = f"The special magic {kind} for {keys[0]} mentioned in the provided text are"
-        elif family == "niah_multiquery":
-            q = f"What are all the special magic {kind} for {', '.join(keys[:-1])} and {keys[-1]} mentioned in the provided text?"
-            prefix = f"The special magic {kind} for {', '.join(keys[:-1])} and {keys[-1]} mentioned in the provided text are"
-        else:
-            q = f"What is the special magic {kind[:-1]} for {keys[0]} mentioned in the provided text?"
-            prefix = f"The special magic {kind[:-1]} for {keys[0]} mentioned in the provided text is"
-        return f"{intro}{context}\n{q}", prefix, [v for vs in values for v in vs]
-    if family == "vt":
-        value = str(rng.randint(10000, 99999))
-        names = ["".join(rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ") for _ in range(5)) for _ in range(5)]
-        chain = [f"VAR {names[0]} = {value}."] + [f"VAR {names[i]} = VAR {names[i - 1]}." for i in range(1, 5)]
-        context = " ".join(_insert([NOISE] * n_units, chain, depth, rng))
-        q = (f"Memorize and track the chain(s) of variable assignment hidden in the following text.\n\n{context}\n"
-             f"Question: Find all variables that are assigned the value {value} in the text above.")
-        return q, f"Answer: According to the chain(s) of variable assignment in the text above, {len(names)} " \
-                  f"variables are assigned the value {value}, they are:", names
-    if family == "cwe":
-        common = list(dict.fromkeys(word(rng) for _ in range(40)))[:10]
-        # RULER: common words 30x, the rest rarer; scaled down so short contexts still fit
-        freq = min(30, 3 + n_units // 20)
-        words = common * freq + [word(rng, 4) for _ in range(n_units)]
-        rng.shuffle(words)
-        listing = " ".join(f"{i + 1}. {w}" for i, w in enumerate(words))
-        q = (f"Below is a numbered list of words. In these words, some appear more often than others. Memorize the "
-             f"ones that appear most often.\n{listing}\nQuestion: What are the 10 most common words in the above list?")
-        return q, "Answer: The top 10 words that appear most often in the list are:", common
-    if family == "fwe":
-        vocab = list(dict.fromkeys(word(rng, 2) + word(rng, 2) for _ in range(200)))
-        weights = [1.0 / (r + 1) ** 2.0 for r in range(len(vocab))]  # Zipf, alpha 2
-        text = rng.choices(vocab, weights=weights, k=max(30, n_units * 8))
-        counts: dict[str, int] = {}
-        for w in text:
-            counts[w] = counts.get(w, 0) + 1
-        top = [w for w, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:3]]
-        q = ("Read the following coded text and track the frequency of each coded word. Find the three most "
-             f"frequently appeared coded words.\n{' '.join(text)}\nQuestion: Do not provide any explanation. "
-             "Please ignore the dots '....'. What are the three most frequently appeared words in the above coded text?")
-        return q, "Answer: According to the coded text above, the three most frequently appeared words are:", top
-    raise ValueError(f"unknown RULER family {family!r}")
+def report_from_result(res: dict, *, tasks: Sequence[str], not_run: dict[str, str], length: int, label: str,
+                       limit: int | None, timings: dict[str, float], inference: dict | None = None) -> EvalReport:
+    """The report of one lm-eval run (``res``: the runner's result.json): lm-eval's fractions in percent."""
+    per_task = {t: round(100 * res["per_task"][t], 3) for t in tasks}
+    mean = round(100 * res["group_mean"], 3)
+    complete = set(tasks) == set(RULER_TASKS)
+    samples = res["samples"]
+    n = len(samples)
+    notes = [f"scorer: {res['scorer']} ({res['model']}; lm-eval's RULER tasks, generation and scoring)",
+             f"score: {score_name(tasks)}",
+             "not run: " + ("; ".join(f"{t} ({why})" for t, why in not_run.items()) or "none")]
+    if limit:
+        notes.append(f"subset: first {limit} samples per task (lm-eval --limit)")
+    return EvalReport(
+        benchmark=BENCHMARK, variant=variant_name(tasks, length, label),
+        version=f"{res['scorer']} ruler, tasks {','.join(tasks)}", status="ok", score=mean,
+        score_name=score_name(tasks), n_items=n, samples=samples,
+        dataset={"source": "generated by lm-eval's RULER tasks at run time", "length": length, "tasks": list(tasks),
+                 "samples_per_task": limit, "task_versions": res.get("task_versions", {})},
+        metrics={"scorer": res["scorer"], "score_by_task": per_task, "samples_by_task": res.get("n_samples", {}),
+                 "tasks_run": len(tasks), "mean_13_tasks": mean if complete else None,
+                 "not_run": dict(not_run), "length": length, "label": label,
+                 "lm_eval_results_file": Path(res["results_file"]).name, "inference": inference or {}},
+        timings={**timings, "samples_per_s": round(n / timings["generate_and_score_s"], 3)
+                 if n and timings.get("generate_and_score_s") else 0.0},
+        notes=notes)
 
 
-def make_sample(client: InferenceClient, family: str, length: int, index: int, n_samples: int, seed: int) -> Sample:
-    """One sample whose rendered prompt + answer budget fits ``length`` tokens, filled to >= 97% when
-    the haystack's granularity allows (bracket from a two-point estimate, then bisect)."""
-    budget = length - GEN_TOKENS[family]
-    depth = (index + 0.5) / n_samples if family.startswith("niah") or family == "vt" else None
-    # stable across processes (str hash() is salted per process)
-    rng_seed = int(hashlib.sha256(f"{family}|{length}|{index}|{seed}".encode()).hexdigest()[:8], 16)
-    tok = client.tokenizer
-
-    def build(n: int) -> tuple[GenRequest, list[str], int]:
-        text, prefix, expected = _compose(family, n, rng_seed, depth or 0.0)
-        req = GenRequest(messages=({"role": "user", "content": text},), assistant_prefix=prefix + " ",
-                         max_new_tokens=GEN_TOKENS[family])
-        return req, expected, client.count_tokens(render_prompt(tok, req))
-
-    # size from one probe (tokens per unit), then bracket and bisect: a few tokenizations per sample
-    first = build(1)
-    t1 = first[2]
-    if t1 > budget:
-        raise ValueError(f"RULER {family}: target length {length} is too small for the task's template")
-    _, _, t40 = build(41)
-    per_unit = max((t40 - t1) / 40, 1e-3)
-    n = max(1, int((budget - t1) / per_unit))
-    best = (1, *first)
-    lo, hi = 1, None
-    for _ in range(12):
-        cur = build(n)
-        if cur[2] <= budget:
-            if cur[2] > best[3]:
-                best = (n, *cur)
-            lo = n
-            if cur[2] >= 0.97 * budget:
-                break
-        else:
-            hi = n
-        n = (lo + hi) // 2 if hi is not None else max(lo + 1, int(lo * 1.15))
-        if hi is not None and hi - lo <= 1:
-            break
-    _, req, expected, t = best
-    return Sample(family, index, req, expected, t, depth)
-
-
-def string_match_all(output: str, expected: Sequence[str]) -> float:
-    low = output.lower()
-    return sum(e.lower() in low for e in expected) / len(expected)
-
-
-def run(client: InferenceClient, *, length: int, label: str, families: Sequence[str] = FAMILIES,
-        samples_per_family: int = 10, seed: int = 0, log: Callable[[str], None] | None = None) -> EvalReport:
-    """Generate and score every family at one target length."""
+def run(client, *, tasks: Sequence[str], not_run: dict[str, str], length: int, label: str,
+        samples_per_task: int | None, timeout_s: float, work_dir: str | Path | None = None,
+        log: Callable[[str], None] | None = None) -> EvalReport:
+    """lm-eval's RULER ``tasks`` at ``length`` tokens on ``client``'s checkpoint; ``not_run``: the RULER
+    tasks left out, with why (named in the report)."""
+    unknown = [t for t in [*tasks, *not_run] if t not in RULER_TASKS]
+    if unknown:
+        raise ValueError(f"RULER: unknown task(s) {unknown}; lm-eval's ruler group has {list(RULER_TASKS)}")
+    variant = variant_name(tasks, length, label)
+    if not tasks:
+        return unavailable(BENCHMARK, variant, "no RULER task can run here: " + "; ".join(
+            f"{t} ({why})" for t, why in not_run.items()), score_name(tasks))
+    python = lm_eval_python()
+    if python is None:
+        return unavailable(BENCHMARK, variant, f"no lm-eval environment ({DEFAULT_PYTHON} absent, {ENV_VAR} unset): "
+                                               "run `make setup` (builds .venv-ruler)", score_name(tasks))
+    if not servable(client):
+        return unavailable(BENCHMARK, variant, f"{type(client).__name__} serves no model lm-eval can query",
+                           score_name(tasks))
     if length > client.max_context:
         raise ValueError(f"RULER {label}: length {length} exceeds the model's context {client.max_context}")
-    with Timer() as tb:
-        samples = [make_sample(client, f, length, i, samples_per_family, seed)
-                   for f in families for i in range(samples_per_family)]
-    with Timer() as tg:
-        gens = client.generate([s.request for s in samples])
-    rows, per_family = [], {}
-    for s, g in zip(samples, gens):
-        score = string_match_all(g.text, s.expected) if g.finish_reason != "prompt_too_long" else 0.0
-        per_family.setdefault(s.family, []).append(score)
-        rows.append({"family": s.family, "index": s.index, "depth": s.depth, "prompt_tokens": s.prompt_tokens,
-                     "expected": s.expected, "output": g.text, "score": score, "finish_reason": g.finish_reason})
-    fam = {f: round(100 * sum(v) / len(v), 3) for f, v in per_family.items()}
-    overall = round(sum(fam.values()) / len(fam), 3)
-    n = len(rows)
+    from .served import KEY_ENV, openai_endpoint
+
+    work = Path(work_dir) if work_dir else Path(tempfile.mkdtemp(prefix="ruler_"))
+    work.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="ruler_run_", dir=work) as tmp, \
+            openai_endpoint(client, work_dir=work, log=log) as ep:
+        spec = {"base_url": ep.base_url, "api_key_env": KEY_ENV if ep.api_key else None,
+                "served_name": ep.served_name, "tokenizer_dir": ep.tokenizer_dir, "tasks": list(tasks),
+                "length": length, "limit": samples_per_task, "max_length": client.max_context,
+                "num_concurrent": 1 if ep.managed_here else getattr(client, "concurrency", 1),
+                "timeout_s": 600, "output_dir": str(Path(tmp) / "lm_eval")}
+        spec_path, out_path = Path(tmp) / "spec.json", Path(tmp) / "result.json"
+        spec_path.write_text(json.dumps(spec))
+        cmd = [str(python), "-I", str(RUNNER), "--spec", str(spec_path), "--out", str(out_path)]
+        with Timer() as tg:
+            try:
+                proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, **ep.child_env()},
+                                      timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                raise RulerRunError(f"lm-eval's RULER run passed its {timeout_s:.0f} s budget (timeout_s); lm-eval "
+                                    f"0.4.13's vt/cwe generators loop forever when even their smallest haystack "
+                                    f"does not fit length {length} with this tokenizer") from None
+        if proc.returncode != 0 or not out_path.exists():
+            raise RulerRunError(f"lm-eval's RULER run failed (exit {proc.returncode}): {proc.stderr.strip()[-1500:]}")
+        res = json.loads(out_path.read_text())
+    rep = report_from_result(res, tasks=tasks, not_run=not_run, length=length, label=label, limit=samples_per_task,
+                             timings={"generate_and_score_s": round(tg.s, 3)}, inference=client.describe())
+    if ep.managed_here:
+        rep.notes.append("served by the transformers stand-in for vllm serve, started for this report")
     if log:
-        log(f"RULER {label}: {overall}")
-    return EvalReport(
-        benchmark=BENCHMARK, variant=f"RULER-style synthetic, {len(fam)} families at {length} tokens ({label})",
-        version=f"ruler-synth-v1-{length}", status="ok", score=overall,
-        score_name="string_match_all, mean over families", n_items=n, samples=rows,
-        dataset={"source": "generated here", "seed": seed, "length": length, "families": list(families),
-                 "samples_per_family": samples_per_family},
-        metrics={"score_by_family": fam, "length": length, "label": label,
-                 "prompt_tokens_max": max(r["prompt_tokens"] for r in rows),
-                 "prompt_tokens_min": min(r["prompt_tokens"] for r in rows), "inference": client.describe()},
-        timings={"build_s": round(tb.s, 3), "generate_s": round(tg.s, 3),
-                 "samples_per_s": round(n / (tb.s + tg.s), 3) if n else 0.0},
-        notes=["QA families (SQuAD/HotpotQA) omitted: their data is not available offline"])
+        log(f"RULER {label}: {rep.score} ({res['scorer']}, {len(tasks)} of 13 tasks)")
+    return rep

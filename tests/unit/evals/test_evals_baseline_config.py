@@ -65,11 +65,12 @@ def test_variants_use_their_own_threshold_never_the_runbook_figure():
     assert cat.tier1.bfcl.threshold == 70 and cat.tier1.bfcl.variant.name == "bfcl-v4-overall-offline"
     thr, src = threshold(cat, prof, "bfcl")
     assert thr == cat.tier1.bfcl.variant.threshold and "variant bfcl-v4-overall-offline" in src
-    assert threshold(cat, prof, "ruler_32k")[0] == cat.tier1.ruler_32k.variant.threshold
+    # RULER online runs all 13 tasks: the runbook's 90 on the 13-task mean gates
+    assert threshold(cat, prof, "ruler_32k") == (90, "runbook (assets/evals.yaml)")
     assert threshold(cat, prof, "humaneval_plus") == (84, "runbook (assets/evals.yaml)")  # the runbook's run
 
 
-@pytest.mark.parametrize("bench", ["bfcl", "livecodebench", "ruler_32k", "ruler_128k"])
+@pytest.mark.parametrize("bench", ["bfcl", "livecodebench"])
 def test_a_variant_without_its_own_threshold_fails_at_load(tmp_path, bench):
     raw = _raw()
     del raw["tier1"][bench]["variant"]

@@ -71,3 +71,17 @@ def test_preflight_names_swebenchs_docker_and_agent_scaffold_venv(tmp_path, monk
     assert any(m.startswith("docker (") for m in missing)
     missing, found = preflight.grader_tools(load_profile("local"))
     assert not any(x.split(" ")[0] in ("docker", "mini-swe-agent", "swebench") for x in missing + found)
+
+
+def test_preflight_names_the_lm_eval_venv_that_scores_ruler(tmp_path, monkeypatch):
+    missing_py = tmp_path / "no-ruler" / "bin" / "python"
+    monkeypatch.setenv("SURROGATE_RULER_PYTHON", str(missing_py))
+    missing, found = preflight.grader_tools(load_profile("production"))
+    assert f"lm-eval (SURROGATE_RULER_PYTHON={missing_py} does not exist)" in missing and "lm-eval" not in found
+    monkeypatch.delenv("SURROGATE_RULER_PYTHON")
+    monkeypatch.setattr("surrogate_dagster.evals.harness.ruler.DEFAULT_PYTHON", missing_py)
+    missing, found = preflight.grader_tools(load_profile("production"))
+    assert "lm-eval (the .venv-ruler venv: make setup)" in missing
+    missing_py.parent.mkdir(parents=True)
+    missing_py.touch()
+    assert "lm-eval" in preflight.grader_tools(load_profile("production"))[1]
