@@ -295,7 +295,8 @@ def _run_tier2(bench: str, context, store, evals: EvalSettings, client) -> Any:
         settings = ScaffoldSettings(agent_config=sc.agent_config, step_limit=(o.step_limit if o else None) or sc.step_limit,
                                     cost_limit=sc.cost_limit, command_timeout_s=sc.command_timeout_s,
                                     wall_time_limit_s=sc.wall_time_limit_s, max_tokens=max_new,
-                                    temperature=sc.temperature, workers=sc.workers, model_retries=sc.model_retries)
+                                    temperature=sc.temperature, workers=sc.workers, model_retries=sc.model_retries,
+                                    environment=sc.environment)
         return swebench.run(client, offline=prof.offline, work_dir=prof.work_path("swebench", client.ref.name),
                             swebench_python=prof.swebench_python, settings=settings,
                             agent_python=prof.swe_agent_python, max_items=max_items,

@@ -139,6 +139,9 @@ class SweAgentScaffold(Strict):
     temperature: float | None = Field(default=0.0, ge=0, description="null: the server's default")
     workers: StrictInt = Field(default=1, gt=0, description="instances run at once")
     model_retries: StrictInt = Field(default=3, gt=0, description="attempts per model call (mini-swe-agent's retry)")
+    environment: Literal["bubblewrap", "local"] = Field(
+        default="bubblewrap", description="where the agent's commands run: mini-swe-agent's BubblewrapEnvironment "
+                                          "(the checkout only) or LocalEnvironment (a plain subprocess)")
 
 
 class SwebenchBench(Bench):

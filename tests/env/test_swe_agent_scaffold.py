@@ -124,17 +124,24 @@ def test_trajectory_is_mini_swe_agents_own_and_keeps_no_key(scripted_run):
     assert run.scaffold == "mini-swe-agent 2.4.6" and run.detail["agent_config"] == "swebench_backticks.yaml"
 
 
-def test_the_step_limit_stops_an_agent_that_never_submits(tmp_path):
+@pytest.mark.parametrize("environment, sees_host", [("bubblewrap", False), ("local", True)])
+def test_the_step_limit_stops_an_agent_and_bubblewrap_hides_the_host(tmp_path, environment, sees_host):
     instance = build_fixture_repo(tmp_path / "fixture_repo")
-    looping = [action("Look again.", "ls")] * 10
+    secret = tmp_path / "host_file.txt"  # beside the work dir, outside the checkout
+    secret.write_text("HOST-ONLY-CONTENT\n")
+    looping = [action("Look around.", f"cat {secret}")] * 10
     with scripted_chat_server(looping) as srv:
         ep = Endpoint(base_url=srv.base_url, served_name="scripted", tokenizer_dir="", api_key=None, managed_here=False)
-        run = run_scaffold(ep, [instance], ScaffoldSettings(step_limit=2, model_retries=1), python=PYTHON,
-                           work_dir=tmp_path / "work", model_name="m")
+        run = run_scaffold(ep, [instance], ScaffoldSettings(step_limit=2, model_retries=1, environment=environment),
+                           python=PYTHON, work_dir=tmp_path / "work", model_name="m")
         assert len(srv.requests) == 2
+        seen = srv.requests[1]["messages"][-1]["content"]
     (row,) = run.instances
     assert row["exit_status"] == "LimitsExceeded" and row["model_calls"] == 2 and row["patch_chars"] == 0
     assert run.predictions == [{"instance_id": instance["instance_id"], "model_name_or_path": "m", "model_patch": ""}]
+    assert ("HOST-ONLY-CONTENT" in seen) is sees_host
+    if not sees_host:
+        assert "No such file or directory" in seen and run.detail["environment"].endswith("BubblewrapEnvironment")
 
 
 def test_tier2_report_on_the_tiny_model_is_unavailable_with_the_scaffold_figures(tmp_path):

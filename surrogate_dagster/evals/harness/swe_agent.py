@@ -49,6 +49,7 @@ class ScaffoldSettings:
     temperature: float | None = 0.0
     workers: int = 1
     model_retries: int = 3
+    environment: str = "bubblewrap"  # where the agent's commands run (swe_agent_runner.ENVIRONMENTS)
     timeout_s: int = 24 * 3600
 
 

@@ -14,13 +14,17 @@ separate environment where mini-swe-agent's pins live, never this project's pack
      "model_name_or_path": str,        # predictions' model_name_or_path
      "agent_config": "swebench_backticks.yaml",  # one of mini-swe-agent's own config files
      "step_limit": int, "cost_limit": float, "wall_time_limit_s": int, "command_timeout_s": int,
-     "max_tokens": int | null, "temperature": float | null, "model_retries": int, "workers": int}
+     "max_tokens": int | null, "temperature": float | null, "model_retries": int, "workers": int,
+     "environment": "bubblewrap" | "local"}
 
 What runs is mini-swe-agent's: its ``DefaultAgent`` with the agent and model settings of
 ``agent_config`` (the text-based SWE-bench prompts: one ```mswea_bash_command``` block per answer,
 so any chat-completions server serves it, no tool-call parser), ``LitellmTextbasedModel`` pointed
-at ``base_url`` (litellm's ``openai/`` provider) and ``LocalEnvironment``: every command runs in a
-subprocess of this one, in a checkout of the instance's repository at its base commit. The only
+at ``base_url`` (litellm's ``openai/`` provider) and one of its environments: every command runs in a
+subprocess of this one, in a checkout of the instance's repository at its base commit, either
+inside bubblewrap (``BubblewrapEnvironment``: the checkout read-write, the system's /usr, /bin,
+/lib, /etc read-only, a private /tmp, nothing else of the host) or as a plain subprocess
+(``LocalEnvironment``). The only
 code added here: the checkout, the ``/testbed`` of the config's prompts replaced by the checkout's
 path (the leaderboard's agent works in the instance's Docker image at /testbed), the key handed to
 litellm per call rather than stored in the model's config (which the trajectory records), and the
@@ -151,10 +155,23 @@ def commands_run(messages: list[dict]) -> int:
     return sum(1 for m in messages if "returncode" in (m.get("extra") or {}))
 
 
+ENVIRONMENTS = {"bubblewrap": "minisweagent.environments.extra.bubblewrap.BubblewrapEnvironment",
+                "local": "minisweagent.environments.local.LocalEnvironment"}
+
+
+def make_environment(kind: str, cwd: Path, env_cfg: dict):
+    """mini-swe-agent's environment ``kind`` (:data:`ENVIRONMENTS`) working in ``cwd``."""
+    import importlib
+
+    if kind not in ENVIRONMENTS:
+        raise SystemExit(f"environment {kind!r}: expected one of {sorted(ENVIRONMENTS)}")
+    module, name = ENVIRONMENTS[kind].rsplit(".", 1)
+    return getattr(importlib.import_module(module), name)(cwd=str(cwd), **env_cfg)
+
+
 def run_instance(inst: dict, spec: dict, api_key: str, work: Path, cache_error: str | None) -> dict:
     """One instance: checkout, agent run, patch, trajectory; never raises for the instance's own failure."""
     from minisweagent.agents.default import DefaultAgent
-    from minisweagent.environments.local import LocalEnvironment
 
     iid = inst["instance_id"]
     repo = work / "checkouts" / iid
@@ -170,7 +187,7 @@ def run_instance(inst: dict, spec: dict, api_key: str, work: Path, cache_error: 
         row.update(exit_status="CheckoutError", error=str(e)[:500], wall_s=round(time.monotonic() - t0, 3))
         return row
     agent_cfg, model_cfg, env_cfg = agent_settings(spec, repo)
-    agent = DefaultAgent(make_model(model_cfg, api_key), LocalEnvironment(cwd=str(repo), **env_cfg),
+    agent = DefaultAgent(make_model(model_cfg, api_key), make_environment(spec["environment"], repo, env_cfg),
                          output_path=traj, **agent_cfg)
     submission = ""
     try:
@@ -202,6 +219,8 @@ def run(spec: dict) -> dict:
 
     litellm.telemetry = False
     litellm.suppress_debug_info = True
+    if spec["environment"] not in ENVIRONMENTS:
+        raise SystemExit(f"environment {spec['environment']!r}: expected one of {sorted(ENVIRONMENTS)}")
     instances = list(spec["instances"])
     # each repository cloned once, before the instances run in parallel
     cache_errors: dict[str, str] = {}
@@ -220,7 +239,7 @@ def run(spec: dict) -> dict:
     return {"scaffold": f"{SCAFFOLD} {version(SCAFFOLD)}", "litellm": version("litellm"),
             "agent": "minisweagent.agents.default.DefaultAgent", "agent_config": spec["agent_config"],
             "model_class": "minisweagent.models.litellm_textbased_model.LitellmTextbasedModel",
-            "environment": "minisweagent.environments.local.LocalEnvironment",
+            "environment": ENVIRONMENTS[spec["environment"]],
             "predictions": str(work / PREDICTIONS),
             "instances": [{k: v for k, v in r.items() if k != "model_patch"} | {"patch_chars": len(r["model_patch"])}
                           for r in rows]}

@@ -17,8 +17,9 @@ figures (instances attempted, patches produced, model calls, exit statuses) are 
 It never carries a resolved rate the harness did not compute.
 
 How it differs from the leaderboard's mini-swe-agent run: the agent's shell is a checkout on this
-host, not the instance's SWE-bench Docker image (the repository's dependencies are not installed,
-so the agent cannot run its tests there); decoding is greedy with a per-call token budget; the
+host inside bubblewrap (mini-swe-agent's ``BubblewrapEnvironment``: the checkout and the system's
+read-only /usr, /bin, /lib, /etc), not the instance's SWE-bench Docker image (the repository's
+dependencies are not installed, so the agent cannot run its tests there); decoding is greedy with a per-call token budget; the
 patch is ``git diff`` of tracked files, not the text the agent submits (both are in the trajectory).
 """
 
