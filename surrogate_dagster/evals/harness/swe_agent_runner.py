@@ -5,7 +5,7 @@
 Imports only the standard library and ``minisweagent`` (and, through it, litellm): it runs in the
 separate environment where mini-swe-agent's pins live, never this project's package. ``spec.json``:
 
-    {"instances": [{"instance_id", "problem_statement", "base_commit",
+    {"instances": [{"instance_id", "repo", "problem_statement", "base_commit",
                     "repo_source"}],   # a git URL or path the base commit can be fetched from
      "work_dir": dir,                  # checkouts/, repos/ (fetch caches), trajectories/, predictions.jsonl
      "base_url": "http://host:port",   # the OpenAI-compatible server (without /v1)
@@ -24,12 +24,13 @@ at ``base_url`` (litellm's ``openai/`` provider) and one of its environments: ev
 subprocess of this one, in a checkout of the instance's repository at its base commit, either
 inside bubblewrap (``BubblewrapEnvironment``: the checkout read-write, the system's /usr, /bin,
 /lib, /etc read-only, a private /tmp, nothing else of the host) or as a plain subprocess
-(``LocalEnvironment``). The only
-code added here: the checkout, the ``/testbed`` of the config's prompts replaced by the checkout's
-path (the leaderboard's agent works in the instance's Docker image at /testbed), the key handed to
-litellm per call rather than stored in the model's config (which the trajectory records), and the
-patch: ``git diff <base_commit>`` of the work tree (tracked files; what the agent created but never
-added is not part of it).
+(``LocalEnvironment``). The only code added here: the checkout (each repository cloned once into
+a fetch cache; each instance gets a depth-1 fetch of its base commit, no remote, no later history),
+the ``/testbed`` of the config's prompts replaced by the checkout's path (the leaderboard's agent
+works in the instance's Docker image at /testbed), the key handed to litellm per call rather than
+stored in the model's config (which the trajectory records), and the patch: ``git diff
+<base_commit>`` of the work tree (tracked files; what the agent created but never added is not
+part of it).
 
 Offline by construction: litellm's bundled price map (``LITELLM_LOCAL_MODEL_COST_MAP``,
 ``LITELLM_OFFLINE_MODE``), cost tracking that tolerates a model litellm has no price for
@@ -163,8 +164,6 @@ def make_environment(kind: str, cwd: Path, env_cfg: dict):
     """mini-swe-agent's environment ``kind`` (:data:`ENVIRONMENTS`) working in ``cwd``."""
     import importlib
 
-    if kind not in ENVIRONMENTS:
-        raise SystemExit(f"environment {kind!r}: expected one of {sorted(ENVIRONMENTS)}")
     module, name = ENVIRONMENTS[kind].rsplit(".", 1)
     return getattr(importlib.import_module(module), name)(cwd=str(cwd), **env_cfg)
 
