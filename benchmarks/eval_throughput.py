@@ -12,7 +12,9 @@ Baselines (named in the output):
   ``evalplus.evaluate`` would (canonical solutions only: trusted code). Ratio = our sandboxed,
   batched scoring / that: the price of the sandbox.
 - LiveCodeBench: our runner with one sandbox per sample (batch size 1) vs batched (16 per sandbox).
-- BFCL, RULER: scoring is pure Python; the baseline is generation itself (scoring share of the time).
+- BFCL: scoring is pure Python; the baseline is generation itself (scoring share of the time).
+- RULER: lm-eval's whole run out of process (its sample generation, the stand-in server, its
+  scoring) vs generating the same number of same-length prompts in process.
 - DevSecOps: the synth grader on reference answers, one grade_many batch (semgrep once per batch).
 """
 
@@ -109,10 +111,25 @@ def main() -> int:
                  rep.timings["score_samples_per_s"], "generation alone", rate(rep.n_items, rep.timings["generate_s"])))
 
     # ---- RULER ---------------------------------------------------------------------------------
-    rep = ruler.run(client, length=1024, label="bench", samples_per_family=k)
-    rows.append(("ruler @1024 tokens", rep.n_items, rep.timings["samples_per_s"],
-                 rate(rep.n_items, rep.timings["build_s"]), "generation alone",
-                 rate(rep.n_items, rep.timings["generate_s"])))
+    # lm-eval's RULER out of process (its data generation, the stand-in server, its scoring) vs the
+    # same number of prompts of the same length generated in process: the price of the official harness
+    if ruler.lm_eval_python() is not None:
+        from surrogate_dagster.inference import GenRequest
+
+        tasks = ["niah_single_1", "niah_multikey_2"]
+        rep = ruler.run(client, tasks=tasks, not_run={}, length=2048, label="bench", samples_per_task=2 * k,
+                        timeout_s=900, work_dir=tmp / "ruler")
+        hay = "The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again.\n"
+        text = hay * max(1, int(1900 / max(1, client.count_tokens(hay))))
+        reqs = [GenRequest(messages=({"role": "user", "content": text},), max_new_tokens=128)] * rep.n_items
+        t0 = time.monotonic()
+        client.generate(reqs)
+        inproc = time.monotonic() - t0
+        e2e = rep.timings["samples_per_s"]
+        rows.append(("ruler lm-eval @2048 (2 tasks)", rep.n_items, e2e, e2e, "in-process generation, same prompts",
+                     rate(rep.n_items, inproc)))
+    else:
+        print(f"ruler: skipped (no lm-eval environment, {ruler.DEFAULT_PYTHON})")
 
     # ---- DevSecOps -----------------------------------------------------------------------------
     from surrogate_dagster.evals.harness import devsecops
@@ -137,7 +154,7 @@ def main() -> int:
     print(f"{'harness':28} {'items':>5} {'e2e/s':>8} {'score/s':>9}  {'baseline':38} {'base/s':>8} {'ratio':>6}")
     for name, n, e2e, score, bname, b in rows:
         print(f"{name:28} {n:>5} {e2e:>8.2f} {score:>9.2f}  {bname:38} {b:>8.2f} {score / b:>6.2f}")
-    print("\ne2e/s: tiny-model generation + scoring; score/s: scoring known answers (RULER: building the samples);"
+    print("\ne2e/s: tiny-model generation + scoring; score/s: scoring known answers (RULER: lm-eval's whole run);"
           "\nratio = score/s / base/s. Our scoring runs 2 sandboxes in parallel by default (the 1-worker row"
           "\ncompares like with like: evalplus' loop is sequential). DevSecOps e2e > score: garbage answers fail"
           "\nthe first gate, references run every check.")

