@@ -32,10 +32,11 @@ class MinhashCfg(Strict):
 class CanonicalDecontCfg(Strict):
     """The second decontamination index, over canonicalized code (curation/decontam_canonical.py)."""
 
-    k: StrictInt = Field(12, ge=2)
-    min_shingles: StrictInt = Field(6, ge=1)
+    k: StrictInt = Field(14, ge=2)
+    min_shingles: StrictInt = Field(8, ge=1)
     min_fraction: float = Field(0.4, gt=0, le=1)
     max_item_df: StrictInt = Field(3, ge=1)
+    min_fingerprint_words: StrictInt = Field(2, ge=0)
     benchmarks: list[Literal["humaneval", "mbpp", "mbppplus"]] = Field(
         default_factory=lambda: ["humaneval", "mbpp", "mbppplus"])
 

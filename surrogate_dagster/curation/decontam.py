@@ -54,7 +54,6 @@ ties broken by the number of matched n-grams. The drop reason is ``decontam_<ben
 
 from __future__ import annotations
 
-import html
 import io
 import json
 import math
@@ -67,7 +66,9 @@ import xxhash
 
 from . import minhash_numpy as mnp
 from .decontam_canonical import CanonicalIndex
-from .decontam_text import _DIFF_PREFIX, _ESCAPE, _MARKERS, _SURROGATE, BenchmarkItem, Match, _mix, _unescape
+from .decontam_views import normalized_and_stripped
+from .decontam_text import (FILTER_BITS, BenchmarkItem, Match, _mix, bit_filter, drop_markers, in_filter,
+                            resolve_escapes, unescape_entities)
 from .parallel import DEFAULT_CHUNK_ROWS, chunk_bounds, map_chunks, thread_map
 
 _TOKEN = re.compile(r"\w+|[^\w\s]")
@@ -77,7 +78,6 @@ _ALPHA = re.compile(r"[^\W\d_]")  # a letter in any script
 _COMPOUND = re.compile(r"(?=\w{6})(?!__)[^\W\d_]+(?:_[^\W_]+)+(?<!__)")
 _MULT = np.uint64(0x9E3779B97F4A7C15)  # odd 64-bit multiplier (golden ratio) for the combine
 FORMAT_VERSION = 3  # 2: items and rows normalized before tokenizing; 3: optional canonical index inside
-_FILTER_BITS = 25
 _BATCH_TOKENS = 1 << 17  # tokens per batch in check_many: ~1 MiB per uint64 array
 
 
@@ -95,16 +95,7 @@ def normalize(text: str) -> str:
     leading diff ``+``/``-`` are dropped. Applied to benchmark items and checked rows alike, so
     the same content matches whichever of these forms either side is in.
     """
-    if "\\" in text:
-        text = _ESCAPE.sub(_unescape, text)
-        if _SURROGATE.search(text):  # \\ud83d\\ude00 pairs -> one character, lone halves -> U+FFFD
-            text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    if "&" in text:
-        text = html.unescape(text)
-    for marker in _MARKERS:
-        if marker in text:
-            text = text.replace(marker, " ")
-    return _DIFF_PREFIX.sub(" ", text)
+    return drop_markers(unescape_entities(resolve_escapes(text)))
 
 
 def normalized_tokens(text: str) -> list[str]:
@@ -181,14 +172,8 @@ class BenchmarkIndex:
         """Bool mask over hashes ``q``: False means surely not indexed (a 2^25-bit filter on the
         top 25 bits, 4 MiB, built on first use; ~1.4% false positives at 470k hashes)."""
         if self._bits is None:
-            slot = self.hashes >> np.uint64(64 - _FILTER_BITS)
-            bits = np.zeros(1 << (_FILTER_BITS - 3), dtype=np.uint8)
-            for b in range(8):
-                sel = slot[(slot & np.uint64(7)) == np.uint64(b)] >> np.uint64(3)
-                bits[sel] |= np.uint8(1 << b)  # repeated slots set the same bit: duplicates are fine
-            self._bits = bits
-        slot = q >> np.uint64(64 - _FILTER_BITS)
-        return ((self._bits[slot >> np.uint64(3)] >> (slot & np.uint64(7)).astype(np.uint8)) & 1).astype(bool)
+            self._bits = bit_filter(self.hashes)
+        return in_filter(self._bits, q)
 
     def contains(self, q: np.ndarray) -> np.ndarray:
         """Bool mask over hashes ``q``: True where the hash is in the index."""
@@ -385,6 +370,8 @@ class Decontaminator:
         ``workers > 1``: that many threads (numba) or forked processes over ``chunk_size``-row chunks."""
         self.index.may_contain(np.empty(0, dtype=np.uint64))  # build the filter once, before forking
         mnp.warm_up()  # and load the compiled kernels once (if numba is installed)
+        if self.canonical is not None:
+            self.canonical.warm_up()
         if workers > 1 and mnp.kernels() is not None:
             # The compiled screen releases the GIL, so threads share the work with no fork: on a
             # 4.5k-row partition a forked pool cost more CPU than the whole screen does.
@@ -394,35 +381,37 @@ class Decontaminator:
             parts = map_chunks(_check_chunk, self, texts, workers, chunk_size)
         return [m for part in parts for m in part]
 
-    def _canonical_rest(self, texts: Sequence[str], out: list[Match | None]) -> list[Match | None]:
-        if self.canonical is not None:
-            for i, m in enumerate(out):
-                if m is None:
-                    out[i] = self.canonical.check(texts[i])
-        return out
-
     def _screen(self, texts: Sequence[str]) -> list[Match | None]:
         idx = self.index
         out: list[Match | None] = [None] * len(texts)
-        if idx.hashes.size == 0:
-            return self._canonical_rest(texts, out)
-        lengths = sorted({idx.n, *idx.short_lengths})
-        k = mnp.kernels()
-        hit_docs = self._hits_compiled(k, texts, lengths) if k is not None else self._hits_numpy(texts, lengths)
-        for i in hit_docs:
-            out[i] = self.check_exact(texts[i])
-        return self._canonical_rest(texts, out)
+        # one pass gives both indexes their text: without a display wrapper the canonical index's
+        # stripped text is the normalized one (.decontam_views)
+        pairs = [normalized_and_stripped(t) for t in texts] if self.canonical is not None else None
+        normalized = [p[0] for p in pairs] if pairs is not None else [normalize(t) for t in texts]
+        if idx.hashes.size:
+            lengths = sorted({idx.n, *idx.short_lengths})
+            k = mnp.kernels()
+            hit_docs = (self._hits_compiled(k, normalized, lengths) if k is not None
+                        else self._hits_numpy(normalized, lengths))
+            for i in hit_docs:
+                out[i] = self.check_exact(texts[i])
+        if pairs is not None and self.canonical is not None:
+            rest = [i for i, m in enumerate(out) if m is None]
+            found = self.canonical.check_many([texts[i] for i in rest], [pairs[i][1] for i in rest])
+            for i, m in zip(rest, found):
+                out[i] = m
+        return out
 
     def _hits_compiled(self, k: Any, texts: Sequence[str], lengths: list[int]) -> list[int]:
-        """Rows with at least one indexed n-gram, one compiled pass per row: tokens (ASCII rows
-        tokenized in the kernel too; others by :func:`tokenize`, joined by newlines), their xxh3
-        hashes, the n-gram hashes, the bit filter and a binary search, stopping at the first hit."""
+        """Rows (already :func:`normalize` d) with at least one indexed n-gram, one compiled pass
+        per row: tokens (ASCII rows tokenized in the kernel too; others by :func:`tokenize`, joined
+        by newlines), their xxh3 hashes, the n-gram hashes, the bit filter and a binary search,
+        stopping at the first hit."""
         idx = self.index
         idx.may_contain(np.empty(0, dtype=np.uint64))  # build the bit filter
         wanted = np.zeros(max(lengths) + 1, dtype=np.bool_)
         wanted[lengths] = True
-        shift = np.uint64(64 - _FILTER_BITS)
-        texts = [normalize(t) for t in texts]  # the kernels tokenize; normalizing is done here
+        shift = np.uint64(64 - FILTER_BITS)
         ascii_rows = [i for i, text in enumerate(texts) if text.isascii()]
         hits = set()
         if ascii_rows:  # one call for the batch's ASCII texts, concatenated
@@ -444,7 +433,8 @@ class Decontaminator:
         return sorted(hits)
 
     def _hits_numpy(self, texts: Sequence[str], lengths: list[int]) -> list[int]:
-        """Rows with at least one indexed n-gram, in batches of ~_BATCH_TOKENS tokens (numpy)."""
+        """Rows (already :func:`normalize` d) with at least one indexed n-gram, in batches of
+        ~_BATCH_TOKENS tokens (numpy)."""
         idx = self.index
         hit_docs: set[int] = set()
         start = 0
@@ -452,7 +442,7 @@ class Decontaminator:
             # one batch: consecutive texts up to ~_BATCH_TOKENS tokens (at least one text)
             th_parts, doc_of, total, end = [], [], 0, start
             while end < len(texts) and (end == start or total < _BATCH_TOKENS):
-                th = token_hashes(normalized_tokens(texts[end]))
+                th = token_hashes(tokenize(texts[end]))
                 th_parts.append(th)
                 doc_of.append(np.full(th.size, end, dtype=np.int64))
                 total += th.size

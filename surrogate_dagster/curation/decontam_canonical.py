@@ -1,290 +1,249 @@
-"""Decontamination that survives renaming: shingles of canonicalized code.
+"""Decontamination that survives renaming: an index of canonicalized benchmark code.
 
 The exact index (:mod:`.decontam`) compares normalized tokens, so a benchmark solution whose
 identifiers were renamed, or a short item shown as a line-numbered listing, a notebook or
 highlighted HTML, shares too few 13-grams with its item to match. This second index compares
-structure instead.
+canonicalized code (:mod:`.canonical_code`: names and numbers as position-stable placeholders,
+display wrappers stripped by :mod:`.decontam_views`).
 
-Views stripped first (:func:`strip_views`, after the escapes and comment markers of
-:func:`.decontam.normalize`): HTML tags (syntax-highlighted code), notebook JSON quoting (the
-``"...",`` around each source line), and line-number gutters (``cat -n``, ``12 |``): a number
-at the start of a line counts as a gutter only when a neighbouring line carries the next or
-previous number, so ``10 items`` in prose is left alone.
+Index (:class:`CanonicalIndex`): for each indexed *part* (a benchmark's reference code with and
+without its docstring, with its tests: :func:`.benchmark_refs.load_code_parts`) its distinct
+shingle hashes and its function fingerprints, sorted, each with the part it came from.
+Shingles and fingerprints found in more than ``max_item_df`` items are pruned (``def v(v):
+return v`` is everyone's); a part that loses a fingerprint that way has none.
 
-Canonical tokens (:func:`canonical_tokens`): the normalized tokens (``\\w+`` words and single
-punctuation marks, lower-cased), without parentheses and with one quote character (a formatter
-adds or drops redundant parentheses and swaps quote styles). Words are *kept* when they are Python keywords, builtins or
-English function words (a renamer leaves them alone and they carry the structure); every other
-word is an identifier and every number a literal. Identifiers and literals become
-position-stable placeholders: within a shingle of ``k`` tokens, a placeholder says how far back
-the same name (or value) last occurred in that shingle, or that it is new there (Baker's
-parameterized-string "prev" encoding, clipped to the window). ``def add(a, b): return a + b``
-and ``def plus(x, y): return x + y`` give the same shingles, wherever in a row they stand and
-whatever comes before them, which first-seen numbering over the whole row would not.
+Rule, either of:
+- shingles: the row holds at least ``min_shingles`` of the part's distinct shingles *and* at
+  least ``min_fraction`` of them;
+- whole functions: the row holds the fingerprint of every function of the part, and those
+  functions hold at least ``min_fingerprint_words`` kept words besides ``def`` and ``return``.
+  A one-line solution (``return len(set(s.lower()))``) has fewer than ``min_shingles`` shingles,
+  half of them its signature, so overlap cannot name it; the whole function canonically
+  identical can, when its structure is specific (``def f(a): return a.b()`` is everyone's).
+A part matchable by neither is counted in ``meta["unmatchable_parts"]``. The thresholds were
+chosen on a tuning half of planted items and clean functions and checked on the held-out half
+(benchmarks/decontam_renamed_bench.py).
 
-Index (:class:`CanonicalIndex`): the distinct shingle hashes of each indexed *part* (a
-benchmark's reference code with and without its docstring, with its tests, see
-:func:`.benchmark_refs.load_code_parts`), sorted, with the part each came from. Shingles found
-in more than ``max_item_df`` items are pruned (``def v(v): return v`` is everyone's). A part
-with fewer than ``min_shingles`` shingles left is unmatchable (counted in ``meta``).
-
-Rule: a row matches a part when it holds at least ``min_shingles`` of the part's distinct
-shingles *and* at least ``min_fraction`` of them. The figures behind the defaults (tuning half
-vs held-out half of planted items and clean functions) are in benchmarks/decontam_bench.py.
+Batches (:meth:`CanonicalIndex.check_many`): ASCII rows go through one compiled pass per batch
+(:mod:`.decontam_canonical_kernels`, with numba) that keeps only the hashes the index holds;
+other rows, and every row without numba, through :mod:`.canonical_code`. Both give the same
+:class:`Evidence` (tests/unit/curation/test_decontam_canonical_kernels.py).
 """
 
 from __future__ import annotations
 
-import builtins
-import html
 import io
 import json
-import keyword
-import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
 import numpy as np
-import xxhash
-from numpy.lib.stride_tricks import sliding_window_view
 
-from .decontam_text import _DIFF_PREFIX, _ESCAPE, _MARKERS, _SURROGATE, BenchmarkItem, Match, _mix, _unescape
+from . import minhash_numpy as mnp
+from .canonical_code import (ASYNC_HASH, DEF_HASH, FINGERPRINT_SEEDS, KEPT_HASHES, _MULT, _param_table,
+                             canonical_stream, function_fingerprints, shingle_hashes)
+from .decontam_text import FILTER_BITS, BenchmarkItem, Match, bit_filter
+from .decontam_views import strip_views
 
-FORMAT_VERSION = 1
-_TOKEN = re.compile(r"\w+|[^\w\s]")
-_HTML_TAG = re.compile(r"</?[a-zA-Z][\w-]*(?:\s+[\w:-]+\s*=\s*(?:\"[^\"<>]*\"|'[^'<>]*'|[\w-]+))*\s*/?>")
-# A line's leading number and what separates it from the code: a tab or spaces (``cat -n``,
-# ``nl``), or a bar/colon (editor and grep views).
-_GUTTER = re.compile(r"^[ \t]*(\d{1,6})(?:[ \t]*[|:\u2502][ \t]?|\t| +|$)")
-_NUMBERED = re.compile(r"^[ \t]*\d+[^\n]*\n[ \t]*\d+", re.M)  # two consecutive lines opening with numbers
-_NB_OPEN = re.compile(r'^[ \t]*"')
-_NB_CLOSE = re.compile(r'"[ \t]*,?[ \t]*$')
-# English function words (prose structure a renamer leaves alone). Single letters and words that
-# are common names (``first``, ``last``, ``one``) are left out: they are identifiers in code.
-_ENGLISH = frozenset(
-    "an the of to in on at by for from with into onto than then that this these those its "
-    "be been being is are was were has have had do does did can could should would will shall may "
-    "must not no nor and or but if else when while where which who whom whose what how why each "
-    "every all any some such only also more most less least very so as there here their they them "
-    "we you your our".split())
-_KEPT = frozenset(w.lower() for w in keyword.kwlist + keyword.softkwlist + dir(builtins)
-                  if w.isidentifier() and not w.startswith("_")) | _ENGLISH
-_PARENS = frozenset("()")
-_MULT = np.uint64(0x9E3779B97F4A7C15)
-_ID_SEED, _LIT_SEED = 0x1D, 0x117
+FORMAT_VERSION = 2  # 2: function fingerprints beside the shingles
+_BATCH_BYTES = 1 << 20  # stripped text per compiled call (its output buffers are 16 bytes per byte)
 
 
 @dataclass(frozen=True)
 class CanonicalParams:
     """The rule's parameters (assets/curation.yaml ``decontamination.canonical``)."""
 
-    k: int = 12
-    min_shingles: int = 6
+    k: int = 14
+    min_shingles: int = 8
     min_fraction: float = 0.4
     max_item_df: int = 3
     keep_numbers: bool = True  # numbers kept as values (a renamer leaves them), else placeholders
+    min_fingerprint_words: int = 2
 
 
-def _resolve(text: str) -> str:
-    if "\\" in text:
-        text = _ESCAPE.sub(_unescape, text)
-        if _SURROGATE.search(text):
-            text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return text
+@dataclass(frozen=True)
+class Evidence:
+    """What each row of a batch shares with the index: (row, part, distinct shingles shared)
+    for every part sharing shingles with a row, and (row, part) for every part all of whose
+    function fingerprints a row holds. Sorted by row, then part."""
 
-
-def _strip_gutters(text: str) -> str:
-    lines = text.split("\n")
-    nums = [int(m.group(1)) if (m := _GUTTER.match(ln)) else None for ln in lines]
-    out = []
-    for i, ln in enumerate(lines):
-        n = nums[i]
-        # a gutter only where a neighbouring line (blank lines skipped) continues the count
-        near = [nums[j] for j in (i - 1, i + 1) if 0 <= j < len(lines)]
-        if n is not None and any(v is not None and abs(v - n) == 1 for v in near):
-            ln = _GUTTER.sub("", ln, count=1)
-        out.append(ln)
-    return "\n".join(out)
-
-
-def _strip_notebook(text: str) -> str:
-    out = []
-    for ln in text.split("\n"):
-        stripped = ln.strip()
-        if stripped in ('"', '",', "],", "]", "[", '"source": [', '"source":['):
-            continue
-        out.append(_NB_CLOSE.sub("", _NB_OPEN.sub("", ln)))
-    return "\n".join(out)
-
-
-def strip_views(text: str) -> str:
-    """Text with escapes resolved and display wrappers removed (see the module docstring)."""
-    text = _resolve(text)
-    if "<" in text and "</" in text:  # highlighted HTML: tags out, then the entities they escaped
-        text = _HTML_TAG.sub("", text)
-    if "&" in text:
-        text = html.unescape(text)
-    if '"cell_type"' in text or '"source"' in text:
-        text = _strip_notebook(text)
-    if _NUMBERED.search(text):
-        text = _strip_gutters(text)
-    for marker in _MARKERS:
-        if marker in text:
-            text = text.replace(marker, " ")
-    return _DIFF_PREFIX.sub(" ", text)
-
-
-def canonical_tokens(text: str, keep_numbers: bool = True) -> tuple[list[str], np.ndarray]:
-    """(tokens, kinds) of :func:`strip_views` text: kind 0 kept, 1 identifier, 2 literal."""
-    text = strip_views(text)
-    if not text.isascii():
-        text = unicodedata.normalize("NFKC", text)
-    # parentheses dropped and quotes unified: a formatter adds and removes redundant parentheses
-    # and swaps quote styles, neither of which changes the code
-    toks = [t for t in _TOKEN.findall(text.lower().replace('"', "'")) if t not in _PARENS]
-    lit = 0 if keep_numbers else 2
-    kind_of = {t: 0 if (t in _KEPT or not (t[0].isalnum() or t[0] == "_")) else lit if t[0].isdigit() else 1
-               for t in set(toks)}  # classify each distinct token once
-    return toks, np.array([kind_of[t] for t in toks], dtype=np.int8)
-
-
-def _param_table(k: int) -> np.ndarray:
-    """Hash of (kind, back-distance) for placeholders: row kind-1, column distance (0 = new)."""
-    return np.array([[xxhash.xxh3_64_intdigest(f"{seed}:{d}") for d in range(k)] for seed in (_ID_SEED, _LIT_SEED)],
-                    dtype=np.uint64)
-
-
-def shingle_hashes(tokens: list[str], kinds: np.ndarray, k: int) -> np.ndarray:
-    """The ``len(tokens) - k + 1`` canonical shingle hashes of a token stream, in order."""
-    n = len(tokens)
-    if n < k:
-        return np.empty(0, dtype=np.uint64)
-    th = np.fromiter(map(xxhash.xxh3_64_intdigest, tokens), dtype=np.uint64, count=n)
-    # back-distance of each placeholder to the previous occurrence of the same token (k: none)
-    dist = np.full(n, k, dtype=np.int64)
-    param = np.flatnonzero(kinds > 0)
-    if param.size:
-        order = param[np.argsort(th[param], kind="stable")]
-        same = th[order[1:]] == th[order[:-1]]
-        dist[order[1:][same]] = np.minimum(order[1:][same] - order[:-1][same], k)
-    table = _param_table(k)
-    offsets = np.arange(k)
-    powers = np.ones(k, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for j in range(k - 2, -1, -1):
-            powers[j] = powers[j + 1] * _MULT
-    out = np.empty(n - k + 1, dtype=np.uint64)
-    step = max(1, (1 << 20) // k)  # windows per block: ~8 MiB of uint64 per array
-    for s in range(0, n - k + 1, step):
-        e = min(n - k + 1, s + step)
-        span = slice(s, e + k - 1)
-        d = sliding_window_view(dist[span], k)
-        kd = sliding_window_view(kinds[span], k)
-        t = sliding_window_view(th[span], k)
-        back = np.where(d <= offsets, d, 0)  # an earlier occurrence outside the window is "new"
-        vals = np.where(kd == 0, t, table[np.maximum(kd, 1) - 1, back])
-        with np.errstate(over="ignore"):
-            out[s:e] = _mix((vals * powers).sum(axis=1, dtype=np.uint64))
-    return out
+    n_rows: int
+    rows: np.ndarray
+    parts: np.ndarray
+    shared: np.ndarray
+    whole_rows: np.ndarray
+    whole_parts: np.ndarray
 
 
 class CanonicalIndex:
-    """Sorted canonical shingle hashes of benchmark code parts, each with its part number."""
+    """Sorted canonical shingle hashes and function fingerprints of benchmark code parts."""
 
-    def __init__(self, params: CanonicalParams, parts: list[tuple[str, str]], part_shingles: np.ndarray,
-                 hashes: np.ndarray, refs: np.ndarray, meta: dict[str, Any]) -> None:
+    def __init__(self, params: CanonicalParams, parts: list[tuple[str, str]], arrays: dict[str, np.ndarray],
+                 meta: dict[str, Any]) -> None:
         self.params = params
         self.parts = parts  # (benchmark, item_id) of each part, by part number
-        self.part_shingles = part_shingles  # distinct shingles per part after pruning
-        self.hashes = hashes
-        self.refs = refs
+        self.part_shingles = arrays["c_part_shingles"]  # distinct shingles per part after pruning
+        self.hashes, self.refs = arrays["c_hashes"], arrays["c_refs"]  # sorted shingles, their parts
+        self.fp_hashes, self.fp_refs = arrays["c_fp_hashes"], arrays["c_fp_refs"]  # sorted fingerprints
+        self.part_functions = arrays["c_part_functions"]  # fingerprints per part (0: none kept)
+        self.part_function_words = arrays["c_part_function_words"]
+        self.part_function_tokens = arrays["c_part_function_tokens"]
         self.meta = meta
+        self._bits: np.ndarray | None = None
 
     @classmethod
     def build(cls, parts: Iterable[BenchmarkItem], params: CanonicalParams = CanonicalParams()) -> "CanonicalIndex":
-        """Index each part's distinct canonical shingles (parts of one item are kept apart: the
-        rule's fraction is of one part)."""
+        """Index each part's distinct shingles and function fingerprints (parts of one item are
+        kept apart: the rule counts a share of one part)."""
         if params.k < 2 or params.min_shingles < 1 or not 0 < params.min_fraction <= 1:
             raise ValueError(f"bad canonical decontamination parameters: {params}")
         keys: list[tuple[str, str]] = []
         uniq: list[np.ndarray] = []
+        functions: list[dict[int, tuple[int, int]]] = []
         for p in parts:
-            h = np.unique(shingle_hashes(*canonical_tokens(p.text, params.keep_numbers), params.k))
+            s = canonical_stream(strip_views(p.text), params.keep_numbers)
             keys.append((p.benchmark, p.item_id))
-            uniq.append(h)
+            uniq.append(np.unique(shingle_hashes(s.tokens, s.kinds, params.k, s.hashes)))
+            functions.append({int(f): (w, n) for f, w, n in function_fingerprints(s)})
         item_of = {key: i for i, key in enumerate(dict.fromkeys(keys))}
-        hashes = np.concatenate(uniq) if uniq else np.empty(0, dtype=np.uint64)
-        refs = (np.concatenate([np.full(u.size, i, dtype=np.int32) for i, u in enumerate(uniq)])
-                if uniq else np.empty(0, dtype=np.int32))
-        # document frequency over items (an item's parts share shingles; count the item once)
-        items = np.array([item_of[keys[r]] for r in range(len(keys))], dtype=np.int64)[refs] if refs.size else refs
-        pair = np.unique(np.stack([hashes, items.astype(np.uint64)]), axis=1) if hashes.size else np.empty((2, 0), np.uint64)
-        hs, df = np.unique(pair[0], return_counts=True)
-        common = hs[df > params.max_item_df]
-        keep = ~np.isin(hashes, common)
-        hashes, refs = hashes[keep], refs[keep]
-        order = np.argsort(hashes, kind="stable")
-        hashes, refs = hashes[order], refs[order]
-        part_shingles = np.bincount(refs, minlength=len(keys)).astype(np.int32)
+        item = np.array([item_of[key] for key in keys], dtype=np.int64)
+        hashes, refs, common = _pruned(uniq, item, params.max_item_df)
+        fp_hashes, fp_refs, fp_common = _pruned([np.array(sorted(f), dtype=np.uint64) for f in functions], item,
+                                                params.max_item_df)
+        n = len(keys)
+        part_functions = np.array([len(f) for f in functions], dtype=np.int32)
+        part_functions[np.bincount(fp_refs, minlength=n) < part_functions] = 0  # lost one to pruning: none
+        keep = part_functions[fp_refs] > 0
+        fp_hashes, fp_refs = fp_hashes[keep], fp_refs[keep]
+        words = np.array([sum(w for w, _ in f.values()) for f in functions], dtype=np.int32)
+        tokens = np.array([sum(t for _, t in f.values()) for f in functions], dtype=np.int32)
+        arrays = {"c_hashes": hashes, "c_refs": refs,
+                  "c_part_shingles": np.bincount(refs, minlength=n).astype(np.int32),
+                  "c_fp_hashes": fp_hashes, "c_fp_refs": fp_refs, "c_part_functions": part_functions,
+                  "c_part_function_words": words, "c_part_function_tokens": tokens}
+        index = cls(params, keys, arrays, {})
+        by_fp = index._fingerprinted()
         unmatchable: dict[str, int] = {}
-        for (bench, _), c in zip(keys, part_shingles):
-            if c < params.min_shingles:
+        for p, (bench, _) in enumerate(keys):
+            if index.part_shingles[p] < params.min_shingles and not by_fp[p]:
                 unmatchable[bench] = unmatchable.get(bench, 0) + 1
-        meta = {"format": FORMAT_VERSION, "params": params.__dict__, "parts": len(keys), "items": len(item_of),
-                "indexed_shingles": int(hashes.size), "pruned_common_shingles": int(common.size),
-                "unmatchable_parts": unmatchable}
-        return cls(params, keys, part_shingles, hashes, refs, meta)
+        index.meta = {"format": FORMAT_VERSION, "params": params.__dict__, "parts": n, "items": len(item_of),
+                      "indexed_shingles": int(hashes.size), "pruned_common_shingles": int(common),
+                      "indexed_fingerprints": int(fp_hashes.size), "pruned_common_fingerprints": int(fp_common),
+                      "fingerprinted_parts": int(by_fp.sum()), "unmatchable_parts": unmatchable}
+        return index
+
+    def _fingerprinted(self) -> np.ndarray:
+        """Bool per part: matchable by its whole functions under the current parameters."""
+        return (self.part_functions > 0) & (self.part_function_words >= self.params.min_fingerprint_words)
+
+    # ------------------------------------------------------------------------- rows
+    def warm_up(self) -> None:
+        """Build the shingle bit filter and load the compiled pass now (before threads or forks)."""
+        if self._bits is None:
+            self._bits = bit_filter(self.hashes)
+        if mnp.kernels() is not None:
+            from . import decontam_canonical_kernels as ck
+
+            ck.warm_up()
 
     def check(self, text: str) -> Match | None:
-        """The part sharing the most shingles among those passing the rule, or None."""
-        if not self.hashes.size:
-            return None
-        return self.check_shingles(self.row_shingles(text))
+        """The best part passing the rule (whole functions first, then most shingles), or None."""
+        return self.check_many([text])[0]
 
-    def row_shingles(self, text: str) -> np.ndarray:
-        """The distinct canonical shingle hashes of ``text`` (sorted)."""
-        return np.unique(shingle_hashes(*canonical_tokens(text, self.params.keep_numbers), self.params.k))
+    def check_many(self, texts: Sequence[str], stripped: Sequence[str] | None = None) -> list[Match | None]:
+        """:meth:`check` of each text (``stripped``: their :func:`strip_views`, when known)."""
+        return self.decide(self.evidence(texts, stripped))
 
-    def shared(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(parts, counts): each part sharing shingles with the distinct sorted hashes ``q``, and
-        how many it shares."""
-        lo = np.searchsorted(self.hashes, q, side="left")
-        found = self.hashes[np.minimum(lo, self.hashes.size - 1)] == q if self.hashes.size else lo < 0
-        q, lo = q[found], lo[found]
-        cnt = np.searchsorted(self.hashes, q, side="right") - lo
-        j = np.arange(cnt.sum()) - np.repeat(np.cumsum(cnt) - cnt, cnt) + np.repeat(lo, cnt)
-        parts, counts = np.unique(self.refs[j], return_counts=True)
-        return parts, counts
+    def evidence(self, texts: Sequence[str], stripped: Sequence[str] | None = None) -> Evidence:
+        """:class:`Evidence` of a batch: ASCII rows by the compiled pass, the others (and all
+        rows without numba) by :mod:`.canonical_code`."""
+        views = list(stripped) if stripped is not None else [strip_views(t) for t in texts]
+        compiled = mnp.kernels() is not None and bool(self.hashes.size or self.fp_hashes.size)
+        fast = [i for i, v in enumerate(views) if v.isascii()] if compiled else []
+        slow = np.setdiff1d(np.arange(len(views)), fast).tolist() if len(fast) < len(views) else []
+        groups = [self._compiled_hits(views, fast[a:b]) for a, b in _batches(views, fast)]
+        if slow:
+            groups.append(self._reference_hits(views, slow))
+        return self._evidence_of(len(views), groups)
 
-    def check_shingles(self, q: np.ndarray) -> Match | None:
-        """:meth:`check` of a row's distinct shingle hashes ``q`` (sorted)."""
+    def _reference_hits(self, views: list[str], rows: list[int]) -> tuple[np.ndarray, ...]:
+        """(rows, shingle hashes, rows, fingerprints) of ``views[rows]``, by :mod:`.canonical_code`."""
+        sh, fp = [], []
+        for i in rows:
+            s = canonical_stream(views[i], self.params.keep_numbers)
+            sh.append(shingle_hashes(s.tokens, s.kinds, self.params.k, s.hashes))
+            fp.append(np.array([f for f, _, _ in function_fingerprints(s)], dtype=np.uint64))
+        rows_arr = np.asarray(rows, dtype=np.int64)
+        return (np.repeat(rows_arr, [a.size for a in sh]), np.concatenate(sh),
+                np.repeat(rows_arr, [a.size for a in fp]), np.concatenate(fp))
+
+    def _compiled_hits(self, views: list[str], rows: list[int]) -> tuple[np.ndarray, ...]:
+        """:meth:`_reference_hits` of ASCII rows in one compiled call, keeping only held hashes."""
+        from . import decontam_canonical_kernels as ck
+        from .minhash_kernels import IS_SPACE, IS_WORD
+
+        self.warm_up()
         p = self.params
-        if q.size < p.min_shingles:
-            return None
-        parts, shared = self.shared(q)
-        ok = (shared >= p.min_shingles) & (shared >= p.min_fraction * self.part_shingles[parts])
-        if not ok.any():
-            return None
-        i = int(np.argmax(np.where(ok, shared, -1)))
-        best = int(parts[i])
-        bench, item_id = self.parts[best]
-        return Match(bench, item_id, int(shared[i]), int(shared[i]),
-                     f"canonical: {int(shared[i])} of {int(self.part_shingles[best])} shingles")
+        offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+        np.cumsum([len(views[i]) for i in rows], out=offsets[1:])
+        buf = np.frombuffer("".join([views[i] for i in rows]).encode("ascii"), dtype=np.uint8)
+        sh, sh_off, fp, fp_off = ck.canonical_hits(
+            buf, offsets, IS_WORD, IS_SPACE, KEPT_HASHES, p.keep_numbers, p.k, _param_table(p.k), _MULT, self._bits,
+            np.uint64(64 - FILTER_BITS), self.hashes, self.fp_hashes, FINGERPRINT_SEEDS, DEF_HASH, ASYNC_HASH)
+        rows_arr = np.asarray(rows, dtype=np.int64)
+        return np.repeat(rows_arr, np.diff(sh_off)), sh, np.repeat(rows_arr, np.diff(fp_off)), fp
 
-    def check_many(self, texts: Sequence[str]) -> list[Match | None]:
-        return [self.check(t) for t in texts]
+    def _evidence_of(self, n_rows: int, groups: list[tuple[np.ndarray, ...]]) -> Evidence:
+        """Evidence from (row, hash) hits, repeats and hashes the index lacks included."""
+        empty = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.uint64)) * 2
+        cat = [np.concatenate([g[j] for g in groups] + [empty[j]]) for j in range(4)]
+        n_parts = max(1, len(self.parts))
+        rows, parts, shared = _held(cat[0], cat[1], self.hashes, self.refs, n_parts)
+        f_rows, f_parts, held = _held(cat[2], cat[3], self.fp_hashes, self.fp_refs, n_parts)
+        whole = (held == self.part_functions[f_parts]) & (self.part_functions[f_parts] > 0) if held.size else held > 0
+        return Evidence(n_rows, rows, parts, shared, f_rows[whole], f_parts[whole])
 
+    def decide(self, ev: Evidence) -> list[Match | None]:
+        """The rule (module docstring) on a batch's evidence, under the current parameters."""
+        p = self.params
+        out: list[Match | None] = [None] * ev.n_rows
+        ok = (ev.shared >= p.min_shingles) & (ev.shared >= p.min_fraction * self.part_shingles[ev.parts])
+        # per row, the passing part sharing the most shingles (the lowest part number on a tie)
+        r, q, n = ev.rows[ok], ev.parts[ok], ev.shared[ok]
+        order = np.lexsort((q, -n, r))
+        r, q, n = r[order], q[order], n[order]
+        firsts = np.flatnonzero(np.r_[True, r[1:] != r[:-1]]) if r.size else r
+        for i in firsts.tolist():
+            bench, item_id = self.parts[int(q[i])]
+            out[int(r[i])] = Match(bench, item_id, int(n[i]), int(n[i]),
+                                   f"canonical: {int(n[i])} of {int(self.part_shingles[q[i]])} shingles")
+        # whole functions take precedence: the part with the most function tokens
+        fine = self._fingerprinted()[ev.whole_parts]
+        r, q = ev.whole_rows[fine], ev.whole_parts[fine]
+        order = np.lexsort((q, -self.part_function_tokens[q], r))
+        r, q = r[order], q[order]
+        firsts = np.flatnonzero(np.r_[True, r[1:] != r[:-1]]) if r.size else r
+        for i in firsts.tolist():
+            best = int(q[i])
+            bench, item_id = self.parts[best]
+            fns, tokens = int(self.part_functions[best]), int(self.part_function_tokens[best])
+            out[int(r[i])] = Match(bench, item_id, tokens, fns, f"canonical: {fns} whole function(s), {tokens} tokens")
+        return out
+
+    # ------------------------------------------------------------------------- storage
     def to_arrays(self) -> tuple[dict, dict[str, np.ndarray]]:
         header = {"params": self.params.__dict__, "parts": self.parts, "meta": self.meta}
-        return header, {"c_hashes": self.hashes, "c_refs": self.refs, "c_part_shingles": self.part_shingles}
+        return header, {"c_hashes": self.hashes, "c_refs": self.refs, "c_part_shingles": self.part_shingles,
+                        "c_fp_hashes": self.fp_hashes, "c_fp_refs": self.fp_refs,
+                        "c_part_functions": self.part_functions, "c_part_function_words": self.part_function_words,
+                        "c_part_function_tokens": self.part_function_tokens}
 
     @classmethod
     def from_arrays(cls, header: dict, arrays: dict[str, np.ndarray]) -> "CanonicalIndex":
         if header["meta"].get("format") != FORMAT_VERSION:
             raise ValueError(f"canonical index format {header['meta'].get('format')} != {FORMAT_VERSION}")
-        return cls(CanonicalParams(**header["params"]), [tuple(p) for p in header["parts"]],
-                   arrays["c_part_shingles"], arrays["c_hashes"], arrays["c_refs"], header["meta"])
+        return cls(CanonicalParams(**header["params"]), [tuple(p) for p in header["parts"]], arrays, header["meta"])
 
     def to_bytes(self) -> bytes:
         header, arrays = self.to_arrays()
@@ -296,3 +255,57 @@ class CanonicalIndex:
     def from_bytes(cls, data: bytes) -> "CanonicalIndex":
         with np.load(io.BytesIO(data), allow_pickle=False) as z:
             return cls.from_arrays(json.loads(z["header"].tobytes().decode()), {k: z[k] for k in z.files})
+
+
+def _batches(views: list[str], rows: list[int]) -> list[tuple[int, int]]:
+    """Bounds into ``rows`` of consecutive batches of about ``_BATCH_BYTES`` of text (>= 1 row)."""
+    out, start, size = [], 0, 0
+    for j, i in enumerate(rows):
+        size += len(views[i])
+        if size >= _BATCH_BYTES:
+            out.append((start, j + 1))
+            start, size = j + 1, 0
+    if start < len(rows):
+        out.append((start, len(rows)))
+    return out
+
+
+def _held(rows: np.ndarray, hashes: np.ndarray, index: np.ndarray, refs: np.ndarray,
+          n_parts: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(row, part, count): how many distinct hashes of each row each part holds (sorted index
+    ``index``, part ``refs`` per entry)."""
+    empty = np.empty(0, dtype=np.int64)
+    if not hashes.size or not index.size:
+        return empty, empty, empty
+    order = np.lexsort((hashes, rows))
+    rows, hashes = rows[order], hashes[order]
+    new = np.r_[True, (rows[1:] != rows[:-1]) | (hashes[1:] != hashes[:-1])]
+    rows, hashes = rows[new], hashes[new]
+    lo = np.searchsorted(index, hashes, side="left")
+    hi = np.searchsorted(index, hashes, side="right")
+    pair = np.repeat(rows, hi - lo) * n_parts + refs[_ranges(lo, hi)]
+    pair, count = np.unique(pair, return_counts=True)
+    return pair // n_parts, pair % n_parts, count
+
+
+def _ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The positions lo[i] <= j < hi[i], for every i, concatenated."""
+    cnt = hi - lo
+    return np.arange(cnt.sum()) - np.repeat(np.cumsum(cnt) - cnt, cnt) + np.repeat(lo, cnt)
+
+
+def _pruned(per_part: list[np.ndarray], item: np.ndarray, max_item_df: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """(sorted hashes, their part numbers, hashes pruned): each part's distinct hashes, without
+    those found in more than ``max_item_df`` distinct items (an item's parts share hashes)."""
+    hashes = np.concatenate(per_part) if per_part else np.empty(0, dtype=np.uint64)
+    refs = (np.concatenate([np.full(u.size, i, dtype=np.int32) for i, u in enumerate(per_part)])
+            if per_part else np.empty(0, dtype=np.int32))
+    if not hashes.size:
+        return hashes.astype(np.uint64), refs, 0
+    pair = np.unique(np.stack([hashes, item[refs].astype(np.uint64)]), axis=1)
+    hs, df = np.unique(pair[0], return_counts=True)
+    common = hs[df > max_item_df]
+    keep = ~np.isin(hashes, common)
+    hashes, refs = hashes[keep], refs[keep]
+    order = np.argsort(hashes, kind="stable")
+    return hashes[order], refs[order], int(common.size)

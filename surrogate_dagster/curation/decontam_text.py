@@ -1,8 +1,10 @@
-"""What both decontamination indexes share: the item and match records, the escape and marker
-patterns of the text normalization, and the 64-bit hash finisher."""
+"""What both decontamination indexes share: the item and match records, the steps of the text
+normalization (escapes resolved, comment markers and diff prefixes dropped), the 64-bit hash
+finisher and the bit filter that screens hashes before a binary search."""
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass
 
@@ -44,11 +46,35 @@ _DIFF_PREFIX = re.compile(r"^[ \t]*[+-]", re.M)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def resolve_escapes(text: str) -> str:
+    """JSON/Python string escapes (``\\n``, ``\\"``, ``\\uXXXX``, at any escaping depth) resolved:
+    line breaks and tabs stay themselves, other whitespace escapes become spaces, surrogate
+    pairs join."""
+    if "\\" in text:
+        text = _ESCAPE.sub(_unescape, text)
+        if _SURROGATE.search(text):  # \\ud83d\\ude00 pairs -> one character, lone halves -> U+FFFD
+            text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+def unescape_entities(text: str) -> str:
+    """HTML entities decoded (``&lt;`` -> ``<``)."""
+    return html.unescape(text) if "&" in text else text
+
+
+def drop_markers(text: str) -> str:
+    """Comment and docstring markers, and a leading diff ``+``/``-``, replaced by a space."""
+    for marker in _MARKERS:
+        if marker in text:
+            text = text.replace(marker, " ")
+    return _DIFF_PREFIX.sub(" ", text)
+
+
 def _unescape(m: re.Match) -> str:
     if m.group(1) is not None:
         return chr(int(m.group(1), 16))
-    if m.group(2) is not None:  # a line break stays one, so a diff's line prefixes are still found
-        return "\n" if m.group(2) == "n" else " "
+    if m.group(2) is not None:  # line breaks and tabs stay themselves (diff prefixes, gutters and
+        return {"n": "\n", "t": "\t"}.get(m.group(2), " ")  # indentation are read from them)
     return m.group(3)
 
 
@@ -59,3 +85,23 @@ def _mix(h: np.ndarray) -> np.ndarray:
     h = h ^ (h >> np.uint64(27))
     h = h * np.uint64(0x94D049BB133111EB)
     return h ^ (h >> np.uint64(31))
+
+
+FILTER_BITS = 25  # 2^25 bits (4 MiB): ~1.4% false positives at 470k hashes, ~0.6% at 190k
+
+
+def bit_filter(hashes: np.ndarray, bits: int = FILTER_BITS) -> np.ndarray:
+    """A one-hash bit filter over the top ``bits`` bits of ``hashes`` (uint8, 2^bits / 8 bytes):
+    :func:`in_filter` is False only for a hash surely not among ``hashes``."""
+    slot = hashes >> np.uint64(64 - bits)
+    table = np.zeros(1 << (bits - 3), dtype=np.uint8)
+    for b in range(8):
+        sel = slot[(slot & np.uint64(7)) == np.uint64(b)] >> np.uint64(3)
+        table[sel] |= np.uint8(1 << b)  # repeated slots set the same bit: duplicates are fine
+    return table
+
+
+def in_filter(table: np.ndarray, q: np.ndarray, bits: int = FILTER_BITS) -> np.ndarray:
+    """Bool mask over hashes ``q``: False where ``q`` is surely not in the :func:`bit_filter`."""
+    slot = q >> np.uint64(64 - bits)
+    return ((table[slot >> np.uint64(3)] >> (slot & np.uint64(7)).astype(np.uint8)) & 1).astype(bool)

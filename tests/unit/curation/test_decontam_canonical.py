@@ -14,13 +14,10 @@ import pytest
 
 from surrogate_dagster.curation.benchmark_refs import benchmarks_dir, load_code_parts, without_docstrings
 from surrogate_dagster.curation.decontam import BenchmarkIndex, BenchmarkItem, Decontaminator
-from surrogate_dagster.curation.decontam_canonical import (
-    CanonicalIndex,
-    CanonicalParams,
-    canonical_tokens,
-    shingle_hashes,
-    strip_views,
-)
+from surrogate_dagster.curation.canonical_code import canonical_tokens, shingle_hashes
+from surrogate_dagster.curation.decontam_canonical import CanonicalIndex, CanonicalParams
+from surrogate_dagster.curation.decontam import normalize
+from surrogate_dagster.curation.decontam_views import normalized_and_stripped, strip_views
 
 ITEM = textwrap.dedent('''\
     def running_max_gap(values, window):
@@ -96,6 +93,30 @@ def test_notebook_json_quoting_is_stripped() -> None:
     assert want in joined
 
 
+def test_notebook_structure_lines_go_and_cells_keep_their_indentation() -> None:
+    nb = json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "source": ["def f(x):\n", "    return {x: 1}\n"]},
+                               {"cell_type": "code", "outputs": [], "source": ["assert f(2) == {2: 1}\n"]}]}, indent=1)
+    lines = [ln for ln in strip_views(nb).split("\n") if ln.strip()]
+    assert lines == ["def f(x):", "    return {x: 1}", "assert f(2) == {2: 1}"]
+    # inside a chat row's JSON (escaped twice) the same
+    chat = json.dumps({"content": nb})
+    assert [ln for ln in strip_views(chat).split("\n") if ln.strip()][1:-1] == lines
+
+
+def test_escaped_tabs_stay_tabs_so_a_gutter_keeps_the_code_indentation() -> None:
+    listing = "     1\tdef f(x):\n     2\t    return x\n"
+    assert strip_views(json.dumps({"content": "Here:\n" + listing})).split("\n")[1:3] == ["def f(x):", "    return x"]
+
+
+def test_one_pass_gives_the_normalized_and_the_stripped_text() -> None:
+    rows = ["def f(a):\n    # note\n    return a", '<pre><span class="k">if</span> a &lt; b</pre>',
+            json.dumps({"cells": [{"cell_type": "code", "source": ["x = 1\n"]}]}), "1\tx = 1\n2\ty = 2", ""]
+    for row in rows:
+        assert normalized_and_stripped(row) == (normalize(row), strip_views(row))
+    plain = normalized_and_stripped(rows[0])
+    assert plain[0] is plain[1]  # no view: one string for both
+
+
 def test_highlighted_html_tags_and_entities_are_stripped() -> None:
     html = ('<div class="highlight"><pre><span class="k">if</span> <span class="n">a</span> '
             '<span class="o">&lt;</span> <span class="n">b</span><span class="p">:</span></pre></div>')
@@ -123,6 +144,12 @@ def test_shingles_are_position_stable() -> None:
     alone = set(shingle_hashes(*canonical_tokens(code), 8).tolist())
     prefixed = set(shingle_hashes(*canonical_tokens("import os\nb = os.getcwd()\n" + code), 8).tolist())
     assert alone <= prefixed  # first-seen numbering over the row would renumber every name
+
+
+def test_semicolons_and_parentheses_are_not_structure() -> None:
+    a = canonical_tokens("s = (n * (n + 1)) // 2;\nreturn s;")[0]
+    b = canonical_tokens("s = n * (n + 1) // 2\nreturn s")[0]
+    assert a == b and ";" not in a and "(" not in a
 
 
 def test_numbers_are_kept_or_replaced_as_configured() -> None:
@@ -180,6 +207,16 @@ def test_shingles_common_to_many_items_are_pruned() -> None:
     assert idx.check("def g(b):\n    out = []\n    for y in b:\n        out.append(y") is None
 
 
+def test_fingerprints_common_to_many_items_are_pruned() -> None:
+    body = "def f{i}(a: list) -> int:\n    return len(set(a))\n"
+    items = [BenchmarkItem("b", f"i{i}", body.format(i=i)) for i in range(5)]
+    idx = CanonicalIndex.build(items, CanonicalParams(max_item_df=3))
+    assert idx.meta["pruned_common_fingerprints"] == 1 and idx.meta["fingerprinted_parts"] == 0
+    assert idx.check("def g(b: list) -> int:\n    return len(set(b))\n") is None
+    few = CanonicalIndex.build(items[:3], CanonicalParams(max_item_df=3))
+    assert few.check("def g(b: list) -> int:\n    return len(set(b))\n") is not None
+
+
 def test_bad_parameters_are_refused() -> None:
     with pytest.raises(ValueError):
         CanonicalIndex.build([], CanonicalParams(min_fraction=0))
@@ -192,6 +229,8 @@ def test_stored_with_the_exact_index_and_used_by_the_decontaminator(canon) -> No
     exact.canonical = canon
     back = BenchmarkIndex.from_bytes(exact.to_bytes())
     assert back.canonical is not None and np.array_equal(back.canonical.hashes, canon.hashes)
+    assert canon.fp_hashes.size and np.array_equal(back.canonical.fp_hashes, canon.fp_hashes)
+    assert np.array_equal(back.canonical.part_functions, canon.part_functions)
     dec = Decontaminator(back)
     assert Decontaminator(BenchmarkIndex.from_bytes(BenchmarkIndex.build([], n=13).to_bytes())).canonical is None
     # the exact index misses the renamed copy; the canonical index finds it, in check and check_many
