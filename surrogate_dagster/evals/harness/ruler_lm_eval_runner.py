@@ -121,12 +121,15 @@ def run(spec: dict) -> dict:
     key_env = spec.get("api_key_env")
     env["OPENAI_API_KEY"] = (os.environ.get(key_env) if key_env else None) or "EMPTY"
     env.setdefault("TOKENIZERS_PARALLELISM", "false")
+    spec = {**spec, "output_dir": str(Path(spec["output_dir"]).resolve())}  # also the child's cwd
     Path(spec["output_dir"]).mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="ruler_group_") as inc:
         # JSON is YAML: lm-eval's task index reads *.yaml under --include_path
         Path(inc, "surrogate_ruler.yaml").write_text(json.dumps(group_config(tasks, length)))
         argv = lm_eval_argv(spec, inc)
-        proc = subprocess.run([sys.executable, "-m", "lm_eval", *argv], env=env, capture_output=True, text=True)
+        # -I and the output folder as cwd: nothing of the caller's checkout is importable or written to
+        proc = subprocess.run([sys.executable, "-I", "-m", "lm_eval", *argv], env=env, capture_output=True, text=True,
+                              cwd=spec["output_dir"])
     if proc.returncode != 0:
         raise SystemExit(f"lm_eval exited {proc.returncode}: {proc.stderr.strip()[-2000:]}")
     path = results_file(spec["output_dir"])
