@@ -9,7 +9,10 @@ decorators left out: they type and register the function, they do not compute it
 - a name imported from a module of this package (at module level or inside the function) is
   looked up in that module and followed there, through re-exports (`from .engine import X` in a
   package's `__init__`); a name that is itself a module (`from . import heuristics`) reaches all
-  of that module's definitions.
+  of that module's definitions;
+- a sibling module run by path rather than imported (`Path(__file__).with_name("x_runner.py")`:
+  a script another interpreter runs, such as a grader in its own venv) reaches all of that
+  module's definitions, as if imported whole.
 
 Layers that store, record or schedule bytes without deciding them (`OPAQUE_LAYERS`) are not
 followed: an edit there changes no row. Every other layer is (the phases, the sanitizer, the
@@ -197,6 +200,7 @@ def reach(root: Path, package: str, module: str, name: str,
             if isinstance(n, (ast.Import, ast.ImportFrom)):
                 local_imports.update(_import_targets(n, tmod, is_package, package))
         attr_bases = {id(n.value) for n in body if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)}
+        todo.extend((script, None) for script in _scripts_by_path(root, tmod, is_package, body))
         for n in body:
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
                 ref = _ref(local_imports, idx, tmod, n.id)
@@ -217,6 +221,20 @@ def reach(root: Path, package: str, module: str, name: str,
                     reads = out.config_reads.setdefault(origin, set())
                     if reads is not WHOLE:
                         reads.add(n.attr)
+    return out
+
+
+def _scripts_by_path(root: Path, module: str, is_package: bool, body) -> list[str]:
+    """Sibling modules named by file in `.with_name("<module>.py")` calls among `body`'s nodes."""
+    parent = module if is_package else module.rpartition(".")[0]
+    out = []
+    for n in body:
+        if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "with_name"
+                and len(n.args) == 1 and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str)
+                and n.args[0].value.endswith(".py")):
+            sibling = ".".join(filter(None, (parent, n.args[0].value[:-3])))
+            if _module_file(root, sibling) is not None and _layer(sibling) not in OPAQUE_LAYERS:
+                out.append(sibling)
     return out
 
 

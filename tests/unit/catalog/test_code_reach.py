@@ -87,3 +87,22 @@ def test_a_module_imported_by_name_is_reached_whole(tmp_path):
         "a/assets.py": "from . import rules\n\ndef asset():\n    return rules.r1()\n"})
     r = reach(pkg, "pkg", "a.assets", "asset")
     assert {("a.rules", "r1"), ("a.rules", "r2")} <= set(r.nodes)
+
+
+def test_a_sibling_script_run_by_path_is_reached_whole(tmp_path):
+    pkg = _package(tmp_path, {
+        "__init__.py": "", "evals/__init__.py": "",
+        "evals/grader_runner.py": "import sys\n\ndef main():\n    return 1\n\nif __name__ == '__main__':\n    main()\n",
+        "evals/unrelated.py": "def f():\n    return 0\n",
+        "evals/grader.py": ("from pathlib import Path\n\nRUNNER = Path(__file__).with_name('grader_runner.py')\n"
+                            "OTHER = Path(__file__).with_name('data.json')\n\n"
+                            "def run():\n    return [str(RUNNER), str(OTHER)]\n")})
+    r = reach(pkg, "pkg", "evals.grader", "run")
+    assert ("evals.grader_runner", "main") in r.nodes
+    assert not any(m == "evals.unrelated" for m, _ in r.nodes)
+    before = r.module_digests()
+    runner = pkg / "evals/grader_runner.py"
+    runner.write_text(runner.read_text().replace("return 1", "return 2"))  # the script the grader runs changed
+    code_reach.index_module.cache_clear()
+    after = reach(pkg, "pkg", "evals.grader", "run").module_digests()
+    assert {m for m in before if before[m] != after[m]} == {"evals.grader_runner"}
