@@ -28,6 +28,7 @@ This module is the reference: the index is built with it, and rows the compiled 
 
 from __future__ import annotations
 
+import bisect
 import builtins
 import keyword
 import re
@@ -168,6 +169,8 @@ def function_spans(s: CanonicalStream) -> list[tuple[int, int]]:
     closing bracket (a signature's ``):`` line). Nested functions are spans of their own."""
     out = []
     n = len(s.tokens)
+    openers = np.flatnonzero(s.first & ~s.closer).tolist()  # the lines that can end a function
+    indent = s.indent.tolist()
     for q in np.flatnonzero(s.first).tolist():
         if s.tokens[q] == "def":
             start = q
@@ -175,8 +178,12 @@ def function_spans(s: CanonicalStream) -> list[tuple[int, int]]:
             start = q + 1
         else:
             continue
-        ends = np.flatnonzero(s.first[start + 1:] & (s.indent[start + 1:] <= s.indent[q]) & ~s.closer[start + 1:])
-        out.append((start, start + 1 + int(ends[0]) if ends.size else n))
+        end = n
+        for b in openers[bisect.bisect_right(openers, start):]:  # stops at the function's end
+            if indent[b] <= indent[q]:
+                end = b
+                break
+        out.append((start, end))
     return out
 
 

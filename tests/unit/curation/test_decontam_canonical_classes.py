@@ -259,3 +259,10 @@ def test_a_whole_function_must_be_specific_and_complete(dec) -> None:
                                    CanonicalParams())
     assert generic.meta["fingerprinted_parts"] == 0
     assert generic.check("def pick(d, k):\n    return d.fetch(k)\n") is None
+
+
+def test_batches_over_workers_decide_the_same(dec) -> None:
+    rows = [r for planted, lookalike, _ in CLASSES.values() for r in (planted, lookalike)]
+    one = [m.item_id if m else None for m in dec.check_many(rows)]
+    assert one == [m.item_id if m else None for m in dec.check_many(rows, workers=2, chunk_size=3)]
+    assert one == [m.item_id if m else None for m in map(dec.check, rows)]
