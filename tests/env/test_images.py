@@ -66,6 +66,7 @@ RESOLVES = {
     "gpu:checkov": lambda t: [_requirements(t, _makefile_pin("CHECKOV"))],
     "gpu:bfcl": lambda t: [_requirements(t, "torch==2.13.0", _makefile_pin("BFCL_EVAL"), "soundfile==0.14.0")],
     "gpu:ruler": lambda t: [_requirements(t, _makefile_pin("LM_EVAL"), "transformers==5.24.0", "tokenizers==0.23.3")],
+    "gpu:swe-agent": lambda t: [_requirements(t, _makefile_pin("MINI_SWE_AGENT"), _makefile_pin("LITELLM"))],
 }
 
 
@@ -130,6 +131,7 @@ def _runs(image: str) -> str:
 
 def test_the_gpu_image_has_every_tool_its_steps_run():
     from surrogate_dagster.catalog import load_profile
+    from surrogate_dagster.evals.config import EvalsProfile
 
     gpu = _runs("gpu")
     cluster = load_profile("cluster").phases
@@ -143,6 +145,9 @@ def test_the_gpu_image_has_every_tool_its_steps_run():
     assert f"CHECKOV={_makefile_pin('CHECKOV')}" in gpu and "-m venv /opt/surrogate/.venv-checkov" in gpu
     assert f"BFCL_EVAL={_makefile_pin('BFCL_EVAL')}" in gpu and "-m venv /opt/surrogate/.venv-bfcl" in gpu
     assert f"LM_EVAL={_makefile_pin('LM_EVAL')}" in gpu and "-m venv /opt/surrogate/.venv-ruler" in gpu
+    assert cluster["evals"].get("swe_agent_python", EvalsProfile.model_fields["swe_agent_python"].default) == \
+        ".venv-swe-agent/bin/python" and "-m venv /opt/surrogate/.venv-swe-agent" in gpu
+    assert f"MINI_SWE_AGENT={_makefile_pin('MINI_SWE_AGENT')}" in gpu and f"LITELLM={_makefile_pin('LITELLM')}" in gpu
     assert "WORKDIR /opt/surrogate" in DOCKERFILES["gpu"].read_text() and "-e ." in gpu
     for tool in ("bubblewrap", "util-linux", "shellcheck"):
         assert re.search(rf"\b{tool}\b", gpu), tool
