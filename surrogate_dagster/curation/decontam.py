@@ -33,8 +33,11 @@ benchmark's baseline) removes most false positives on clean code for a small los
 half-planted items (the rates for 1, 3 and 4 matches: docs/BENCHMARKS.md).
 
 Batches: :meth:`Decontaminator.check_many` first screens every row for any indexed n-gram
-(of any indexed length), then runs :meth:`Decontaminator.check` on the rows with a hit only;
-the others get None (as ``check`` would), so results equal ``[check(t) for t in texts]``.
+(of any indexed length), then runs :meth:`Decontaminator.check_exact` on the rows with a hit
+only; the others get None from the exact index (as ``check_exact`` would). Rows still unmatched
+go to the canonical index as one batch (:meth:`.CanonicalIndex.check_many`), their display
+wrappers stripped in the pass that normalizes them
+(:func:`.decontam_views.normalized_and_stripped`), so results equal ``[check(t) for t in texts]``.
 The screen tests n-gram hashes against a bit filter of the index (a 2^25-bit table over the
 hashes' top bits, 4 MiB: small enough to stay mostly in cache; ~1.4% false positives at 470k
 hashes) and confirms the rest by binary search. With numba installed (the kernels of
