@@ -30,6 +30,7 @@ _HTML_TAG = re.compile(r"</?[a-zA-Z][\w-]*(?:\s+[\w:-]+\s*=\s*(?:\"[^\"<>]*\"|'[
 # ``nl``), or a bar/colon (editor and grep views).
 _GUTTER = re.compile(r"^[ \t]*(\d{1,6})(?:[ \t]*[|:\u2502][ \t]?|\t| +|$)")
 _NUMBERED = re.compile(r"^[ \t]*\d+[^\n]*\n[ \t]*\d+", re.M)  # two consecutive lines opening with numbers
+_NUMBERED_LINE = re.compile(r"\n[ \t]*\d")  # what _NUMBERED needs, several times cheaper to look for
 _NB_OPEN = re.compile(r'^[ \t]*"')
 _NB_CLOSE = re.compile(r'"[ \t]*,?[ \t]*$')
 # a notebook's own JSON lines: brackets and commas alone, a key ("cell_type": "code",
@@ -56,6 +57,10 @@ def _strip_notebook(text: str) -> str:
     return "\n".join(_NB_CLOSE.sub("", _NB_OPEN.sub("", ln)) for ln in text.split("\n") if not _NB_FRAME.match(ln))
 
 
+def _is_numbered(text: str) -> bool:
+    return _NUMBERED_LINE.search(text) is not None and _NUMBERED.search(text) is not None
+
+
 def _is_notebook(text: str) -> bool:
     return '"cell_type"' in text or '"source"' in text
 
@@ -67,13 +72,13 @@ def normalized_and_stripped(text: str) -> tuple[str, str]:
     normalized = drop_markers(decoded)
     if "<" in resolved and "</" in resolved:  # tags out first, then the entities they escaped
         view = html.unescape(_HTML_TAG.sub("", resolved))
-    elif not _is_notebook(decoded) and not _NUMBERED.search(decoded):
+    elif not _is_notebook(decoded) and not _is_numbered(decoded):
         return normalized, normalized  # no view: the stripped text is the normalized one
     else:
         view = decoded
     if _is_notebook(view):
         view = _strip_notebook(view)
-    if _NUMBERED.search(view):
+    if _is_numbered(view):
         view = _strip_gutters(view)
     return normalized, drop_markers(view)
 
