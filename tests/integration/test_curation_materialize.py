@@ -18,7 +18,7 @@ from surrogate_dagster.curation.assets import (
     minhash_signatures,
     sanitized_rows,
 )
-from surrogate_dagster.curation.mixtures import read_latest, record_gate
+from surrogate_dagster.curation.mixtures import hub_asset_name, read_latest, record_gate
 from surrogate_dagster.curation.resource import CurationSettings
 from surrogate_dagster.curation.stage_io import read_step
 from surrogate_dagster.canary import CANARY_KEY, CanaryScanner, make_canaries
@@ -34,7 +34,8 @@ PER_SOURCE = [source_rows, normalized_rows, sanitized_rows, filtered_rows, minha
 # agent_sft and code_dpo also take synthesized rows (synth group, tested in test_synth_assets.py).
 MIXTURES = [a for a in CURATION_ASSETS if a.key.to_user_string() in
             ("code_sft_mixture", "tool_sft_mixture", "tool_dpo_mixture")]
-HUB_PUSHES = [a for a in CURATION_ASSETS if a.key.to_user_string() in {f"{m.key.to_user_string()}_hub" for m in MIXTURES}]
+HUB_PUSHES = [a for a in CURATION_ASSETS if a.key.to_user_string() in
+              {hub_asset_name(m.key.to_user_string().removesuffix("_mixture")) for m in MIXTURES}]
 
 
 def _resources(tmp, hub_dir):
@@ -127,7 +128,7 @@ def test_mixtures_built_pushed_and_backed_up(curated):
         latest = json.loads(store.get_bytes(f"mixtures/{name.removesuffix('_mixture')}/_latest.json"))
         rows = [json.loads(line) for line in store.get_bytes(latest["key"]).decode().splitlines()]
         assert len(rows) == meta["rows"]
-        pushed = curated[3].get_latest_materialization_event(AssetKey(f"{name}_hub")).asset_materialization
+        pushed = curated[3].get_latest_materialization_event(AssetKey(hub_asset_name(name.removesuffix("_mixture")))).asset_materialization
         assert pushed.metadata["hub_uri"].value.startswith("hf-offline://datasets/t/")
         assert pushed.metadata["data_version"].value == latest["data_version"]
     assert len(MIXTURES) == 3 and len(HUB_PUSHES) == 3
