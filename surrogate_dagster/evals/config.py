@@ -147,6 +147,19 @@ class SweAgentScaffold(Strict):
 class SwebenchBench(Bench):
     scaffold: SweAgentScaffold
     harness_workers: StrictInt = Field(default=4, gt=0, description="swebench run_evaluation --max_workers")
+    partial: Variant | None = Field(default=None, description="the bar of a run over a subset of the 300 "
+                                                              "instances (a profile's max_items)")
+
+    @model_validator(mode="after")
+    def _subset_never_gates(self) -> "SwebenchBench":
+        if self.threshold is not None and self.partial is None:
+            raise ValueError("swebench_lite: a threshold on the 300-instance share needs `partial:` (the bar of a "
+                             "max_items subset), so a subset's share is never held to the whole figure silently")
+        p = self.partial
+        if p is not None and p.threshold is not None and not p.informative:
+            raise ValueError(f"swebench_lite partial variant {p.name}: a share over a subset of the 300 instances "
+                             "is not the runbook's quantity; its threshold gates nothing: mark it `informative: true`")
+        return self
 
 
 class NoleakBench(Bench):
@@ -366,9 +379,17 @@ def ruler_not_run(bench: RulerBench, prof: EvalsProfile, name: str) -> dict[str,
     return out
 
 
+def swebench_subset(prof: EvalsProfile, name: str = "swebench_lite") -> int | None:
+    """The profile's ``max_items`` for SWE-bench Lite: a subset of the 300 instances (None: all)."""
+    o = prof.overrides.get(name)
+    return o.max_items if o and o.max_items else None
+
+
 def _variant_in_force(catalog: EvalCatalog, prof: EvalsProfile, bench: str) -> Variant | None:
     b = catalog.bench(bench)
     if isinstance(b, RulerBench) and b.partial is not None and ruler_not_run(b, prof, bench):
+        return b.partial
+    if isinstance(b, SwebenchBench) and b.partial is not None and swebench_subset(prof, bench):
         return b.partial
     return b.variant
 
@@ -381,6 +402,10 @@ def threshold(catalog: EvalCatalog, prof: EvalsProfile, bench: str) -> tuple[flo
         return prof.thresholds[bench], f"profile ({prof.thresholds_label})"
     b = catalog.bench(bench)
     v = _variant_in_force(catalog, prof, bench)
+    if v is not None and v is not b.variant and isinstance(b, SwebenchBench):
+        return v.threshold, (f"variant {v.name} (assets/evals.yaml: this profile runs the first "
+                             f"{swebench_subset(prof, bench)} of the 300 instances (max_items); the runbook's "
+                             f"figure {b.threshold} is for the whole test split)")
     if v is not None and v is not b.variant:
         return v.threshold, (f"variant {v.name} (assets/evals.yaml: this profile runs "
                              f"{13 - len(ruler_not_run(b, prof, bench))} of the 13 RULER tasks; the runbook's "

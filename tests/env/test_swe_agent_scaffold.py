@@ -8,6 +8,7 @@ Skipped where .venv-swe-agent is absent."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -17,6 +18,7 @@ from surrogate_dagster.evals.harness import swebench
 from surrogate_dagster.evals.harness.served import Endpoint
 from surrogate_dagster.evals.harness.swe_agent import ScaffoldSettings, run_scaffold, scaffold_python
 from surrogate_dagster.evals.harness.swebench_fixture import build_fixture_repo
+from surrogate_dagster.paths import REPO_ROOT
 from tests.support.scripted_openai import scripted_chat_server
 
 PYTHON = scaffold_python(".venv-swe-agent/bin/python")
@@ -129,8 +131,12 @@ def test_the_step_limit_stops_an_agent_and_bubblewrap_hides_the_host(tmp_path, e
     instance = build_fixture_repo(tmp_path / "fixture_repo")
     secret = tmp_path / "host_file.txt"  # beside the work dir, outside the checkout
     secret.write_text("HOST-ONLY-CONTENT\n")
-    looping = [action("Look around.", f"cat {secret}")] * 10
-    with scripted_chat_server(looping) as srv:
+    with scripted_chat_server([]) as srv:
+        port = srv.base_url.rsplit(":", 1)[1]
+        # the host's file, a server on the host's loopback (this very one), a host process (this test's)
+        probe = (f"cat {secret}; bash -c 'echo > /dev/tcp/127.0.0.1/{port}' 2>/dev/null && echo HOST-SERVER-REACHED; "
+                 f"test -e /proc/{os.getpid()}/cmdline && echo HOST-PID-VISIBLE; echo PROBED")
+        srv.answers = [action("Look around.", probe)] * 10
         ep = Endpoint(base_url=srv.base_url, served_name="scripted", tokenizer_dir="", api_key=None, managed_here=False)
         run = run_scaffold(ep, [instance], ScaffoldSettings(step_limit=2, model_retries=1, environment=environment),
                            python=PYTHON, work_dir=tmp_path / "work", model_name="m")
@@ -139,9 +145,57 @@ def test_the_step_limit_stops_an_agent_and_bubblewrap_hides_the_host(tmp_path, e
     (row,) = run.instances
     assert row["exit_status"] == "LimitsExceeded" and row["model_calls"] == 2 and row["patch_chars"] == 0
     assert run.predictions == [{"instance_id": instance["instance_id"], "model_name_or_path": "m", "model_patch": ""}]
-    assert ("HOST-ONLY-CONTENT" in seen) is sees_host
+    assert "PROBED" in seen
+    for shown in ("HOST-ONLY-CONTENT", "HOST-SERVER-REACHED", "HOST-PID-VISIBLE"):
+        assert (shown in seen) is sees_host, (shown, seen)
     if not sees_host:
         assert "No such file or directory" in seen and run.detail["environment"].endswith("BubblewrapEnvironment")
+
+
+LEAK_KEY = "sk-leak-7f3a9c0d21"
+
+
+@pytest.mark.parametrize("environment", ["bubblewrap", "local"])
+def test_the_endpoint_key_is_in_no_environment_a_command_can_read(tmp_path, environment):
+    instance = build_fixture_repo(tmp_path / "fixture_repo")
+    # the runner's environ ($PPID under a plain subprocess), its parent's, and every process's environ
+    # and command line the command can see (/proc/<pid>/environ is what the process was started with:
+    # a variable removed from os.environ later is still there)
+    snoop = ("tr '\\0' '\\n' < /proc/$PPID/environ; "
+             "grep -a -o 'sk-leak-[0-9a-f]*' /proc/$(awk '{print $4}' /proc/$PPID/stat)/environ; "
+             "grep -h -a -o 'sk-leak-[0-9a-f]*' /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null | sort -u; "
+             "echo SNOOPED")
+    with scripted_chat_server([action("Read what the parents hold.", snoop)] * 3, api_key=LEAK_KEY) as srv:
+        ep = Endpoint(base_url=srv.base_url, served_name="scripted", tokenizer_dir="", api_key=LEAK_KEY,
+                      managed_here=False)
+        run = run_scaffold(ep, [instance], ScaffoldSettings(step_limit=2, model_retries=1, environment=environment),
+                           python=PYTHON, work_dir=tmp_path / "work", model_name="m")
+        requests, unauthorized = list(srv.requests), srv.unauthorized
+    assert unauthorized == 0 and len(requests) == 2  # the key reached the server, as the Authorization header
+    assert "SNOOPED" in requests[1]["messages"][-1]["content"]
+    if environment == "local":  # the runner's environ was read: the one the key used to travel in
+        assert f"HOME={tmp_path / 'work' / 'home'}" in requests[1]["messages"][-1]["content"]
+    assert LEAK_KEY not in json.dumps(requests)
+    assert LEAK_KEY not in open(run.instances[0]["trajectory"]).read()
+    assert not [p for p in (tmp_path / "work").rglob("*") if p.is_file() and LEAK_KEY.encode() in p.read_bytes()]
+
+
+def test_an_environment_that_cannot_run_a_command_fails_the_run_before_any_instance(tmp_path, monkeypatch):
+    from surrogate_dagster.evals.harness.swe_agent import ScaffoldError
+
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "bwrap").write_text("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n")
+    (fake / "bwrap").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}:{os.environ['PATH']}")
+    instance = build_fixture_repo(tmp_path / "fixture_repo")
+    with scripted_chat_server([action("Look.", "ls")] * 3) as srv:
+        ep = Endpoint(base_url=srv.base_url, served_name="scripted", tokenizer_dir="", api_key=None, managed_here=False)
+        with pytest.raises(ScaffoldError, match=r"the bubblewrap environment cannot run a command \(`true` returned 1\)"
+                                                r".*uid map: Permission denied"):
+            run_scaffold(ep, [instance], ScaffoldSettings(step_limit=2, model_retries=1), python=PYTHON,
+                         work_dir=tmp_path / "work", model_name="m")
+        assert srv.requests == []
 
 
 def test_tier2_report_on_the_tiny_model_is_unavailable_with_the_scaffold_figures(tmp_path):
@@ -220,7 +274,11 @@ def test_with_docker_the_agents_predictions_go_to_the_harness_and_its_resolved_s
     with scripted_chat_server(FIX_SCRIPT, after="no action here") as srv:
         client = VLLMServerInference(ModelRef("stage2_5_checkpoint", str(build_tiny_qwen2(tmp_path / "model")),
                                               revision="rev1"), base_url=srv.base_url, served_name="policy")
-        rep = swebench.run(client, offline=False, work_dir=tmp_path / "work", swebench_python=str(harness),
+        # relative to the repository, as a profile writes it (production: .venv-swebench/bin/python), and the
+        # process's cwd elsewhere: the harness runs with cwd=work_dir, so only a resolved path finds it
+        monkeypatch.chdir(tmp_path)
+        rel = os.path.relpath(harness, REPO_ROOT)
+        rep = swebench.run(client, offline=False, work_dir=tmp_path / "work", swebench_python=rel,
                            settings=ScaffoldSettings(step_limit=5, model_retries=1), agent_python=str(PYTHON))
     assert rep.status == "ok" and rep.score == 50.0 and rep.n_items == 2
     seen = [json.loads(x) for x in (tmp_path / "work" / "seen_predictions.jsonl").read_text().splitlines()]

@@ -2,10 +2,11 @@
 (``.venv-swe-agent``, built by ``make setup``), driven through :mod:`.swe_agent_runner` as a
 subprocess against an OpenAI-compatible endpoint (:mod:`.served`).
 
-The runner's process gets a minimal environment (``PATH``, a scratch ``HOME``, the locale, and the
-endpoint's key under :data:`.served.KEY_ENV`, which the runner removes before the agent starts):
-the agent's commands inherit it, so nothing of the pipeline's own environment (store and API
-credentials) can reach a command's output or a trajectory.
+The runner's process gets a minimal environment (``PATH``, a scratch ``HOME``, the locale): the
+agent's commands inherit it, so nothing of the pipeline's own environment (store and API
+credentials) can reach a command's output or a trajectory. The endpoint's key goes to the runner
+on stdin, never in an environment: a command could read ``/proc/<runner pid>/environ`` (under
+``LocalEnvironment``), but not the pipe the runner has read and closed.
 
 Pure parts (:func:`prediction_rows`, :func:`predictions_jsonl`, :func:`read_predictions`,
 :func:`scaffold_figures`) hold the predictions file to SWE-bench's format and summarize a run.
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ...paths import resolve_repo_path
-from .served import KEY_ENV, Endpoint
+from .served import Endpoint
 
 RUNNER = Path(__file__).with_name("swe_agent_runner.py")
 PREDICTION_KEYS = ("instance_id", "model_name_or_path", "model_patch")
@@ -126,7 +127,7 @@ def run_scaffold(endpoint: Endpoint, instances: list[dict], settings: ScaffoldSe
     s = asdict(settings)
     spec = {"instances": [{k: inst.get(k) for k in INSTANCE_KEYS} for inst in instances],
             "work_dir": str(work_dir / "agent"), "base_url": endpoint.base_url,
-            "api_key_env": KEY_ENV if endpoint.api_key else None, "served_name": endpoint.served_name,
+            "served_name": endpoint.served_name,
             "model_name_or_path": model_name, **{k: s[k] for k in s if k != "timeout_s"}}
     spec_path, out_path = work_dir / "spec.json", work_dir / "result.json"
     spec_path.write_text(json.dumps(spec))
@@ -134,10 +135,11 @@ def run_scaffold(endpoint: Endpoint, instances: list[dict], settings: ScaffoldSe
     home = work_dir / "home"
     home.mkdir(exist_ok=True)
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "LANG": "C.UTF-8",
-           "TMPDIR": str(work_dir), **endpoint.child_env()}
+           "TMPDIR": str(work_dir)}
     try:
         proc = subprocess.run([str(python), "-I", str(RUNNER), "--spec", str(spec_path), "--out", str(out_path)],
-                              capture_output=True, text=True, env=env, timeout=settings.timeout_s)
+                              input=(endpoint.api_key or "") + "\n", capture_output=True, text=True, env=env,
+                              timeout=settings.timeout_s)
     except subprocess.TimeoutExpired as e:
         raise ScaffoldError(f"mini-swe-agent ran past {settings.timeout_s}s") from e
     if proc.returncode != 0 or not out_path.exists():

@@ -1,6 +1,8 @@
 """mini-swe-agent on SWE-bench instances against a served model; run by the scaffold environment's Python.
 
-    <.venv-swe-agent>/bin/python -I swe_agent_runner.py --spec spec.json --out result.json
+    <.venv-swe-agent>/bin/python -I swe_agent_runner.py --spec spec.json --out result.json < key
+
+(stdin: the endpoint's key on one line, an empty line for none.)
 
 Imports only the standard library and ``minisweagent`` (and, through it, litellm): it runs in the
 separate environment where mini-swe-agent's pins live, never this project's package. ``spec.json``:
@@ -9,7 +11,6 @@ separate environment where mini-swe-agent's pins live, never this project's pack
                     "repo_source"}],   # a git URL or path the base commit can be fetched from
      "work_dir": dir,                  # checkouts/, repos/ (fetch caches), trajectories/, predictions.jsonl
      "base_url": "http://host:port",   # the OpenAI-compatible server (without /v1)
-     "api_key_env": name | null,       # the variable holding its key (removed before the agent starts)
      "served_name": str,               # the model name requests use
      "model_name_or_path": str,        # predictions' model_name_or_path
      "agent_config": "swebench_backticks.yaml",  # one of mini-swe-agent's own config files
@@ -22,13 +23,21 @@ What runs is mini-swe-agent's: its ``DefaultAgent`` with the agent and model set
 so any chat-completions server serves it, no tool-call parser), ``LitellmTextbasedModel`` pointed
 at ``base_url`` (litellm's ``openai/`` provider) and one of its environments: every command runs in a
 subprocess of this one, in a checkout of the instance's repository at its base commit, either
-inside bubblewrap (``BubblewrapEnvironment``: the checkout read-write, the system's /usr, /bin,
-/lib, /etc read-only, a private /tmp, nothing else of the host) or as a plain subprocess
-(``LocalEnvironment``). The only code added here: the checkout (each repository cloned once into
+inside bubblewrap (``BubblewrapEnvironment`` with its own mounts: the checkout read-write, the
+system's /usr, /bin, /lib, /lib64, /etc read-only, a private /tmp, /proc and /dev; plus, here, its
+own network namespace with only a loopback of its own, its own pid namespace, and a sandbox that
+dies with this process: :data:`BUBBLEWRAP_EXTRA_ARGS`) or as a plain subprocess
+(``LocalEnvironment``: the host as this process sees it). Before any instance, one command
+(``true``) is run in the chosen environment; if it fails (bubblewrap missing, user namespaces
+blocked) the runner exits naming why rather than letting every command of every instance fail.
+The model's calls come from this process, never from inside the sandbox. The only code added
+here: the checkout (each repository cloned once into
 a fetch cache; each instance gets a depth-1 fetch of its base commit, no remote, no later history),
 the ``/testbed`` of the config's prompts replaced by the checkout's path (the leaderboard's agent
-works in the instance's Docker image at /testbed), the key handed to litellm per call rather than
-stored in the model's config (which the trajectory records), and the patch: ``git diff
+works in the instance's Docker image at /testbed), the key read from stdin (so it is in no
+process's environment, ``/proc/<pid>/environ``, that a command could read; stdin is then
+/dev/null) and handed to litellm per call rather than stored in the model's config (which the
+trajectory records), and the patch: ``git diff
 <base_commit>`` of the work tree (tracked files; what the agent created but never added is not
 part of it).
 
@@ -158,6 +167,16 @@ def commands_run(messages: list[dict]) -> int:
 
 ENVIRONMENTS = {"bubblewrap": "minisweagent.environments.extra.bubblewrap.BubblewrapEnvironment",
                 "local": "minisweagent.environments.local.LocalEnvironment"}
+# after mini-swe-agent's own wrapper_args: no network (a private loopback only: no upstream fetch, no
+# host service), no view of the host's processes, and no sandbox that outlives this runner
+BUBBLEWRAP_EXTRA_ARGS = ("--unshare-net", "--unshare-pid", "--die-with-parent")
+
+
+def bubblewrap_args() -> list[str]:
+    """mini-swe-agent's default bubblewrap arguments followed by :data:`BUBBLEWRAP_EXTRA_ARGS`."""
+    from minisweagent.environments.extra.bubblewrap import BubblewrapEnvironmentConfig
+
+    return [*BubblewrapEnvironmentConfig.model_fields["wrapper_args"].default, *BUBBLEWRAP_EXTRA_ARGS]
 
 
 def make_environment(kind: str, cwd: Path, env_cfg: dict):
@@ -165,7 +184,18 @@ def make_environment(kind: str, cwd: Path, env_cfg: dict):
     import importlib
 
     module, name = ENVIRONMENTS[kind].rsplit(".", 1)
-    return getattr(importlib.import_module(module), name)(cwd=str(cwd), **env_cfg)
+    extra = {"wrapper_args": bubblewrap_args()} if kind == "bubblewrap" else {}
+    return getattr(importlib.import_module(module), name)(cwd=str(cwd), **env_cfg, **extra)
+
+
+def probe_environment(kind: str, work: Path) -> None:
+    """Run ``true`` in the environment ``kind``; exit naming why if it cannot run a command."""
+    probe = work / "environment-probe"
+    probe.mkdir(parents=True, exist_ok=True)
+    out = make_environment(kind, probe, {"timeout": 60}).execute({"command": "true"})
+    if out.get("returncode") != 0:
+        raise SystemExit(f"the {kind} environment cannot run a command (`true` returned {out.get('returncode')}): "
+                         f"{(out.get('output') or '').strip()[-400:]} {out.get('exception_info') or ''}".strip())
 
 
 def run_instance(inst: dict, spec: dict, api_key: str, work: Path, cache_error: str | None) -> dict:
@@ -207,19 +237,29 @@ def run_instance(inst: dict, spec: dict, api_key: str, work: Path, cache_error: 
     return row
 
 
+def read_key(stream) -> str:
+    """The endpoint's key: the first line of ``stream`` ("EMPTY" for none, as litellm wants one);
+    fd 0 is then /dev/null, so no command the agent runs reads the rest of the pipe."""
+    key = stream.readline().rstrip("\n")
+    stream.close()
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    return key or "EMPTY"
+
+
 def run(spec: dict) -> dict:
     work = Path(spec["work_dir"]).resolve()
     work.mkdir(parents=True, exist_ok=True)
     os.environ.update(offline_environment(work, int(spec.get("model_retries", 3))))
-    key_env = spec.get("api_key_env")
-    # read, then removed: the agent's commands inherit this process's environment
-    api_key = (os.environ.pop(key_env, None) if key_env else None) or "EMPTY"
+    api_key = read_key(sys.stdin)
     import litellm
 
     litellm.telemetry = False
     litellm.suppress_debug_info = True
     if spec["environment"] not in ENVIRONMENTS:
         raise SystemExit(f"environment {spec['environment']!r}: expected one of {sorted(ENVIRONMENTS)}")
+    probe_environment(spec["environment"], work)
     instances = list(spec["instances"])
     # each repository cloned once, before the instances run in parallel
     cache_errors: dict[str, str] = {}

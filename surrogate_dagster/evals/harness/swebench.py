@@ -10,21 +10,32 @@ go to ``python -m swebench.harness.run_evaluation`` (``swebench_python``, the en
 ``swebench`` installed), which runs every instance's tests in Docker; the score is the share of
 instances it reports resolved.
 
+The harness's ``--run_id`` carries the predictions' digest (:func:`harness_run_id`): it keeps
+per-instance results under ``logs/run_evaluation/<run_id>/`` in the work dir and skips instances
+that have one, so other patches always get a run of their own.
+
 Where that cannot run (no Docker daemon, offline: the shared copy lacks the rows' test fields, no
 swebench environment) the scaffold still runs, on the shipped fixture instance
 (:mod:`.swebench_fixture`), and the report is ``unavailable`` with every reason; the scaffold's
 figures (instances attempted, patches produced, model calls, exit statuses) are in its metrics.
-It never carries a resolved rate the harness did not compute.
+A run that broke is ``unavailable`` too, naming the instances: any instance that failed to set up
+(no checkout, the server unreachable: :data:`.swe_agent.SETUP_FAILURES`), or the harness erroring
+on every instance with a patch. It never carries a resolved rate the harness did not compute. A
+profile's ``max_items`` runs the first N instances: the report says so, and the gate is the
+catalog's informative ``partial:`` bar, not the runbook's 25 on all 300.
 
 How it differs from the leaderboard's mini-swe-agent run: the agent's shell is a checkout on this
-host inside bubblewrap (mini-swe-agent's ``BubblewrapEnvironment``: the checkout and the system's
-read-only /usr, /bin, /lib, /etc), not the instance's SWE-bench Docker image (the repository's
-dependencies are not installed, so the agent cannot run its tests there); decoding is greedy with a per-call token budget; the
-patch is ``git diff`` of tracked files, not the text the agent submits (both are in the trajectory).
+host inside bubblewrap (mini-swe-agent's ``BubblewrapEnvironment``: the checkout read-write, the
+system's /usr, /bin, /lib, /lib64, /etc read-only, a private /tmp, no network and no host process:
+:mod:`.swe_agent_runner`), not the instance's SWE-bench Docker image (the repository's
+dependencies are not installed, so the agent cannot run its tests there); decoding is greedy with
+a per-call token budget; the patch is ``git diff`` of tracked files, not the text the agent submits
+(both are in the trajectory).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import subprocess
@@ -32,8 +43,10 @@ from pathlib import Path
 from typing import Callable
 
 from ...inference import InferenceClient
+from ...paths import resolve_repo_path
 from .common import EvalReport, Timer, pct
-from .swe_agent import ScaffoldRun, ScaffoldSettings, run_scaffold, scaffold_figures, scaffold_python
+from .swe_agent import (SETUP_FAILURES, ScaffoldRun, ScaffoldSettings, run_scaffold, scaffold_figures,
+                        scaffold_python)
 
 BENCHMARK = "swebench_lite"
 VARIANT = "SWE-bench Lite (test, 300): mini-swe-agent patches, the swebench harness's resolved share"
@@ -65,6 +78,25 @@ def parse_harness_report(path: Path) -> dict:
             "total_instances": d.get("total_instances"), "error_ids": sorted(d.get("error_ids") or [])}
 
 
+def harness_python(configured: str | None) -> Path | None:
+    """The swebench environment's interpreter (``phases.evals.swebench_python``: a path, relative to
+    the repository unless absolute, or a bare command name on PATH), or None if absent."""
+    if not configured:
+        return None
+    if "/" not in configured:
+        found = shutil.which(configured)
+        return Path(found) if found else None
+    p = resolve_repo_path(configured)
+    return p if p.exists() else None
+
+
+def harness_run_id(model_name: str, revision: str | None, predictions: bytes) -> str:
+    """The harness's ``--run_id``: the model, its revision and the predictions' digest. The harness
+    keeps per-instance results under logs/run_evaluation/<run_id>/ and skips instances that have one,
+    so a run id shared by other predictions would score the old patches."""
+    return f"{model_name}-{revision or 'rev'}-{hashlib.sha256(predictions).hexdigest()[:16]}"
+
+
 def harness_blockers(*, offline: bool, swebench_python: str | None, docker: tuple[bool, str]) -> list[str]:
     """Why the official harness cannot score here (empty: it can)."""
     out = []
@@ -76,8 +108,9 @@ def harness_blockers(*, offline: bool, swebench_python: str | None, docker: tupl
                    "the shared copy has only problem statements and gold patches")
     if not swebench_python:
         out.append("no swebench environment configured (phases.evals.swebench_python)")
-    elif not Path(swebench_python).exists() and shutil.which(swebench_python) is None:
-        out.append(f"the swebench environment {swebench_python} does not exist (make gpu-host on a host with Docker)")
+    elif harness_python(swebench_python) is None:
+        where = resolve_repo_path(swebench_python) if "/" in swebench_python else f"{swebench_python} on PATH"
+        out.append(f"the swebench environment {where} does not exist (make gpu-host on a host with Docker)")
     return out
 
 
@@ -119,7 +152,7 @@ def _samples(run: ScaffoldRun, resolved: set[str] | None = None) -> list[dict]:
 def fixture_report(client: InferenceClient, reasons: list[str], *, settings: ScaffoldSettings,
                    agent_python: Path | None, work_dir: Path, log: Callable[[str], None] | None) -> EvalReport:
     """``unavailable`` (``reasons``), with the scaffold run on the shipped fixture instance where it can run."""
-    from .swebench_fixture import build_fixture_repo
+    from .swebench_fixture import build_fixture_repo, fixture_missing
 
     reason = "; ".join(reasons)
     base = EvalReport(benchmark=BENCHMARK, variant=VARIANT, version="", status="unavailable", score=None,
@@ -130,6 +163,10 @@ def fixture_report(client: InferenceClient, reasons: list[str], *, settings: Sca
         return base
     if not servable(client):
         base.notes = [f"scaffold not run: {type(client).__name__} serves no model the scaffold can query"]
+        return base
+    missing = fixture_missing()
+    if missing:
+        base.notes = [f"scaffold not run: {missing}"]
         return base
     instance = build_fixture_repo(work_dir / "fixture_repo")
     with Timer() as t:
@@ -156,6 +193,7 @@ def run(client: InferenceClient, *, offline: bool, work_dir: Path, swebench_pyth
     """Evaluate one checkpoint, or say plainly why it cannot be scored here (module docstring)."""
     work_dir = Path(work_dir)
     python = scaffold_python(agent_python)
+    harness = harness_python(swebench_python)
     docker = docker_status()
     blockers = harness_blockers(offline=offline, swebench_python=swebench_python, docker=docker)
     if python is None and not blockers:
@@ -172,10 +210,17 @@ def run(client: InferenceClient, *, offline: bool, work_dir: Path, swebench_pyth
                   "base_commit": r["base_commit"], "repo_source": repo_source(r["repo"])} for r in rows]
     with Timer() as tg:
         run_ = _scaffold(client, instances, settings, python, work_dir / "scaffold", log)
+    figures = scaffold_figures(run_.instances)
+    setup_failed = sorted(r["instance_id"] for r in run_.instances if r.get("exit_status") in SETUP_FAILURES)
+    if setup_failed:
+        return _broken(run_, figures, client, settings, max_items, dataset_name, split,
+                       f"{len(setup_failed)} of {len(run_.instances)} instances failed to set up (no checkout, or "
+                       f"the server unreachable), so a resolved share over the rest is not SWE-bench Lite's: "
+                       + ", ".join(f"{i} ({_status(run_, i)})" for i in setup_failed[:20]))
     model_name = client.ref.name
-    run_id = f"{model_name}-{client.ref.revision or 'rev'}"
+    run_id = harness_run_id(model_name, client.ref.revision, run_.predictions_path.read_bytes())
     with Timer() as ts:
-        proc = subprocess.run([swebench_python, "-m", "swebench.harness.run_evaluation", "--dataset_name", dataset_name,
+        proc = subprocess.run([str(harness), "-m", "swebench.harness.run_evaluation", "--dataset_name", dataset_name,
                                "--split", split, "--predictions_path", str(run_.predictions_path), "--max_workers",
                                str(max_workers), "--run_id", run_id], cwd=work_dir, capture_output=True, text=True,
                               timeout=timeout_s)
@@ -183,11 +228,15 @@ def run(client: InferenceClient, *, offline: bool, work_dir: Path, swebench_pyth
     if proc.returncode != 0 or not report_path.exists():
         raise RuntimeError(f"swebench harness failed (exit {proc.returncode}): {proc.stderr[-800:]}")
     rep = parse_harness_report(report_path)
+    patched = {p["instance_id"] for p in run_.predictions if p["model_patch"]}
+    if patched and set(rep["error_ids"]) >= patched:
+        return _broken(run_, figures, client, settings, max_items, dataset_name, split,
+                       f"the swebench harness errored on every instance with a patch ({len(patched)}; see "
+                       f"logs/run_evaluation/{run_id}/): nothing was scored")
     resolved = set(rep["resolved_ids"])
     samples = _samples(run_, resolved)
     n = len(samples)
-    figures = scaffold_figures(run_.instances)
-    return EvalReport(benchmark=BENCHMARK, variant=VARIANT, version=f"{dataset_name}:{split}", status="ok",
+    return EvalReport(benchmark=BENCHMARK, variant=_variant(max_items), version=f"{dataset_name}:{split}", status="ok",
                       score=pct(len(resolved), n), score_name=SCORE_NAME, n_items=n, samples=samples,
                       dataset={"source": dataset_name, "split": split},
                       metrics={"resolved": len(resolved), "errors": len(rep["error_ids"]), "docker": docker[1],
@@ -195,5 +244,30 @@ def run(client: InferenceClient, *, offline: bool, work_dir: Path, swebench_pyth
                                "empty_patches": n - figures["patches_produced"], "inference": client.describe()},
                       timings={"scaffold_s": round(tg.s, 3), "score_s": round(ts.s, 3),
                                "samples_per_s": round(n / (tg.s + ts.s), 4) if n else 0.0},
-                      notes=_scaffold_notes(run_, settings)
-                      + ([f"subset: first {max_items} instances (max_items)"] if max_items else []))
+                      notes=_scaffold_notes(run_, settings) + _subset_notes(max_items))
+
+
+def _variant(max_items: int | None) -> str:
+    return VARIANT.replace("(test, 300)", f"(test, first {max_items} of 300)") if max_items else VARIANT
+
+
+def _subset_notes(max_items: int | None) -> list[str]:
+    if not max_items:
+        return []
+    return [f"subset: the first {max_items} instances of the test split (max_items), not SWE-bench Lite's 300: "
+            "held to the `partial:` bar of assets/evals.yaml (informative, never gating)"]
+
+
+def _status(run_: ScaffoldRun, iid: str) -> str:
+    return next(str(r.get("exit_status")) for r in run_.instances if r["instance_id"] == iid)
+
+
+def _broken(run_: ScaffoldRun, figures: dict, client: InferenceClient, settings: ScaffoldSettings,
+            max_items: int | None, dataset_name: str, split: str, reason: str) -> EvalReport:
+    """``unavailable``: the run broke (set-up or connection failures, the harness erroring throughout)."""
+    return EvalReport(benchmark=BENCHMARK, variant=_variant(max_items), version=f"{dataset_name}:{split}",
+                      status="unavailable",
+                      score=None, score_name=SCORE_NAME, reason=reason, samples=_samples(run_),
+                      dataset={"source": dataset_name, "split": split},
+                      metrics={"scaffold": run_.scaffold, **run_.detail, **figures, "inference": client.describe()},
+                      notes=_scaffold_notes(run_, settings) + _subset_notes(max_items))

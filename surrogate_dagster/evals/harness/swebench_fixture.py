@@ -35,6 +35,15 @@ def _git(repo: Path, *args: str) -> str:
     return r.stdout
 
 
+def fixture_missing(fixture_dir: Path | None = None) -> str | None:
+    """Why the fixture instance cannot be built here (None: its files are present)."""
+    fixture_dir = fixture_dir or FIXTURE_DIR
+    absent = [n for n in ("instance.json", "repo") if not (fixture_dir / n).exists()]
+    if absent:
+        return f"the shipped fixture instance {fixture_dir} lacks {absent} (fixtures/swebench is not in this copy)"
+    return None
+
+
 def load_fixture_instance(fixture_dir: Path = FIXTURE_DIR) -> dict:
     """The instance row (``instance_id``, ``repo``, ``problem_statement``, ``test_patch``,
     ``FAIL_TO_PASS``, ``PASS_TO_PASS``), without its base commit."""
