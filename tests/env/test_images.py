@@ -154,6 +154,14 @@ def test_the_gpu_image_has_every_tool_its_steps_run():
     # `dagster api execute_step` (a GPU step's pod) resolves in the package's venv
     assert re.search(r"PATH=/opt/trainer/bin:/opt/venv/bin:", gpu)
     assert "SURROGATE_SHARED_DIR=/opt/shared" in gpu and "from=shared,source=data/benchmarks" in gpu
+    # the SWE-bench scaffold's fixture instance, where the package reads it (REPO_ROOT/fixtures/swebench)
+    from surrogate_dagster.evals.harness.swebench_fixture import FIXTURE_DIR
+    from tests.unit.package.test_image_files import _copied, _ignored
+
+    copied = [c.rstrip("/") for c in _copied(DOCKERFILES["gpu"])]
+    fixture = FIXTURE_DIR.relative_to(REPO).as_posix()
+    assert any(fixture == c or fixture.startswith(c + "/") for c in copied), copied
+    assert not _ignored(DOCKERFILES["gpu"], fixture)
 
 
 def test_the_code_image_has_the_tools_of_its_steps():
