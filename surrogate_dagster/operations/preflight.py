@@ -602,19 +602,23 @@ def grader_tools(profile: Profile) -> tuple[list[str], list[str]]:
 
 def swebench_tools(evals: dict) -> tuple[list[str], list[str]]:
     """(missing, found) of what SWE-bench Lite needs: the swebench harness's interpreter, a Docker
-    daemon it runs the instances in, and the agent scaffold's environment (mini-swe-agent)."""
-    from ..evals.config import EvalsProfile
-    from ..evals.harness.swebench import docker_status
+    daemon it runs the instances in, the agent scaffold's environment (mini-swe-agent) and, where
+    the scaffold's commands run in bubblewrap (assets/evals.yaml ``scaffold.environment``), a
+    ``bwrap`` that can create the scaffold's namespaces."""
+    from ..evals.config import EvalsProfile, load_eval_catalog
+    from ..evals.harness import swe_agent, swebench
 
     missing, found = [], []
-    swebench = evals.get("swebench_python")
-    if swebench:
-        py = resolve_repo_path(str(swebench))
-        if py.exists():
-            found.append("swebench")
-        else:
-            missing.append(f"swebench ({py}, phases.evals.swebench_python: make gpu-host on a host with Docker)")
-    ok, detail = docker_status()
+    configured = evals.get("swebench_python")
+    if not configured:
+        missing.append("swebench (phases.evals.swebench_python is not set: an online profile scores SWE-bench Lite "
+                       "with the swebench harness's venv, make gpu-host on a host with Docker)")
+    elif swebench.harness_python(str(configured)) is not None:
+        found.append("swebench")
+    else:
+        where = resolve_repo_path(str(configured)) if "/" in str(configured) else f"{configured} on PATH"
+        missing.append(f"swebench ({where}, phases.evals.swebench_python: make gpu-host on a host with Docker)")
+    ok, detail = swebench.docker_status()
     (found.append("docker") if ok else
      missing.append(f"docker ({detail}: SWE-bench's harness runs every instance in a container)"))
     agent = evals.get("swe_agent_python", EvalsProfile.model_fields["swe_agent_python"].default)
@@ -624,6 +628,11 @@ def swebench_tools(evals: dict) -> tuple[list[str], list[str]]:
     else:
         missing.append(f"mini-swe-agent ({agent_py or 'not configured'}, phases.evals.swe_agent_python: the "
                        ".venv-swe-agent venv, make setup)")
+    if load_eval_catalog().tier2.swebench_lite.scaffold.environment == "bubblewrap":
+        ok, detail = swe_agent.bubblewrap_status()
+        (found.append("bubblewrap") if ok else
+         missing.append(f"bubblewrap ({detail}: the scaffold's commands run in it, "
+                        "assets/evals.yaml tier2.swebench_lite.scaffold.environment)"))
     return missing, found
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from collections import Counter
 from dataclasses import asdict, dataclass
@@ -61,6 +62,24 @@ class ScaffoldRun:
     instances: list[dict]      # per instance: exit_status, model_calls, commands_run, patch_chars, ...
     predictions: list[dict]    # SWE-bench's rows
     predictions_path: Path
+
+
+def bubblewrap_status(timeout_s: float = 20.0) -> tuple[bool, str]:
+    """(usable, detail): ``bwrap`` is on PATH and runs ``true`` with the namespaces the scaffold
+    asks for (its own user, network and pid namespaces: :data:`.swe_agent_runner.BUBBLEWRAP_EXTRA_ARGS`)."""
+    from .swe_agent_runner import BUBBLEWRAP_EXTRA_ARGS
+
+    exe = shutil.which("bwrap")
+    if not exe:
+        return False, "bwrap is not on PATH (the bubblewrap package: scripts/install_system_deps.sh)"
+    try:
+        r = subprocess.run([exe, "--unshare-user-try", *BUBBLEWRAP_EXTRA_ARGS, "--ro-bind", "/", "/", "--proc", "/proc",
+                            "--dev", "/dev", "true"], capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return False, f"bwrap ... true ran past {timeout_s:g}s"
+    if r.returncode != 0:
+        return False, f"bwrap cannot create its namespaces here (exit {r.returncode}): {r.stderr.strip()[:200]}"
+    return True, exe
 
 
 def scaffold_python(configured: str | None) -> Path | None:

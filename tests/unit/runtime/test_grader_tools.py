@@ -6,10 +6,22 @@ from __future__ import annotations
 import pytest
 
 from surrogate_dagster.catalog import load_profile
+from surrogate_dagster.evals.harness import swe_agent, swebench
 from surrogate_dagster.operations import preflight
+from surrogate_dagster.paths import REPO_ROOT
 from surrogate_dagster.sandbox import linters
 from surrogate_dagster.sandbox.iac import IacScanner
 from surrogate_dagster.synth.graders import Grader
+
+
+REAL_DOCKER_STATUS, REAL_BUBBLEWRAP_STATUS = swebench.docker_status, swe_agent.bubblewrap_status
+
+
+@pytest.fixture(autouse=True)
+def _no_probes(monkeypatch):
+    """The Docker and bubblewrap probes (`docker info`, `bwrap ... true`) are subprocesses: replaced here."""
+    monkeypatch.setattr(swebench, "docker_status", lambda: (False, "no Docker daemon reachable: probe replaced"))
+    monkeypatch.setattr(swe_agent, "bubblewrap_status", lambda: (True, "/usr/bin/bwrap"))
 
 
 def test_a_grader_without_its_tools_refuses_to_grade(tmp_path, monkeypatch):
@@ -55,7 +67,9 @@ def test_on_the_cluster_the_images_carry_the_graders():
 
 
 def test_preflight_names_swebenchs_docker_and_agent_scaffold_venv(tmp_path, monkeypatch):
-    monkeypatch.setenv("PATH", str(tmp_path))  # no docker CLI here
+    monkeypatch.setenv("PATH", str(tmp_path))  # no docker CLI and no bwrap here: the real probes stop at `which`
+    monkeypatch.setattr(swebench, "docker_status", REAL_DOCKER_STATUS)
+    monkeypatch.setattr(swe_agent, "bubblewrap_status", REAL_BUBBLEWRAP_STATUS)
     agent = tmp_path / "agent" / "bin" / "python"
     section = {"swebench_python": str(tmp_path / "sb" / "bin" / "python"), "swe_agent_python": str(agent)}
     missing, found = preflight.swebench_tools(section)
@@ -63,6 +77,7 @@ def test_preflight_names_swebenchs_docker_and_agent_scaffold_venv(tmp_path, monk
     assert "docker (the docker CLI is not installed" in text and "runs every instance in a container" in text
     assert f"mini-swe-agent ({agent}, phases.evals.swe_agent_python: the .venv-swe-agent venv, make setup)" in text
     assert "swebench (" in text and found == []
+    assert "bubblewrap (bwrap is not on PATH" in text and "scaffold.environment" in text
     agent.parent.mkdir(parents=True)
     agent.touch()
     assert preflight.swebench_tools(section)[1] == ["mini-swe-agent"]
@@ -71,6 +86,22 @@ def test_preflight_names_swebenchs_docker_and_agent_scaffold_venv(tmp_path, monk
     assert any(m.startswith("docker (") for m in missing)
     missing, found = preflight.grader_tools(load_profile("local"))
     assert not any(x.split(" ")[0] in ("docker", "mini-swe-agent", "swebench") for x in missing + found)
+
+
+def test_preflight_says_so_when_an_online_profile_sets_no_swebench_python(tmp_path, monkeypatch):
+    agent = tmp_path / "agent" / "bin" / "python"
+    agent.parent.mkdir(parents=True)
+    agent.touch()
+    missing, found = preflight.swebench_tools({"swe_agent_python": str(agent)})
+    assert any(m.startswith("swebench (phases.evals.swebench_python is not set") for m in missing)
+    assert "bubblewrap" in found and "mini-swe-agent" in found
+    # relative to the repository, as production writes it
+    missing, found = preflight.swebench_tools({"swebench_python": ".venv-none/bin/python", "swe_agent_python": str(agent)})
+    assert any(m.startswith(f"swebench ({REPO_ROOT / '.venv-none/bin/python'}") for m in missing)
+    monkeypatch.setattr(swe_agent, "bubblewrap_status", lambda: (False, "bwrap cannot create its namespaces here"))
+    missing, _ = preflight.swebench_tools({"swe_agent_python": str(agent)})
+    assert any(m.startswith("bubblewrap (bwrap cannot create its namespaces here: the scaffold's commands run in it")
+               for m in missing)
 
 
 def test_preflight_names_the_lm_eval_venv_that_scores_ruler(tmp_path, monkeypatch):
