@@ -91,19 +91,30 @@ def bar_plot(values: Mapping[str, float], caption: str, xlabel: str = "rows", li
 
 
 def histogram_plot(counts: Mapping[str | int | float, int], caption: str, xlabel: str,
-                   threshold: float | None = None, threshold_label: str = "threshold") -> str | None:
-    """Bars of counts per bin (bins sorted by value), a dashed line at ``threshold`` (None when empty)."""
+                   threshold: float | None = None, threshold_label: str = "threshold",
+                   bin_width: float | None = None) -> str | None:
+    """Bars of counts per bin (bins sorted by value), a dashed line at ``threshold`` (None when empty).
+    Without ``bin_width`` a key is a bin's centre (a rounded value); with it, a key is the bin's
+    lower edge and the bar spans [key, key + bin_width), ticks on the edges."""
     if not counts:
         return None
     plt = _pyplot()
     bins = sorted((float(k), int(v)) for k, v in counts.items())
     fig, ax = plt.subplots(figsize=(6, 3))
-    ax.bar([b for b, _ in bins], [n for _, n in bins], width=0.8, color="#4c72b0")
-    if all(b.is_integer() for b, _ in bins):  # integer bins (rounded scores): one tick per bin
-        ax.set_xticks([b for b, _ in bins], [f"{b:g}" for b, _ in bins])
+    if bin_width:
+        ax.bar([b for b, _ in bins], [n for _, n in bins], width=0.95 * bin_width, align="edge", color="#4c72b0")
+        edges = sorted({b for b, _ in bins} | {b + bin_width for b, _ in bins})
+        ax.set_xticks(edges, [f"{e:g}" for e in edges])
+    else:
+        ax.bar([b for b, _ in bins], [n for _, n in bins], width=0.8, color="#4c72b0")
+        if all(b.is_integer() for b, _ in bins):  # integer bins (rounded scores): one tick per bin
+            ax.set_xticks([b for b, _ in bins], [f"{b:g}" for b, _ in bins])
     if threshold is not None:
         ax.axvline(threshold, color="#c44e52", linestyle="--", linewidth=1, label=f"{threshold_label} {threshold:g}")
         ax.legend(fontsize=8)
+    from matplotlib.ticker import MaxNLocator
+
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # rows are counted, never fractional
     ax.set_xlabel(xlabel)
     ax.set_ylabel("rows")
     return _finish(plt, fig, caption)

@@ -530,8 +530,12 @@ def _filter_plots(source: str, reasons: Counter, edu_meta: dict, edu_threshold: 
     drops = bar_plot(reasons, f"Rows dropped by the quality filters, by reason: {source}")
     if drops:
         meta["dropped_by_reason_plot"] = MetadataValue.md(drops)
-    hist = histogram_plot(edu_meta.get("score_histogram") or {}, f"Edu scores (rounded), rows per score: {source}",
-                          xlabel="edu score", threshold=edu_threshold, threshold_label="edu_threshold")
+    from .quality.edu_classifier import SCORE_BIN
+
+    hist = histogram_plot(edu_meta.get("score_histogram") or {},
+                          f"Edu scores, rows per half point (left of the line: dropped): {source}",
+                          xlabel="edu score (row mean over its scored blocks)", threshold=edu_threshold,
+                          threshold_label="edu_threshold", bin_width=SCORE_BIN)
     if hist:
         meta["edu_score_plot"] = MetadataValue.md(hist)
     return meta

@@ -89,7 +89,7 @@ def test_filtered_rows_show_drop_reasons_and_edu_scores_as_plots(tmp_path):
     edu = meta["edu_scores"].value
     # the rows the edu scorer saw, as a number the Plots tab can trend; its scores as a histogram
     assert meta["edu_rows_checked"].value == edu["rows_checked"] > 0 and edu["score_histogram"]
-    assert meta["edu_score_plot"].value.startswith(f"**Edu scores (rounded), rows per score: {code_source}**")
+    assert meta["edu_score_plot"].value.startswith(f"**Edu scores, rows per half point (left of the line: dropped): {code_source}**")
     if meta["rows_dropped"].value:
         assert meta["dropped_by_reason_plot"].value.startswith("**Rows dropped by the quality filters, by reason")
     else:

@@ -31,6 +31,7 @@ Over a partition it runs after the AST check and the heuristics, as the filter s
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -401,13 +402,14 @@ class EduFilter:
 
     def decide_batch(self, rows: Sequence[dict], notes: Counter) -> list[str | None]:
         """Drop reasons for a batch of rows (None = keep), scored in one batch; ``notes`` counts
-        ``unscored`` rows and each scored row's rounded score (``score:<n>``)."""
+        ``unscored`` rows and each scored row's half-point bin (``score:<bin start>``, see
+        :func:`score_bin`)."""
         reasons: list[str | None] = []
         for score in self.row_scores(rows):
             if score is None:
                 notes["unscored"] += 1
             else:
-                notes[f"score:{int(round(score))}"] += 1
+                notes[f"score:{score_bin(score):g}"] += 1
             reasons.append(self.reason if score is not None and score < self.threshold else None)
         return reasons
 
@@ -418,11 +420,21 @@ class EduFilter:
     @staticmethod
     def metadata(counts: BlockCounts) -> dict:
         """Asset metadata from the runner's counts: rows scored/unscored/dropped and the
-        histogram of rounded row scores."""
-        histogram = {int(k.split(":", 1)[1]): n for k, n in counts.notes.items() if k.startswith("score:")}
+        histogram of row scores in half-point bins (key: the bin's lower edge)."""
+        histogram = {float(k.split(":", 1)[1]): n for k, n in counts.notes.items() if k.startswith("score:")}
         return {"rows_checked": counts.seen, "rows_unscored": counts.notes["unscored"],
                 "rows_dropped": sum(counts.dropped.values()),
-                "score_histogram": {str(k): v for k, v in sorted(histogram.items())}}
+                "score_histogram": {f"{k:g}": v for k, v in sorted(histogram.items())}}
+
+
+SCORE_BIN = 0.5  # edu thresholds are whole or half points, so every bin lies wholly on one side
+
+
+def score_bin(score: float) -> float:
+    """The lower edge of ``score``'s half-point bin ([1.5, 2.0) -> 1.5): a row whose bin starts at
+    or above the threshold is kept, one whose bin ends at or below it is dropped (rounding would
+    put a 1.6, dropped at threshold 2, in the bar of the kept 2.0s)."""
+    return math.floor(score / SCORE_BIN) * SCORE_BIN
 
 
 def build_edu_scorer(kind: str, **kwargs: Any) -> EduScorer:
