@@ -13,7 +13,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ORDER = ["sanitizer_bench", "secrets_blind_eval", "minhash_scurve", "decontam_bench", "decontam_renamed_bench",
          "quality_classifier_agreement", "quality_rule_shares", "curation_blocks", "curation_chain", "scale_rehearsal",
-         "sandbox_bench", "eval_throughput", "synth_cost_projection", "ui_chain", "gpu_stage1_step"]
+         "sandbox_bench", "eval_throughput", "ruler_dataset_cache", "synth_cost_projection", "ui_chain", "gpu_stage1_step"]
 
 
 def main(names: list[str]) -> int:

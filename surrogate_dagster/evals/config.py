@@ -104,6 +104,10 @@ class RulerBench(Bench):
     partial: Variant | None = Field(default=None, description="the bar of a run over fewer than the 13 tasks")
     samples_per_task: StrictInt = Field(default=25, gt=0, description="lm-eval --limit per task")
     timeout_s: StrictInt = Field(default=21600, gt=0, description="the whole lm-eval run's time budget")
+    request_timeout_s: StrictInt = Field(default=1800, gt=0, description="one request's budget, queueing on the "
+                                                                         "server included (lm-eval's timeout)")
+    concurrency: StrictInt = Field(default=8, gt=0, description="requests in flight at once (lm-eval's "
+                                                                "num_concurrent); one against a stand-in")
 
     @model_validator(mode="after")
     def _tasks_are_lm_evals(self) -> "RulerBench":
@@ -115,6 +119,9 @@ class RulerBench(Bench):
         if self.threshold is not None and self.partial is None:
             raise ValueError("ruler: a threshold on the 13-task mean needs `partial:` (the bar of a run over "
                              "fewer tasks), so a partial mean is never held to the 13-task figure silently")
+        if self.request_timeout_s >= self.timeout_s:
+            raise ValueError(f"ruler: request_timeout_s {self.request_timeout_s} must be below the whole run's "
+                             f"timeout_s {self.timeout_s}")
         p = self.partial
         if p is not None and p.threshold is not None and not p.informative:
             raise ValueError(f"ruler partial variant {p.name}: a mean over fewer than 13 tasks is not the runbook's "

@@ -113,7 +113,9 @@ def run_tier1(bench: str, client: InferenceClient, env: EvalEnv) -> EvalReport:
         rep = ruler.run(client, tasks=[t for t in ruler.RULER_TASKS if t not in not_run], not_run=not_run,
                         length=length, label=label,
                         samples_per_task=_pick(get("samples_per_task"), cfg.samples_per_task),
-                        timeout_s=_pick(get("timeout_s"), cfg.timeout_s), work_dir=work, log=env.log)
+                        timeout_s=_pick(get("timeout_s"), cfg.timeout_s), request_timeout_s=cfg.request_timeout_s,
+                        concurrency=cfg.concurrency, work_dir=work, cache_dir=env.prof.work_path("ruler_cache"),
+                        offline=env.prof.offline, log=env.log)
     rep.notes = env.notes_for(bench) + rep.notes
     return rep
 

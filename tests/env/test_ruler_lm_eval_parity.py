@@ -1,8 +1,12 @@
 """Parity of the RULER report with lm-eval's own run: lm-eval's RULER tasks that need no download
-(noise and needle haystacks, common words), once through the pipeline (``evals/harness/ruler.py`` ->
-``.venv-ruler``) and once by lm-eval's command line as its README runs it, against the same scripted
-OpenAI-compatible endpoint. The report's per-task scores, its mean and every sample's score must
-equal what lm-eval wrote in its results JSON and samples files (skipped where .venv-ruler is absent).
+(noise and needle haystacks, common words), twice through the pipeline (``evals/harness/ruler.py`` ->
+``.venv-ruler``) with one dataset cache (the first report generates and stores each task's samples,
+the second, another checkpoint with the same tokenizer, loads them) and once by lm-eval's unmodified
+command line as its README runs it, against the same scripted OpenAI-compatible endpoint. Both reports
+must send exactly the prompts lm-eval's own run sends, and their per-task scores, mean and every
+sample's score must equal what lm-eval wrote in its results JSON and samples files (skipped where
+.venv-ruler is absent). The runner's count of the prompts lm-eval left-truncates must match what the
+endpoint received.
 
 The endpoint answers deterministically per prompt: it echoes the prompt (which holds every expected
 string, a full score) when the prompt's SHA-256 is even, and a wrong answer otherwise, so the scores
@@ -41,6 +45,7 @@ def echo_or_miss_server(tokenizer_dir: Path):
 
     tok = AutoTokenizer.from_pretrained(str(tokenizer_dir))
     seen: list[str] = []
+    lengths: list[int] = []
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args):
@@ -54,6 +59,7 @@ def echo_or_miss_server(tokenizer_dir: Path):
                 assert body["model"] == SERVED and all(isinstance(t, int) for t in ids)
                 digest = hashlib.sha256(json.dumps(ids).encode()).digest()
                 seen.append(digest.hex())
+                lengths.append(len(ids))
                 text = tok.decode(ids) if digest[0] % 2 == 0 else " I could not find it."
                 choices.append({"index": i, "text": text, "finish_reason": "stop"})
             data = json.dumps({"id": f"cmpl-{uuid.uuid4().hex}", "object": "text_completion",
@@ -69,7 +75,7 @@ def echo_or_miss_server(tokenizer_dir: Path):
     t = threading.Thread(target=httpd.serve_forever, daemon=True)
     t.start()
     try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}", seen
+        yield f"http://127.0.0.1:{httpd.server_address[1]}", seen, lengths
     finally:
         httpd.shutdown()
         httpd.server_close()
@@ -92,24 +98,61 @@ def lm_eval_cli(base_url: str, tokenizer_dir: Path, out: Path) -> tuple[dict, di
 
 def test_the_ruler_report_equals_lm_evals_own_results(tmp_path):
     model = build_tiny_qwen2(tmp_path / "model")
-    with echo_or_miss_server(model) as (base_url, seen):
-        client = VLLMServerInference(ModelRef("tiny", str(model)), base_url=base_url, served_name=SERVED,
-                                     max_context=4096, concurrency=1)
-        rep = ruler.run(client, tasks=TASKS, not_run={"ruler_vt": "test"}, length=LENGTH, label="parity",
-                        samples_per_task=LIMIT, timeout_s=900, work_dir=tmp_path / "work")
+    other = build_tiny_qwen2(tmp_path / "model2", seed=1)  # another checkpoint, the same tokenizer
+    cache = tmp_path / "cache"
+    n = LIMIT * len(TASKS)
+    with echo_or_miss_server(model) as (base_url, seen, _):
+        reps = []
+        for m in (model, other):
+            client = VLLMServerInference(ModelRef("tiny", str(m)), base_url=base_url, served_name=SERVED,
+                                         max_context=4096, concurrency=1)
+            reps.append(ruler.run(client, tasks=TASKS, not_run={"ruler_vt": "test"}, length=LENGTH, label="parity",
+                                  samples_per_task=LIMIT, timeout_s=900, work_dir=tmp_path / "work",
+                                  cache_dir=cache, offline=True))
         pipeline_prompts = list(seen)
         results, samples = lm_eval_cli(base_url, model, tmp_path / "cli")
-    assert rep.status == "ok" and rep.metrics["scorer"] == "lm-eval==0.4.13"
-    # the same prompts reached the endpoint both times, in the same order
-    assert pipeline_prompts == seen[len(pipeline_prompts):] and len(pipeline_prompts) == LIMIT * len(TASKS)
+    first, second = reps
+    assert first.metrics["dataset_cache"] == {t: "stored" for t in TASKS}
+    assert second.metrics["dataset_cache"] == {t: "hit" for t in TASKS}
+    assert len(list((cache / "datasets").rglob("*.jsonl.gz"))) == len(TASKS)
+    # lm-eval's own run sent exactly the prompts of each report, in the same order
+    cli_prompts = seen[2 * n:]
+    assert len(cli_prompts) == n and pipeline_prompts[:n] == cli_prompts and pipeline_prompts[n:] == cli_prompts
     metric = f"{LENGTH},none"
     theirs = {t: round(100 * results["results"][t][metric], 3) for t in TASKS}
-    assert rep.metrics["score_by_task"] == theirs
-    # the ruler group's aggregation: the unweighted mean over the tasks
-    assert rep.score == pytest.approx(mean(theirs.values()), abs=1e-3)
-    ours = {(s["task"], int(s["doc_id"])): s["score"] for s in rep.samples}
     cli = {(t, int(s["doc_id"])): s[str(LENGTH)] for t in TASKS for s in samples[t]}
-    assert ours == cli
     # the scripted endpoint makes the scores depend on the prompts: both hits and misses occur
     assert {0.0, 1.0} <= set(cli.values())
-    assert rep.metrics["mean_13_tasks"] is None and "NOT the 13-task mean" in rep.score_name
+    for rep in reps:
+        assert rep.status == "ok" and rep.metrics["scorer"] == "lm-eval==0.4.13"
+        assert rep.metrics["score_by_task"] == theirs
+        # the ruler group's aggregation: the unweighted mean over the tasks
+        assert rep.score == pytest.approx(mean(theirs.values()), abs=1e-3)
+        assert {(s["task"], int(s["doc_id"])): s["score"] for s in rep.samples} == cli
+        assert rep.metrics["mean_13_tasks"] is None and "NOT the 13-task mean" in rep.score_name
+        assert rep.metrics["truncated_prompts"]["count"] == 0 and "lm_eval_results_file" not in rep.metrics
+
+
+def test_the_runner_counts_the_prompts_lm_eval_cuts(tmp_path):
+    """lm-eval cuts a prompt past max_length less the task's answer budget without saying so: the
+    runner's count must match the prompts the endpoint received at exactly the cut length."""
+    model = build_tiny_qwen2(tmp_path / "model")
+    max_length = 1900  # the tiny tokenizer's prompts at 2048 are 1260-1914 tokens after the chat template
+    with echo_or_miss_server(model) as (base_url, _, lengths):
+        spec = {"base_url": base_url, "api_key_env": None, "served_name": SERVED, "tokenizer_dir": str(model),
+                "tasks": TASKS, "length": LENGTH, "limit": LIMIT, "max_length": max_length, "num_concurrent": 1,
+                "timeout_s": 60, "output_dir": str(tmp_path / "out"), "dataset_cache_dir": None}
+        (tmp_path / "spec.json").write_text(json.dumps(spec))
+        proc = subprocess.run([str(PYTHON), "-I", str(ruler.RUNNER), "--spec", str(tmp_path / "spec.json"),
+                               "--out", str(tmp_path / "result.json")], capture_output=True, text=True, timeout=900)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+    res = json.loads((tmp_path / "result.json").read_text())
+    budget = {"niah_single_1": 128, "niah_multikey_2": 128, "ruler_cwe": 120}
+    rows = res["samples"]
+    kept = {t: max_length - 1 - b for t, b in budget.items()}  # lm-eval's API models hold one token back
+    assert sorted(lengths) == sorted(min(r["context_tokens"], kept[r["task"]]) for r in rows)
+    cut = [r for r in rows if r["tokens_cut"]]
+    assert cut and all(r["tokens_cut"] == r["context_tokens"] - kept[r["task"]] for r in cut)
+    assert res["truncation"]["prompts"] == len(cut)
+    assert res["truncation"]["by_task"] == {t: sum(1 for r in cut if r["task"] == t) for t in TASKS}
+    assert res["truncation"]["max_tokens_cut"] == max(r["tokens_cut"] for r in cut)
