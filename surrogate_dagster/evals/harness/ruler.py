@@ -187,6 +187,8 @@ def run(client, *, tasks: Sequence[str], not_run: dict[str, str], length: int, l
     with tempfile.TemporaryDirectory(prefix="ruler_run_", dir=work) as tmp, \
             openai_endpoint(client, work_dir=work, log=log) as ep:
         shared = Path(cache_dir) if cache_dir else Path(tmp) / "cache"
+        for d in ("hf_home", "nltk_data"):  # nltk downloads into the first NLTK_DATA folder that exists
+            (shared / d).mkdir(parents=True, exist_ok=True)
         home = Path(tmp) / "home"
         home.mkdir()
         spec = {"base_url": ep.base_url, "api_key_env": KEY_ENV if ep.api_key else None,

@@ -251,6 +251,9 @@ def test_the_run_passes_settings_and_a_clean_environment_and_words_a_timeout_as_
     env = seen["env"]
     assert not set(SECRETS) & set(env) and env[served.KEY_ENV] == "key" and env["HF_HUB_OFFLINE"] == "1"
     assert "10.0.0.5" in env["no_proxy"].split(",")
+    # the shared caches exist before lm-eval starts: nltk downloads only into an existing NLTK_DATA folder
+    assert env["NLTK_DATA"] == str(tmp_path / "c" / "nltk_data") and (tmp_path / "c" / "nltk_data").is_dir()
+    assert (tmp_path / "c" / "hf_home").is_dir()
 
 
 def test_cut_prompts_and_the_dataset_cache_are_in_the_report():
