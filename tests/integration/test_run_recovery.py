@@ -105,17 +105,11 @@ def test_killed_run_releases_its_pool_slot(home, tmp_path, hold_mode):
     holder = _hold_slot(tmp_path, hold_mode)
     _kill(holder)
 
-    # Without recovery the next run waits for the dead run's slot (and ignores SIGTERM meanwhile):
-    # killed once its step is queued for the slot, it is a second dead run, waiting in the pool.
+    # Without recovery the next run waits for the dead run's slot (and ignores SIGTERM meanwhile).
     blocked = _spawn(tmp_path, "next")
-    with _instance() as instance:
-        storage = instance.event_log_storage
-        _wait_for(lambda: blocked.poll() is not None or storage.get_concurrency_info("llm").pending_steps, 120,
-                  "the next run's step to queue for the llm slot")
-    assert blocked.poll() is None, blocked.stdout.read()[-3000:]  # still waiting: the dead run holds the slot
     with pytest.raises(subprocess.TimeoutExpired):
-        blocked.communicate(timeout=3)
-    _kill(blocked)
+        blocked.communicate(timeout=8)
+    _kill(blocked)  # a second dead run, this one waiting in the pool queue
 
     t0 = time.monotonic()
     nxt = _spawn(tmp_path, "next_recover")
