@@ -578,20 +578,13 @@ def grader_tools(profile: Profile) -> tuple[list[str], list[str]]:
         found.append("checkov")
     else:
         missing.append(f"checkov ({CHECKOV_VENV}: make setup)")
-    try:
-        bfcl = official_python()
-    except Exception as exc:  # noqa: BLE001 - a variable naming a missing interpreter
-        bfcl, why = None, str(exc)
-    else:
-        why = "the .venv-bfcl venv: make setup"
-    (found.append("bfcl-eval") if bfcl else missing.append(f"bfcl-eval ({why})"))
-    try:
-        lm_eval = lm_eval_python()
-    except Exception as exc:  # noqa: BLE001 - a variable naming a missing interpreter
-        lm_eval, why = None, str(exc)
-    else:
-        why = "the .venv-ruler venv: make setup"
-    (found.append("lm-eval") if lm_eval else missing.append(f"lm-eval ({why})"))
+    for tool, find_python, venv in (("bfcl-eval", official_python, ".venv-bfcl"),
+                                    ("lm-eval", lm_eval_python, ".venv-ruler")):
+        try:
+            python, why = find_python(), f"the {venv} venv: make setup"
+        except Exception as exc:  # noqa: BLE001 - a variable naming a missing interpreter
+            python, why = None, str(exc)
+        (found.append(tool) if python else missing.append(f"{tool} ({why})"))
     evals = profile.phases.get("evals") or {}
     if not evals.get("offline", False):  # offline variants never run the SWE-bench harness
         missing_sb, found_sb = swebench_tools(evals)
