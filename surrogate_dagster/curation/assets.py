@@ -43,6 +43,7 @@ from ..catalog.keys import EVAL_CANARIES, MIXTURE_VIEWS
 from ..catalog.loader import config_hash, load_profile, validate_phase
 from ..metadata import bar_plot, counts_table, funnel_plot, histogram_plot
 from ..resources import HubResource, ObjectStoreResource
+from ..runtime.host_pools import holds_pool_slot
 from ..retries import HUB_PUSH_RETRY
 from ..runtime.step_scratch import step_scratch, sweep_ended_runs
 from ..sources.assets import CATALOG, normalized_rows, source_partitions
@@ -365,6 +366,7 @@ def run_step_scratch(context, curation: CurationSettings, step: str):
 
 @asset(group_name="curation", code_version=code_version_of("dedup_decisions"), deps=[filtered_rows, minhash_signatures],
        kinds={"datatrove"}, pool=CROSS_SOURCE_POOL)
+@holds_pool_slot
 def dedup_decisions(context: AssetExecutionContext, object_store: ObjectStoreResource,
                     curation: CurationSettings) -> MaterializeResult:
     """Exact (SHA-256) and near (MinHash + true Jaccard >= 0.7) duplicates across all sources, on

@@ -43,6 +43,7 @@ from ..metadata import counts_table
 from ..catalog.keys import SMOKE_GATED_STAGE
 from ..curation.assets import curated_rows
 from ..resources import ObjectStoreResource
+from ..runtime.host_pools import holds_pool_slot
 from ..storage.checkpoints import download_tree
 from ..storage.layout import DEVSECOPS_TASKS, SCOREBOARD, pointer, step_pointer, step_sources
 from ..synth.assets import exec_graded_pairs
@@ -133,6 +134,7 @@ def build_checkpoint_report_asset(checkpoint: str, previous: str | None):
     @asset(name=name, group_name="evals", partitions_def=tier1_partitions, deps=deps, pool="gpu",
            code_version=_code_version("build_checkpoint_report_asset"), kinds={"pytorch"}, check_specs=gate_specs(name, tier1_partitions),
            description=f"Tier-1 report of {checkpoint}, one benchmark per partition (samples in the object store)")
+    @holds_pool_slot
     def _report(context: AssetExecutionContext, object_store: ObjectStoreResource,
                 evals: EvalSettings) -> MaterializeResult:
         from .runner import EvalEnv, run_tier1
@@ -226,6 +228,7 @@ def eval_canaries(context: AssetExecutionContext, object_store: ObjectStoreResou
 
 
 @asset(group_name="evals", code_version=_code_version("devsecops_eval_tasks"), pool="llm", kinds={"anthropic", "json"})
+@holds_pool_slot
 def devsecops_eval_tasks(context: AssetExecutionContext, object_store: ObjectStoreResource, llm: LLMResource,
                          evals: EvalSettings) -> MaterializeResult:
     """The 280-task DevSecOps eval: the hand-written seed expanded by the LLM, every task validator-checked."""
@@ -342,6 +345,7 @@ def _run_tier2(bench: str, context, store, evals: EvalSettings, client) -> Any:
        deps=[AssetDep(AssetKey(CATALOG.release.checkpoint)), AssetDep(devsecops_eval_tasks), AssetDep(eval_canaries),
              AssetDep(curated_rows, partition_mapping=AllPartitionMapping())],
        check_specs=gate_specs("tier2_eval_report", tier2_partitions, with_regression=False))
+@holds_pool_slot
 def tier2_eval_report(context: AssetExecutionContext, object_store: ObjectStoreResource,
                       evals: EvalSettings) -> MaterializeResult:
     """Tier-2 report of the release checkpoint (monthly): SWE-bench Lite, DevSecOps, GAIA L1, no-leak."""

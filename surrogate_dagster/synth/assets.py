@@ -41,6 +41,7 @@ from ..llm.ledger import BudgetExceeded, record_batch_spend, spent_in_store
 from ..metadata import counts_table
 from ..scrub import scrub_value
 from ..resources import ObjectStoreResource
+from ..runtime.host_pools import holds_pool_slot
 from ..retries import LLM_RETRY
 from ..storage.layout import pointer, trace_batch_folder
 from ..catalog.code_version import function_code_version
@@ -95,6 +96,7 @@ def _md_cell(text: object, limit: int = 160) -> str:
 
 
 @asset(group_name="synth", code_version=function_code_version(__name__, "synth_scenarios", config=SYNTH_CONFIG), kinds={"anthropic", "parquet"}, pool=LLM_POOL, retry_policy=LLM_RETRY)
+@holds_pool_slot
 def synth_scenarios(context: AssetExecutionContext, object_store: ObjectStoreResource, llm: LLMResource,
                     synth: SynthSettings) -> MaterializeResult:
     """Startup-engineering tasks: the catalog's seeds expanded by the LLM to the profile's target,
@@ -209,6 +211,7 @@ def _projection(llm: LLMResource, spent_usd: float, client=None, recorder=None) 
 
 @asset(group_name="synth", partitions_def=batch_partitions, code_version=function_code_version(__name__, "orchestrator_traces", config=SYNTH_CONFIG), deps=[synth_scenarios],
        kinds={"anthropic", "parquet"}, pool=LLM_POOL, retry_policy=LLM_RETRY)
+@holds_pool_slot
 def orchestrator_traces(context: AssetExecutionContext, object_store: ObjectStoreResource, llm: LLMResource,
                         synth: SynthSettings) -> MaterializeResult:
     """One batch of orchestrator -> subagent traces (plan, parallel subagents, aggregate) in ChatML

@@ -31,6 +31,7 @@ from ..curation.resource import CurationSettings
 from ..curation.stage_io import SYNTH_STEP, curated_synth_asset, read_pointer, read_step, version_of, write_step
 from ..metadata import counts_table
 from ..resources import ObjectStoreResource
+from ..runtime.host_pools import holds_pool_slot
 from ..sources.assets import CATALOG as SOURCES
 from ..storage.layout import BENCHMARK_INDEX, pointer, step_pointer
 from .config import load_exec_graded_pairs, load_orchestrator_traces
@@ -50,6 +51,7 @@ def _curated_synth(name: str):
            kinds={"parquet"}, pool=CROSS_SOURCE_POOL,
            description=f"{name.replace('_', ' ').capitalize()} after sanitize, exact and near dedup "
                        f"against every source, and benchmark decontamination.")
+    @holds_pool_slot
     def _asset(context: AssetExecutionContext, object_store: ObjectStoreResource,
                curation: CurationSettings) -> MaterializeResult:
         from ..curation.decontam import BenchmarkIndex, Decontaminator

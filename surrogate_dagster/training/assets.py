@@ -22,6 +22,7 @@ from ..catalog.keys import SMOKE_GATE, SMOKE_GATED_STAGE
 from ..catalog.models import Profile
 from ..runtime.smoke_gate import require_smoke_gate
 from ..resources import HubResource, ObjectStoreResource
+from ..runtime.host_pools import holds_pool_slot
 from ..retries import TRAINER_RETRY
 from .config import StageSpec, TrainingCatalog, load_training_catalog, training_profile
 from .executor import TrainerExecutorResource
@@ -110,6 +111,7 @@ def build_stage_asset(stage: StageSpec, executor: str, base_source: str, catalog
     @asset(name=stage.asset, group_name="training", pool="gpu", deps=deps, kinds={"axolotl", "pytorch"}, retry_policy=TRAINER_RETRY,
            code_version=function_code_version(__name__, "build_stage_asset", config=config_hash(stage, catalog, executor)),
            description=f"{stage.title} ({stage.config})")
+    @holds_pool_slot
     def _checkpoint(context: AssetExecutionContext, object_store: ObjectStoreResource, hub: HubResource,
                     trainer: TrainerExecutorResource) -> MaterializeResult:
         from .stage_run import materialize_stage

@@ -106,10 +106,19 @@ def test_killed_run_releases_its_pool_slot(home, tmp_path, hold_mode):
     _kill(holder)
 
     # Without recovery the next run waits for the dead run's slot (and ignores SIGTERM meanwhile).
+    # It is killed once its step waits in the pool queue (on a loaded box that takes longer than
+    # a fixed wait): a second dead run, this one holding a waiting step and no slot.
     blocked = _spawn(tmp_path, "next")
+    instance = _instance()
+
+    def blocked_waits() -> bool:
+        return blocked.poll() is not None or any(
+            pools.get("llm", (0, 0))[1] for pools in held_slots(instance).values())
+
+    _wait_for(blocked_waits, 180, "the next run's step to wait for the llm slot")
     with pytest.raises(subprocess.TimeoutExpired):
-        blocked.communicate(timeout=8)
-    _kill(blocked)  # a second dead run, this one waiting in the pool queue
+        blocked.communicate(timeout=3)  # still waiting: the dead run holds the slot
+    _kill(blocked)
 
     t0 = time.monotonic()
     nxt = _spawn(tmp_path, "next_recover")
