@@ -11,7 +11,7 @@ body runs. The kernel releases a lock when its process dies, so a killed run nev
 With Dagster's claim working, the lock is free when taken and costs one ``open``. Where the
 instance has no root directory (an ephemeral instance, one process) or no pool limits, nothing
 is locked. On Kubernetes each step runs in its own pod with its own file system and the lock
-guards nothing; the deployment's Postgres storage serializes claims there.
+guards nothing: the pool there rests on Dagster's claim alone.
 
 Nothing here imports Dagster: the decorator reads ``context.op_def.pool``, ``context.instance``
 and ``context.log`` from the step's context.
