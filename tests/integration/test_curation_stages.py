@@ -83,13 +83,25 @@ def test_a_worker_exception_keeps_its_type_and_the_next_call_starts_clean():
     assert sum(map_chunks(_raise_on_chunk, None, list(range(12)), workers=2, chunk_size=4)) == 12
 
 
+def _runs(pid: int) -> bool:
+    """The process exists and is not a zombie (a killed, unreaped child is one)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
 def test_a_worker_killed_between_calls_is_replaced():
     from surrogate_dagster.curation import parallel
 
     static = object()
     pids = set(map_chunks(_pid_chunk, static, list(range(8)), 2, 4))
-    os.kill(next(iter(pids)), 9)
-    time.sleep(0.2)  # let it die (the pool reaps it when asked whether it is alive)
+    victim = next(iter(pids))
+    os.kill(victim, 9)
+    end = time.monotonic() + 30  # let it die (the pool reaps it when asked whether it is alive)
+    while time.monotonic() < end and _runs(victim):
+        time.sleep(0.05)
     again = set(map_chunks(_pid_chunk, static, list(range(8)), 2, 4))
     assert again and not again & pids  # a dead pool is noticed and forked anew
     parallel.shutdown_pools()

@@ -246,11 +246,18 @@ def test_a_forked_workers_sigterm_does_not_stop_the_cli():
         signal.signal(signal.SIGTERM, previous)
 
 
+def _set_then_sleep(started) -> None:
+    started.set()
+    time.sleep(30)
+
+
 def _fork_and_terminate_a_worker(InterruptGuard, lines: list, multiprocessing) -> None:
     with InterruptGuard(None, log=lines.append, exit=lambda code: lines.append(("exit", code))) as guard:
-        worker = multiprocessing.get_context("fork").Process(target=time.sleep, args=(30,))
+        ctx = multiprocessing.get_context("fork")
+        started = ctx.Event()
+        worker = ctx.Process(target=_set_then_sleep, args=(started,))
         worker.start()
-        time.sleep(0.3)
+        assert started.wait(60)  # set by the worker's code, after the after-fork hooks ran
         worker.terminate()  # SIGTERM to the worker only, as a curation pool's shutdown does
         worker.join(timeout=10)
         time.sleep(0.3)

@@ -34,7 +34,7 @@ def test_attack_is_contained(sb: Sandbox, name: str) -> None:
 def test_reports_name_the_limit(sb: Sandbox) -> None:
     r = sb.run("while True:\n    pass\n", limits=SandboxLimits(wall_s=1, cpu_s=10, memory_mb=256, nproc=4))
     assert (r.timed_out, r.killed_reason, r.ok) == (True, "timeout", False)
-    assert 900 < r.wall_ms < 3000
+    assert 900 < r.wall_ms < 8000  # killed at the 1 s wall limit; the rest is reaping, longer on a loaded box
     r = sb.run("x = bytearray(10 * 1024**3)")
     assert r.killed_reason == "memory" and "memory" in r.limit_hits and r.exit_code == 1
     r = sb.run("import sys\nsys.stdout.write('y' * 100000)")

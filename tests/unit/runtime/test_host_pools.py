@@ -15,19 +15,24 @@ from surrogate_dagster.runtime.host_pools import MARK, pool_slot
 
 def test_the_second_taker_waits_for_the_first_to_release(tmp_path) -> None:
     events: list[tuple[str, float]] = []
-    first_in = threading.Event()
+    first_in, second_waits = threading.Event(), threading.Event()
     logs: list[str] = []
+
+    def log(line: str) -> None:
+        logs.append(line)
+        if line.endswith("waiting"):
+            second_waits.set()
 
     def first() -> None:
         with pool_slot(tmp_path, "gpu", 1, "run A"):
             events.append(("A in", time.monotonic()))
             first_in.set()
-            time.sleep(0.6)
+            second_waits.wait(30)  # A holds the slot until B has found it taken
             events.append(("A out", time.monotonic()))
 
     def second() -> None:
         first_in.wait(10)
-        with pool_slot(tmp_path, "gpu", 1, "run B", logs.append):
+        with pool_slot(tmp_path, "gpu", 1, "run B", log):
             events.append(("B in", time.monotonic()))
 
     threads = [threading.Thread(target=first), threading.Thread(target=second)]
