@@ -28,18 +28,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
+from ..locks import first_free
+
 LOCK_DIR = "pool_locks"
 POLL_SECONDS = 0.5
-
-
-def _try_lock(path: Path) -> int | None:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        return None
-    return fd
 
 
 def _holder(path: Path) -> str:
@@ -61,19 +53,13 @@ def pool_slot(lock_dir: Path, pool: str, slots: int, owner: str,
     paths = [lock_dir / f"{pool}.{i}.lock" for i in range(slots)]
     t0 = time.monotonic()
     said = False
-    while True:
-        for i, path in enumerate(paths):
-            fd = _try_lock(path)
-            if fd is not None:
-                break
-        else:
-            if not said and log is not None:
-                log(f"pool {pool}: all {slots} host slot(s) taken (by {', '.join(_holder(p) for p in paths)}); "
-                    f"waiting")
-                said = True
-            time.sleep(POLL_SECONDS)
-            continue
-        break
+    while (got := first_free(paths)) is None:
+        if not said and log is not None:
+            log(f"pool {pool}: all {slots} host slot(s) taken (by {', '.join(_holder(p) for p in paths)}); "
+                f"waiting")
+            said = True
+        time.sleep(POLL_SECONDS)
+    i, fd = got
     taken = time.monotonic()
     try:
         os.ftruncate(fd, 0)
@@ -83,7 +69,7 @@ def pool_slot(lock_dir: Path, pool: str, slots: int, owner: str,
         yield i
     finally:
         os.ftruncate(fd, 0)
-        fcntl.flock(fd, fcntl.LOCK_UN)
+        fcntl.flock(fd, fcntl.LOCK_UN)  # not only close: a worker forked meanwhile holds a copy of fd
         os.close(fd)
         if log is not None:
             log(f"pool {pool}: host slot {i} released after {time.monotonic() - taken:.1f}s")

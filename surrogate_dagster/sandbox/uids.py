@@ -9,9 +9,10 @@ by the kernel if the holder dies.
 
 from __future__ import annotations
 
-import fcntl
 import os
 from pathlib import Path
+
+from ..locks import first_free
 
 DEFAULT_UID_BASE = 620_000
 DEFAULT_UID_COUNT = 256
@@ -54,13 +55,8 @@ def lease_uid(base: int = DEFAULT_UID_BASE, count: int = DEFAULT_UID_COUNT) -> U
         raise ValueError("uid pool needs at least one uid")
     d = lock_dir()
     start = os.getpid() % count  # spreads concurrent workers so they rarely probe the same files
-    for k in range(count):
-        uid = base + (start + k) % count
-        fd = os.open(d / f"{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            continue
-        return UidLease(uid, fd)
+    uids = [base + (start + k) % count for k in range(count)]
+    got = first_free((d / f"{uid}.lock" for uid in uids), mode=0o600)
+    if got is not None:
+        return UidLease(uids[got[0]], got[1])
     raise UidPoolExhausted(f"all {count} sandbox uids from {base} are in use")

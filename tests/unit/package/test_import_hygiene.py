@@ -118,7 +118,7 @@ def test_cycle_finder_finds_a_planted_cycle():
 # phase, and the wiring (code location, CLI). A part imports only parts listed before it (imports
 # inside functions count), so the package graph has no cycle and no upward arrow by construction.
 LAYERS = (
-    "paths", "metadata", "retries", "memo", "canary", "scrub",  # small shared modules
+    "paths", "locks", "metadata", "retries", "memo", "canary", "scrub",  # small shared modules
     "catalog",                                          # typed YAML catalog and profiles
     "settings",                                         # profile models as Dagster resources
     "storage", "hub", "sandbox", "sanitize", "llm", "inference",
